@@ -1,0 +1,59 @@
+"""Audio extraction: any container to mono float32 PCM at a fixed rate (16 kHz by default)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import av
+import numpy as np
+
+from hvbench_assets.core.media.errors import MediaError, NoAudioError
+
+SAMPLE_RATE = 16_000
+
+
+def load_audio(
+    path: str | Path, sample_rate: int = SAMPLE_RATE, start_s: float = 0.0, end_s: float | None = None
+) -> np.ndarray:
+    """Decode the first audio stream, downmix to mono and resample. Returns float32 in [-1, 1].
+    Raises NoAudioError when the file has no audio stream."""
+    path = Path(path)
+    try:
+        container = av.open(str(path), metadata_errors="ignore")
+    except (av.error.FFmpegError, UnicodeDecodeError) as exc:
+        raise MediaError(path, f"cannot open media ({exc})") from exc
+    try:
+        if not container.streams.audio:
+            raise NoAudioError(path)
+        stream = container.streams.audio[0]
+        resampler = av.AudioResampler(format="flt", layout="mono", rate=sample_rate)
+        chunks: list[np.ndarray] = []
+        try:
+            for frame in container.decode(stream):
+                for out in resampler.resample(frame):
+                    chunks.append(out.to_ndarray().reshape(-1))
+            for out in resampler.resample(None):
+                chunks.append(out.to_ndarray().reshape(-1))
+        except av.error.FFmpegError as exc:
+            if not chunks:
+                raise MediaError(path, f"audio stream cannot be decoded ({exc})") from exc
+    finally:
+        container.close()
+    audio = np.concatenate(chunks).astype(np.float32) if chunks else np.zeros(0, np.float32)
+    a = int(round(start_s * sample_rate))
+    b = None if end_s is None else int(round(end_s * sample_rate))
+    return np.clip(audio[a:b], -1.0, 1.0)
+
+
+def write_wav(path: str | Path, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> Path:
+    """16-bit PCM WAV, for tools and people who want a file."""
+    import wave
+
+    path = Path(path)
+    pcm = (np.clip(audio, -1, 1) * 32767).astype("<i2")
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(sample_rate)
+        w.writeframes(pcm.tobytes())
+    return path

@@ -1,0 +1,125 @@
+"""Container facts about one media file (PyAV), with clear errors for unusable files."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import av
+
+from hvbench_assets.core.media.errors import MediaError
+
+
+@dataclass(frozen=True)
+class VideoProbe:
+    path: str
+    duration_s: float
+    fps: float
+    frame_count: int
+    width: int
+    height: int
+    video_codec: str
+    has_audio: bool
+    audio_codec: str | None
+    audio_sample_rate: int | None
+    audio_channels: int | None
+    file_size: int
+    sha256: str
+
+    def as_row(self) -> dict:
+        return asdict(self)
+
+
+def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _open(path: Path) -> av.container.InputContainer:
+    if not path.exists():
+        raise MediaError(path, "file does not exist")
+    if path.is_dir():
+        raise MediaError(path, "is a directory, not a video file")
+    if path.stat().st_size == 0:
+        raise MediaError(path, "empty file (0 bytes)")
+    try:
+        return av.open(str(path), metadata_errors="ignore")
+    except (av.error.FFmpegError, UnicodeDecodeError) as exc:
+        raise MediaError(path, f"not a readable media container ({exc.__class__.__name__}: {exc})") from exc
+
+
+def _stream_duration(stream, container) -> float | None:
+    if stream.duration is not None and stream.time_base is not None:
+        return float(stream.duration * stream.time_base)
+    if container.duration is not None:
+        return container.duration / 1_000_000
+    return None
+
+
+def probe_video(path: str | Path, count_frames: bool = True) -> VideoProbe:
+    """Probe a video. Counting frames decodes packets only (no pixel decoding) unless the header
+    lacks a frame count. Raises MediaError for missing, empty, corrupt, audio-only or 0-frame files."""
+    path = Path(path)
+    container = _open(path)
+    try:
+        if not container.streams.video:
+            kind = "audio-only file" if container.streams.audio else "no video stream"
+            raise MediaError(path, kind)
+        vs = container.streams.video[0]
+        ctx = vs.codec_context
+        width, height = int(ctx.width or 0), int(ctx.height or 0)
+        if width <= 0 or height <= 0:
+            raise MediaError(path, "video stream has no frame size (corrupt header)")
+        rate = vs.average_rate or vs.guessed_rate or vs.base_rate
+        fps = float(rate) if rate else 0.0
+        audio = container.streams.audio[0] if container.streams.audio else None
+        frames = int(vs.frames or 0)
+        duration = _stream_duration(vs, container)
+        if count_frames or not frames:
+            frames = _count_video_frames(container, vs, path)
+        if frames <= 0:
+            raise MediaError(path, "video stream has 0 decodable frames")
+        if not 0 < fps <= 1000:
+            fps = frames / duration if duration else 0.0
+        if not duration or duration <= 0:
+            duration = frames / fps if fps else 0.0
+        return VideoProbe(
+            path=str(path),
+            duration_s=round(float(duration), 4),
+            fps=round(fps, 4),
+            frame_count=frames,
+            width=width,
+            height=height,
+            video_codec=ctx.name,
+            has_audio=audio is not None,
+            audio_codec=audio.codec_context.name if audio is not None else None,
+            audio_sample_rate=int(audio.codec_context.sample_rate) if audio is not None else None,
+            audio_channels=int(audio.codec_context.channels) if audio is not None else None,
+            file_size=path.stat().st_size,
+            sha256=file_sha256(path),
+        )
+    finally:
+        container.close()
+
+
+def _count_video_frames(container, vs, path: Path) -> int:
+    """Decode the stream to count frames: a truncated file decodes fewer frames than its header
+    claims, and 0 means unusable. Frames are not converted to pixels, which keeps this cheap."""
+    n = 0
+    vs.thread_type = "AUTO"
+    try:
+        for _ in container.decode(vs):
+            n += 1
+    except av.error.FFmpegError as exc:
+        if n == 0:
+            raise MediaError(path, f"video stream cannot be decoded ({exc})") from exc
+    return n
+
+
+def as_fraction(fps: float) -> Fraction:
+    return Fraction(fps).limit_denominator(1001)

@@ -1,0 +1,78 @@
+"""Resources shared by every stage: settings (paths, backend profile, clip filters) and the warehouse.
+
+Every field can be set from the environment (see .env.example); a set variable shows up as an
+EnvVar in the UI, an unset one falls back to the default that works from a fresh clone.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+
+from hvbench_assets.core.settings import default_data_dir
+from hvbench_assets.core.warehouse import Warehouse
+
+
+def env_or(name: str, default):
+    """An EnvVar when the variable is set (visible as such in the UI), else the default."""
+    return dg.EnvVar(name) if os.environ.get(name, "").strip() else default
+
+
+class HvbenchSettings(dg.ConfigurableResource):
+    """Where things live and which model backends run."""
+
+    data_dir: str = str(default_data_dir())
+    inbox_dir: str = ""  # default: <data_dir>/inbox
+    backend_profile: str = "offline"  # offline | full
+
+    def data_path(self, *parts: str) -> Path:
+        p = Path(self.data_dir).joinpath(*parts)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return p
+
+    @property
+    def inbox(self) -> Path:
+        return Path(self.inbox_dir) if self.inbox_dir else Path(self.data_dir) / "inbox"
+
+    @property
+    def clips_dir(self) -> Path:
+        return Path(self.data_dir) / "clips"
+
+    def media_dir(self, video_id: str) -> Path:
+        """Per-clip folder for derived media (crops, rendered question videos)."""
+        p = Path(self.data_dir) / "media" / video_id
+        p.mkdir(parents=True, exist_ok=True)
+        return p
+
+    @property
+    def is_full(self) -> bool:
+        if self.backend_profile not in ("offline", "full"):
+            raise ValueError(f"backend_profile must be 'offline' or 'full', got {self.backend_profile!r}")
+        return self.backend_profile == "full"
+
+
+class WarehouseResource(dg.ConfigurableResource):
+    """The DuckDB warehouse file. Empty path: <data_dir>/hvbench.duckdb."""
+
+    path: str = ""
+
+    def get(self) -> Warehouse:
+        return Warehouse(self.path or (default_data_dir() / "hvbench.duckdb"))
+
+
+def build_core_resources() -> dict:
+    return {
+        "settings": HvbenchSettings(
+            data_dir=env_or("HVBENCH_DATA_DIR", str(default_data_dir())),
+            inbox_dir=env_or("HVBENCH_INBOX_DIR", ""),
+            backend_profile=env_or("HVBENCH_BACKEND_PROFILE", "offline"),
+        ),
+        "warehouse": WarehouseResource(path=env_or("HVBENCH_WAREHOUSE", "")),
+    }
+
+
+@dg.definitions
+def resources() -> dg.Definitions:
+    return dg.Definitions(resources=build_core_resources())
