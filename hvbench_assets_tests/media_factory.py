@@ -70,3 +70,40 @@ def synthesize_speech(text: str, dst: Path, voice: str = "en-us", speed: int = 1
     subprocess.run(["espeak-ng", "-v", voice, "-s", str(speed), "-p", str(pitch), "-w", str(dst), text],
                    check=True, capture_output=True)
     return dst
+
+
+def audio_only_file(path: Path, seconds: float = 2.0) -> Path:
+    """An AAC-only mp4 container: valid media, but no video stream."""
+    import av
+
+    out = av.open(str(path), mode="w", format="mp4")
+    stream = out.add_stream("aac", rate=AUDIO_RATE, layout="mono")
+    t = np.arange(int(seconds * AUDIO_RATE)) / AUDIO_RATE
+    samples = (0.2 * np.sin(2 * np.pi * 330 * t)).astype(np.float32)
+    for i in range(0, len(samples), 1024):
+        frame = av.AudioFrame.from_ndarray(samples[i : i + 1024].reshape(1, -1), format="fltp", layout="mono")
+        frame.sample_rate = AUDIO_RATE
+        frame.pts = i
+        out.mux(stream.encode(frame))
+    out.mux(stream.encode(None))
+    out.close()
+    return path
+
+
+def bad_media_corpus(folder: Path) -> dict[str, Path]:
+    """Files a user will drop sooner or later, keyed by what is wrong with them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    good = moving_square_video(folder / "source_for_truncation.tmpvideo.mp4", seconds=3.0)
+    data = good.read_bytes()
+    corpus = {
+        "truncated": folder / "truncated.mp4",
+        "empty": folder / "empty.mp4",
+        "text": folder / "notes.mp4",
+        "audio_only": folder / "audio_only.mp4",
+    }
+    corpus["truncated"].write_bytes(data[: len(data) // 3])
+    corpus["empty"].write_bytes(b"")
+    corpus["text"].write_text("this is not a video\n" * 20)
+    audio_only_file(corpus["audio_only"])
+    good.unlink()
+    return corpus

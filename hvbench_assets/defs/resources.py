@@ -4,13 +4,13 @@ Every field can be set from the environment (see .env.example); a set variable s
 EnvVar in the UI, an unset one falls back to the default that works from a fresh clone.
 """
 
-from __future__ import annotations
 
 import os
 from pathlib import Path
 
 import dagster as dg
 
+from hvbench_assets.core.ingest.scenes import ClipFilter
 from hvbench_assets.core.settings import default_data_dir
 from hvbench_assets.core.warehouse import Warehouse
 
@@ -26,6 +26,19 @@ class HvbenchSettings(dg.ConfigurableResource):
     data_dir: str = str(default_data_dir())
     inbox_dir: str = ""  # default: <data_dir>/inbox
     backend_profile: str = "offline"  # offline | full
+    # clip filters (see core/ingest/scenes.ClipFilter for the paper's values)
+    min_clip_s: float = 1.0
+    max_clip_s: float = 30.0
+    min_width: int = 320
+    min_height: int = 240
+    min_motion: float = 1.2
+    inbox_settle_s: float = 10.0
+
+    def clip_filter(self) -> ClipFilter:
+        return ClipFilter(
+            min_duration_s=self.min_clip_s, max_clip_s=self.max_clip_s, min_width=self.min_width,
+            min_height=self.min_height, min_motion=self.min_motion,
+        )
 
     def data_path(self, *parts: str) -> Path:
         p = Path(self.data_dir).joinpath(*parts)
@@ -68,6 +81,12 @@ def build_core_resources() -> dict:
             data_dir=env_or("HVBENCH_DATA_DIR", str(default_data_dir())),
             inbox_dir=env_or("HVBENCH_INBOX_DIR", ""),
             backend_profile=env_or("HVBENCH_BACKEND_PROFILE", "offline"),
+            min_clip_s=env_or("HVBENCH_MIN_CLIP_S", 1.0),
+            max_clip_s=env_or("HVBENCH_MAX_CLIP_S", 30.0),
+            min_width=env_or("HVBENCH_MIN_WIDTH", 320),
+            min_height=env_or("HVBENCH_MIN_HEIGHT", 240),
+            min_motion=env_or("HVBENCH_MIN_MOTION", 1.2),
+            inbox_settle_s=env_or("HVBENCH_INBOX_SETTLE_S", 10.0),
         ),
         "warehouse": WarehouseResource(path=env_or("HVBENCH_WAREHOUSE", "")),
     }

@@ -80,8 +80,10 @@ def probe_video(path: str | Path, count_frames: bool = True) -> VideoProbe:
         audio = container.streams.audio[0] if container.streams.audio else None
         frames = int(vs.frames or 0)
         duration = _stream_duration(vs, container)
+        expected = frames or (int(round(duration * fps)) if duration and fps else 0)
         if count_frames or not frames:
             frames = _count_video_frames(container, vs, path)
+            check_complete(path, frames, expected)
         if frames <= 0:
             raise MediaError(path, "video stream has 0 decodable frames")
         if not 0 < fps <= 1000:
@@ -119,6 +121,12 @@ def _count_video_frames(container, vs, path: Path) -> int:
         if n == 0:
             raise MediaError(path, f"video stream cannot be decoded ({exc})") from exc
     return n
+
+
+def check_complete(path: Path, decoded: int, expected: int) -> None:
+    """A file whose header promises many more frames than decode is truncated or corrupt."""
+    if expected and decoded < 0.9 * expected - 2:
+        raise MediaError(path, f"truncated or corrupt: only {decoded} of {expected} frames decodable")
 
 
 def as_fraction(fps: float) -> Fraction:

@@ -1,0 +1,140 @@
+"""Ingest stage: raw file -> single-shot clips (registered as `videos` partitions) -> probe."""
+
+
+import shutil
+from pathlib import Path
+
+import dagster as dg
+
+from hvbench_assets.core.ingest.keys import clip_key
+from hvbench_assets.core.ingest.scenes import analyse
+from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
+from hvbench_assets.core.media import MediaError, cut_clip, file_sha256, probe_video
+from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+
+SCENE_CLIPS_VERSION = "1"
+VIDEO_PROBE_VERSION = "1"
+
+
+def raw_video_path(settings: HvbenchSettings, warehouse: WarehouseResource, raw_video_id: str) -> Path:
+    rows = warehouse.get().rows(RAW_VIDEOS, raw_video_id=raw_video_id)
+    if not rows:
+        raise dg.Failure(
+            description=f"raw video {raw_video_id!r} is not registered: drop the file into {settings.inbox} "
+            "and let `inbox_sensor` pick it up (it registers the path)"
+        )
+    path = Path(rows[0]["path"])
+    if not path.exists():
+        raise dg.Failure(description=f"{path}: file no longer exists (raw video {raw_video_id!r})")
+    return path
+
+
+def _write_clip(src: Path, dst: Path, start_s: float, end_s: float, whole: bool, codec: str) -> None:
+    if whole and src.suffix.lower() in (".mp4", ".m4v") and codec == "h264":
+        shutil.copyfile(src, dst)  # already a browser-playable single shot: no re-encode
+    else:
+        cut_clip(src, dst, start_s, end_s)
+
+
+@dg.asset(
+    partitions_def=raw_videos_partitions,
+    group_name="ingest",
+    kinds={"video", "duckdb"},
+    code_version=SCENE_CLIPS_VERSION,
+    description="Shots of one raw video, long shots windowed, basic filters applied; kept ones become `videos` partitions",
+)
+def scene_clips(
+    context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
+    raw_id = context.partition_key
+    wh = warehouse.get()
+    src = raw_video_path(settings, warehouse, raw_id)
+    try:
+        header = probe_video(src, count_frames=False)
+        scenes = analyse(src, header.width, header.height, header.fps, settings.clip_filter(),
+                         expected_frames=header.frame_count)
+    except MediaError as exc:
+        raise dg.Failure(description=str(exc)) from exc
+    out_dir = settings.clips_dir / raw_id
+    out_dir.mkdir(parents=True, exist_ok=True)
+    whole = len(scenes.segments) == 1
+    rows, kept_keys = [], []
+    for seg in scenes.segments:
+        key = clip_key(raw_id, seg.index)
+        clip_path = out_dir / f"{key}.mp4"
+        sha = None
+        if seg.kept:
+            _write_clip(src, clip_path, seg.start_s, seg.end_s, whole, header.video_codec)
+            sha = file_sha256(clip_path)
+            kept_keys.append(key)
+        rows.append({
+            "raw_video_id": raw_id, "clip_index": seg.index, "video_id": key if seg.kept else None,
+            "start_s": seg.start_s, "end_s": seg.end_s, "duration_s": round(seg.duration_s, 3),
+            "kept": seg.kept, "reason": seg.reason, "motion_score": seg.motion, "width": scenes.width,
+            "height": scenes.height, "clip_path": str(clip_path) if seg.kept else None, "sha256": sha,
+            "source_sha256": header.sha256,
+        })
+    previous = {r["video_id"] for r in wh.rows(CLIPS, raw_video_id=raw_id) if r["video_id"]}
+    wh.replace(CLIPS, {"raw_video_id": raw_id}, rows,
+               provenance={"backend": "signal", "model": "hsv-content-cuts+farneback-motion", "code_version": SCENE_CLIPS_VERSION})
+    instance = context.instance
+    existing = set(instance.get_dynamic_partitions(videos_partitions.name))
+    instance.add_dynamic_partitions(videos_partitions.name, [k for k in kept_keys if k not in existing])
+    for stale in sorted(previous - set(kept_keys)):
+        if stale in existing:  # the file changed and this clip no longer exists
+            instance.delete_dynamic_partition(videos_partitions.name, stale)
+        (out_dir / f"{stale}.mp4").unlink(missing_ok=True)
+    table = "\n".join(
+        f"| {r['clip_index']} | {r['start_s']:.2f}-{r['end_s']:.2f} | {'kept' if r['kept'] else 'dropped'} | {r['reason']} |"
+        for r in rows
+    )
+    return dg.MaterializeResult(metadata={
+        "source": dg.MetadataValue.path(str(src)),
+        "duration_s": scenes.duration_s,
+        "shot_cuts_s": dg.MetadataValue.json(scenes.cuts_s),
+        "clips_total": len(rows),
+        "clips_kept": len(kept_keys),
+        "kept_clip_ids": dg.MetadataValue.json(kept_keys),
+        "clips": dg.MetadataValue.md("| # | range (s) | decision | reason |\n|---|---|---|---|\n" + table),
+    })
+
+
+def clip_file(warehouse: WarehouseResource, video_id: str) -> Path:
+    wh = warehouse.get()
+    rows = wh.query("SELECT clip_path FROM clips WHERE video_id = ? AND kept", [video_id]) if wh.has_table(CLIPS.name) else []
+    if not rows:
+        raise dg.Failure(description=f"clip {video_id!r} is unknown: it is created by `scene_clips` of its raw video")
+    return Path(rows[0]["clip_path"])
+
+
+@dg.asset(
+    partitions_def=videos_partitions,
+    deps=[scene_clips],
+    group_name="ingest",
+    kinds={"video", "duckdb"},
+    code_version=VIDEO_PROBE_VERSION,
+    description="Container facts of one clip: duration, fps, frames, size, codecs, audio stream, hash",
+)
+def video_probe(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    video_id = context.partition_key
+    wh = warehouse.get()
+    path = clip_file(warehouse, video_id)
+    prov = {"backend": "pyav", "model": "ffmpeg", "code_version": VIDEO_PROBE_VERSION}
+    try:
+        probe = probe_video(path)
+    except MediaError as exc:
+        wh.replace(VIDEO_PROBE, {"video_id": video_id},
+                   [{"status": "failed", "reason": exc.reason, "path": str(path)}], provenance=prov)
+        raise dg.Failure(description=str(exc), metadata={"path": str(path), "reason": exc.reason}) from exc
+    wh.replace(VIDEO_PROBE, {"video_id": video_id}, [{**probe.as_row(), "status": "ok", "reason": None}], provenance=prov)
+    return dg.MaterializeResult(metadata={
+        "path": dg.MetadataValue.path(str(path)),
+        "duration_s": probe.duration_s,
+        "fps": probe.fps,
+        "frame_count": probe.frame_count,
+        "size": f"{probe.width}x{probe.height}",
+        "video_codec": probe.video_codec,
+        "audio": f"{probe.audio_codec} {probe.audio_sample_rate} Hz x{probe.audio_channels}" if probe.has_audio else "none",
+        "file_size": probe.file_size,
+    })

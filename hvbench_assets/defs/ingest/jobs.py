@@ -1,0 +1,21 @@
+"""Jobs the sensors launch: one per raw file (split into clips) and one per clip (probe + labels)."""
+
+import dagster as dg
+
+from hvbench_assets.defs.ingest.assets import scene_clips, video_probe
+from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
+
+raw_video_job = dg.define_asset_job(
+    "raw_video_job",
+    selection=dg.AssetSelection.assets(scene_clips),
+    partitions_def=raw_videos_partitions,
+    description="Split one inbox file into single-shot clips and register them as `videos` partitions",
+)
+
+# Every per-clip asset lives in group `labels` (plus the probe): the whole per-clip graph in one run.
+clip_labels_job = dg.define_asset_job(
+    "clip_labels_job",
+    selection=dg.AssetSelection.assets(video_probe) | dg.AssetSelection.groups("labels"),
+    partitions_def=videos_partitions,
+    description="Probe one clip and compute every per-clip label (L1-L11)",
+)

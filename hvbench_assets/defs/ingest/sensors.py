@@ -1,0 +1,73 @@
+"""Sensors: the inbox folder -> `raw_videos` runs; newly cut clips -> `videos` runs."""
+
+
+import datetime as dt
+import json
+import time
+
+import dagster as dg
+
+from hvbench_assets.core.ingest.inbox import list_inbox, scan
+from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS
+from hvbench_assets.core.media import file_sha256
+from hvbench_assets.defs.ingest.jobs import clip_labels_job, raw_video_job
+from hvbench_assets.defs.partitions import raw_videos_partitions
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+
+
+@dg.sensor(
+    job=raw_video_job,
+    minimum_interval_seconds=15,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Adds a `raw_videos` partition per settled inbox file and requests its run; re-runs changed files",
+)
+def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings, warehouse: WarehouseResource):
+    state = json.loads(context.cursor) if context.cursor else {}
+    inbox = settings.inbox
+    inbox.mkdir(parents=True, exist_ok=True)
+    result = scan(list_inbox(inbox), state, now=time.time(), settle_s=settings.inbox_settle_s)
+    for path, reason in result.skipped:
+        context.log.info(f"skipped {path}: {reason}")
+    if not result.pickups:
+        return dg.SensorResult(cursor=json.dumps(result.state), skip_reason="no new or changed settled files")
+    wh = warehouse.get()
+    existing = set(context.instance.get_dynamic_partitions(raw_videos_partitions.name))
+    new_keys, runs = [], []
+    for p in result.pickups:
+        path = inbox / p.rel_path
+        wh.replace(RAW_VIDEOS, {"raw_video_id": p.raw_video_id}, [{
+            "path": str(path.resolve()), "file_size": p.size, "mtime": p.mtime, "sha256": file_sha256(path),
+            "first_seen": dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
+        }])
+        if p.raw_video_id not in existing:
+            new_keys.append(p.raw_video_id)
+        context.log.info(f"{'changed' if p.changed else 'new'} file {p.rel_path} -> raw_videos/{p.raw_video_id}")
+        runs.append(dg.RunRequest(partition_key=p.raw_video_id, run_key=f"{p.raw_video_id}:{p.fingerprint}",
+                                  tags={"hvbench/source": p.rel_path[:250]}))
+    return dg.SensorResult(
+        run_requests=runs,
+        dynamic_partitions_requests=[raw_videos_partitions.build_add_request(new_keys)] if new_keys else [],
+        cursor=json.dumps(result.state),
+    )
+
+
+@dg.sensor(
+    job=clip_labels_job,
+    minimum_interval_seconds=15,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Requests the per-clip label run for every kept clip whose content is new or changed",
+)
+def clip_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResource):
+    requested: dict = json.loads(context.cursor) if context.cursor else {}
+    wh = warehouse.get()
+    if not wh.has_table(CLIPS.name):
+        return dg.SkipReason("no clips yet")
+    rows = wh.query("SELECT video_id, sha256 FROM clips WHERE kept ORDER BY video_id")
+    runs = []
+    for r in rows:
+        if requested.get(r["video_id"]) != r["sha256"]:
+            requested[r["video_id"]] = r["sha256"]
+            runs.append(dg.RunRequest(partition_key=r["video_id"], run_key=f"{r['video_id']}:{r['sha256'][:16]}"))
+    if not runs:
+        return dg.SensorResult(cursor=json.dumps(requested), skip_reason="no new clips")
+    return dg.SensorResult(run_requests=runs, cursor=json.dumps(requested))

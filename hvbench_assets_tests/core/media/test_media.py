@@ -1,0 +1,86 @@
+import numpy as np
+import pytest
+
+from hvbench_assets.core.media import (
+    MediaError, NoAudioError, cut_clip, iter_frames, load_audio, probe_video,
+)
+from hvbench_assets_tests.conftest import CLIP_NAMES, shared_clip
+from hvbench_assets_tests.media_factory import bad_media_corpus, moving_square_video
+
+EXPECTED = {  # from ../shared/videos/README.md
+    "man_talking_head.mp4": (5.0, 25, 844, 844),
+    "two_children.mp4": (4.3, 25, 1280, 720),
+    "two_people_talking.mp4": (22.5, 30, 480, 360),
+}
+
+
+@pytest.mark.parametrize("name", CLIP_NAMES)
+def test_probe_real_clips(name):
+    p = probe_video(shared_clip(name))
+    duration, fps, w, h = EXPECTED[name]
+    assert abs(p.duration_s - duration) < 0.1
+    assert round(p.fps) == fps and (p.width, p.height) == (w, h)
+    assert p.has_audio and p.audio_sample_rate == 44100 and p.audio_codec == "aac"
+    assert abs(p.frame_count - p.duration_s * p.fps) <= 2
+    assert len(p.sha256) == 64 and p.file_size > 0
+
+
+def test_frame_sampling_rate_and_window(two_people_talking):
+    frames = list(iter_frames(two_people_talking, sample_fps=2, start_s=4.0, end_s=8.0, max_side=240))
+    assert len(frames) == 8
+    assert all(4.0 - 1e-6 <= f.t < 8.0 for f in frames)
+    assert np.allclose(np.diff([f.t for f in frames]), 0.5, atol=0.04)
+    assert max(frames[0].image.shape[:2]) == 240 and frames[0].image.dtype == np.uint8
+
+
+def test_every_frame_when_no_rate(man_talking_head):
+    frames = list(iter_frames(man_talking_head))
+    assert len(frames) == 125 and [f.index for f in frames[:3]] == [0, 1, 2]
+
+
+def test_audio_is_16k_mono_float(man_talking_head):
+    a = load_audio(man_talking_head)
+    assert a.dtype == np.float32 and a.ndim == 1
+    assert abs(len(a) / 16000 - 5.0) < 0.1
+    assert 0.05 < float(np.abs(a).max()) <= 1.0  # speech, not silence
+    part = load_audio(man_talking_head, start_s=1.0, end_s=2.0)
+    assert len(part) == 16000
+
+
+def test_no_audio_is_a_specific_error(tmp_path):
+    silent = moving_square_video(tmp_path / "silent.mp4", tone_hz=None)
+    with pytest.raises(NoAudioError, match="no audio stream"):
+        load_audio(silent)
+
+
+def test_cut_keeps_audio_and_time_range(tmp_path, two_people_talking):
+    out = cut_clip(two_people_talking, tmp_path / "cut.mp4", 3.0, 6.5)
+    p = probe_video(out)
+    assert abs(p.duration_s - 3.5) < 0.1 and p.video_codec == "h264" and p.has_audio
+    assert abs(p.frame_count - 105) <= 1
+    src = list(iter_frames(two_people_talking, start_s=3.0, end_s=3.05))[0].image.astype(float)
+    first = next(iter_frames(out)).image.astype(float)
+    assert np.abs(src - first).mean() < 6  # the first frame of the cut is the frame at 3.0 s
+    assert abs(len(load_audio(out)) / 16000 - 3.5) < 0.1
+
+
+def test_bad_files_give_clear_errors(tmp_path):
+    corpus = bad_media_corpus(tmp_path)
+    expected = {
+        "truncated": "truncated or corrupt",
+        "empty": "empty file",
+        "text": "not a readable media container",
+        "audio_only": "audio-only file",
+    }
+    for kind, path in corpus.items():
+        with pytest.raises(MediaError) as err:
+            probe_video(path)
+        assert str(path) in str(err.value) and expected[kind] in str(err.value)
+    with pytest.raises(MediaError, match="does not exist"):
+        probe_video(tmp_path / "missing.mp4")
+
+
+def test_odd_unicode_name_probes(tmp_path, man_talking_head):
+    odd = tmp_path / "Café – vidéo №1 (final) 日本.mp4"
+    odd.write_bytes(man_talking_head.read_bytes())
+    assert probe_video(odd).frame_count == 125

@@ -1,0 +1,62 @@
+import multiprocessing as mp
+
+import pytest
+
+from hvbench_assets.core.warehouse import TableSpec, Warehouse, WarehouseError
+
+LABELS = TableSpec("labels_demo", (("video_id", "VARCHAR"), ("track_id", "INTEGER"), ("info", "JSON"), ("boxes", "DOUBLE[]")))
+
+
+def test_replace_is_idempotent_per_partition(warehouse):
+    rows = [{"track_id": i, "info": {"a": i}, "boxes": [1.0, 2.0]} for i in range(3)]
+    prov = {"backend": "offline", "model": "m", "code_version": "1"}
+    assert warehouse.replace(LABELS, {"video_id": "v1"}, rows, provenance=prov) == 3
+    warehouse.replace(LABELS, {"video_id": "v1"}, rows, provenance=prov)
+    warehouse.replace(LABELS, {"video_id": "v2"}, rows[:1], provenance=prov)
+    assert warehouse.count(LABELS, video_id="v1") == 3 and warehouse.count(LABELS) == 4
+    got = warehouse.rows(LABELS, order_by="track_id", video_id="v1")
+    assert got[2]["info"] == {"a": 2} and got[0]["boxes"] == [1.0, 2.0]
+    assert got[0]["backend"] == "offline" and got[0]["materialized_at"] is not None
+    warehouse.replace(LABELS, {"video_id": "v1"}, [], provenance=prov)
+    assert warehouse.count(LABELS, video_id="v1") == 0
+
+
+def test_rows_cannot_escape_their_partition(warehouse):
+    warehouse.replace(LABELS, {"video_id": "v1"}, [{"video_id": "other", "track_id": 1}])
+    assert warehouse.count(LABELS, video_id="v1") == 1 and warehouse.count(LABELS, video_id="other") == 0
+
+
+def test_unknown_columns_and_wrong_keys_are_errors(warehouse):
+    with pytest.raises(WarehouseError, match="unknown columns"):
+        warehouse.replace(LABELS, {"video_id": "v"}, [{"nope": 1}])
+    with pytest.raises(WarehouseError, match="key columns"):
+        warehouse.replace(LABELS, {"track_id": 1}, [])
+
+
+def test_new_columns_are_added_to_an_existing_table(warehouse):
+    warehouse.replace(LABELS, {"video_id": "v"}, [{"track_id": 1}])
+    wider = TableSpec(LABELS.name, LABELS.columns + (("extra", "VARCHAR"),))
+    Warehouse(warehouse.path).replace(wider, {"video_id": "v"}, [{"track_id": 1, "extra": "x"}])
+    assert warehouse.rows(wider)[0]["extra"] == "x"
+
+
+def _writer(path: str, worker: int, rounds: int) -> None:
+    wh = Warehouse(path)
+    for r in range(rounds):
+        rows = [{"track_id": t, "info": {"w": worker, "r": r}} for t in range(50)]
+        wh.replace(LABELS, {"video_id": f"v{worker}"}, rows, provenance={"backend": "test"})
+        wh.query("SELECT count(*) FROM labels_demo")
+
+
+def test_many_processes_write_without_lock_errors_or_lost_rows(tmp_path):
+    path = str(tmp_path / "concurrent.duckdb")
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(path, w, 8)) for w in range(6)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0] * 6
+    wh = Warehouse(path)
+    counts = wh.query("SELECT video_id, count(*) AS n FROM labels_demo GROUP BY 1 ORDER BY 1")
+    assert counts == [{"video_id": f"v{w}", "n": 50} for w in range(6)]
