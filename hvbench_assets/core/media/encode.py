@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from pathlib import Path
 
@@ -21,12 +21,14 @@ def write_video(
     dst: str | Path,
     frames: Iterable[np.ndarray],
     fps: float,
-    audio: np.ndarray | None = None,
+    audio: np.ndarray | Callable[[], np.ndarray | None] | None = None,
     audio_rate: int = AUDIO_RATE,
     crf: int = 20,
 ) -> Path:
     """Encode BGR frames (all the same size) to H.264 (yuv420p, faststart) with optional mono audio.
-    Written to a temporary name and renamed, so readers never see half a file."""
+    `audio` may be a callable, called after the last frame, for streams whose audio span is known only
+    then (track crops written while decoding). Written to a temporary name and renamed, so readers
+    never see half a file."""
     dst = Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_name(f".{dst.stem}.{os.getpid()}.tmp.mp4")
@@ -42,7 +44,8 @@ def write_video(
                 vs.width, vs.height = w - w % 2, h - h % 2
                 vs.pix_fmt = "yuv420p"
                 vs.options = {"crf": str(crf), "preset": "veryfast"}
-                astream = out.add_stream("aac", rate=audio_rate, layout="mono") if audio is not None and len(audio) else None
+                wants_audio = audio is not None and (callable(audio) or len(audio))
+                astream = out.add_stream("aac", rate=audio_rate, layout="mono") if wants_audio else None
             frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(image[: vs.height, : vs.width]), format="bgr24")
             frame.pts = n
             frame.time_base = 1 / rate
@@ -52,7 +55,9 @@ def write_video(
             raise MediaError(dst, "no frames to write")
         out.mux(vs.encode(None))
         if astream is not None:
-            _encode_audio(out, astream, audio, audio_rate)
+            samples = audio() if callable(audio) else audio
+            if samples is not None and len(samples):
+                _encode_audio(out, astream, samples, audio_rate)
     except BaseException:
         out.close()
         tmp.unlink(missing_ok=True)
