@@ -1,0 +1,143 @@
+"""The `model_calls` table: every model call as a row, and the response cache built on it.
+
+The row id is the content hash of the request (backend, model id, messages with frames replaced
+by their hashes, params), so an identical request finds its earlier answer and costs nothing.
+Only successful rows answer from the cache; a failed row is overwritten by the next attempt.
+No row ever holds an API key: requests are stored with images as hashes and without headers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from hvbench_assets.core.warehouse import TableSpec, Warehouse
+from hvbench_assets.core.warehouse.store import _encode
+
+MODEL_CALLS = TableSpec(
+    "model_calls",
+    (
+        ("id", "VARCHAR"),  # content hash of the request
+        ("model", "VARCHAR"),  # registry name
+        ("model_id", "VARCHAR"),  # id sent to the endpoint
+        ("backend", "VARCHAR"),  # openai | transformers
+        ("endpoint", "VARCHAR"),  # base URL (no credentials)
+        ("prompt_hash", "VARCHAR"),  # hash of system + user text
+        ("prompt", "VARCHAR"),  # user text
+        ("system", "VARCHAR"),
+        ("params", "JSON"),
+        ("inputs", "JSON"),  # frames sent, frame hashes, audio, caller context (clip, track, task)
+        ("request", "JSON"),  # messages as sent, images as {sha256, bytes}
+        ("response", "JSON"),  # raw response body (parsed) or the error details
+        ("text", "VARCHAR"),
+        ("tokens_in", "INTEGER"),
+        ("tokens_out", "INTEGER"),
+        ("latency_s", "DOUBLE"),  # wall time of the successful attempt (all attempts when failed)
+        ("attempts", "INTEGER"),
+        ("error", "VARCHAR"),  # NULL when the call succeeded
+        ("created_at", "TIMESTAMP"),
+    ),
+    key=("id",),
+    provenance=False,
+    description="Every MLLM/LLM call: request summary, raw response, tokens, latency, error (also the cache)",
+)
+
+
+class CallLog:
+    """Reads and writes `model_calls`, thread-safe and cheap per call.
+
+    Lookups hit an in-memory index of the successful rows (loaded with one query, kept current by
+    this process's writes); a row written by another process after the load is simply not seen,
+    which costs one duplicate request at most. Writes are group-committed: concurrent `record`
+    calls wait together and land in one transaction, so many threads do not queue on the
+    warehouse file lock one by one.
+    """
+
+    def __init__(self, warehouse: Warehouse):
+        self.warehouse = warehouse
+        self._lock = threading.Lock()
+        self._index: dict[str, dict[str, Any]] | None = None
+        self._pending: list[tuple[dict[str, Any], threading.Event, list]] = []
+        self._writer_busy = False
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            if self._index is None:
+                self.warehouse.ensure(MODEL_CALLS)
+                rows = self.warehouse.query(
+                    'SELECT id, text, tokens_in, tokens_out, latency_s FROM "model_calls" '
+                    "WHERE error IS NULL AND text IS NOT NULL AND text <> ''"
+                )
+                self._index = {r["id"]: r for r in rows}
+            return self._index
+
+    def lookup(self, call_id: str) -> dict[str, Any] | None:
+        """The successful row for this request (id, text, tokens_in, tokens_out, latency_s), or None."""
+        return self._load().get(call_id)
+
+    def record(self, row: Mapping[str, Any]) -> None:
+        """Store one call and return once it is committed. A successful row for the same id is
+        never replaced by a failure."""
+        index = self._load()
+        row = dict(row)
+        row.setdefault("created_at", dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+        if row.get("error") is not None and row["id"] in index:
+            return
+        done, failure = threading.Event(), []
+        with self._lock:
+            self._pending.append((row, done, failure))
+            lead = not self._writer_busy
+            self._writer_busy = True
+        if lead:  # this thread commits every row queued meanwhile, then hands over
+            self._drain()
+        done.wait()
+        if failure:
+            raise failure[0]
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                batch, self._pending = self._pending, []
+                if not batch:
+                    self._writer_busy = False
+                    return
+            try:
+                self._write([r for r, _, _ in batch])
+            except Exception as exc:  # every waiter of this batch sees the error
+                for _, _, failure in batch:
+                    failure.append(exc)
+            else:
+                with self._lock:
+                    for r, _, _ in batch:
+                        if r.get("error") is None and r.get("text"):
+                            self._index[r["id"]] = {k: r.get(k) for k in ("id", "text", "tokens_in", "tokens_out", "latency_s")}
+            for _, done, _ in batch:
+                done.set()
+
+    def _write(self, rows: list[dict[str, Any]]) -> None:
+        last = {r["id"]: r for r in rows}  # one row per id, the latest wins
+        names = MODEL_CALLS.column_names
+        unknown = {k for r in last.values() for k in r} - set(names)
+        if unknown:
+            raise ValueError(f"model_calls: unknown columns {sorted(unknown)}")
+        types = dict(MODEL_CALLS.all_columns)
+        values = [[_encode(r.get(n), types[n]) for n in names] for r in last.values()]
+        cols = ", ".join(f'"{n}"' for n in names)
+        marks = ", ".join("?" for _ in names)
+        with self.warehouse.connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                con.executemany('DELETE FROM "model_calls" WHERE id = ?', [[i] for i in last])
+                con.executemany(f'INSERT INTO "model_calls" ({cols}) VALUES ({marks})', values)
+                con.execute("COMMIT")
+            except Exception:
+                con.execute("ROLLBACK")
+                raise
+
+    def get(self, call_id: str) -> dict[str, Any] | None:
+        """The full stored row (any status)."""
+        self._load()
+        rows = self.warehouse.rows(MODEL_CALLS, id=call_id)
+        return rows[0] if rows else None

@@ -1,0 +1,234 @@
+"""One client for every MLLM/LLM call: frames, concurrency, retries, cache, call log.
+
+    client = MllmClient(load_registry(), CallLog(warehouse))
+    r = client.chat("qwen25_vl", "Describe the person.", frames=sample_frames(clip, n_frames=8))
+    r.text, r.call_id, r.cached, r.error
+
+`chat` never raises for a failed call: the result carries `error` (and `transient` when retrying
+later may help) and the failure is logged. It raises ModelNotConfigured for an unusable model name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hvbench_assets.core.mllm.backends import CallError, ChatBackend, OpenAIBackend, Payload, Reply, build_messages
+from hvbench_assets.core.mllm.calls import CallLog
+from hvbench_assets.core.mllm.frames import cap_frames, encode_jpeg, encode_wav
+from hvbench_assets.core.mllm.registry import ModelRegistry, ModelSpec
+from hvbench_assets.core.warehouse import Warehouse
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    text: str | None  # None when the call failed
+    call_id: str  # model_calls.id
+    model: str  # registry name
+    prompt_hash: str
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    latency_s: float | None = None
+    cached: bool = False
+    error: str | None = None
+    transient: bool = False  # the error was a 429/5xx/timeout that outlasted the retries
+    attempts: int = 0  # requests sent for this result (0 when cached)
+    frames_sent: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One item for `chat_many`; same fields as `chat`'s arguments."""
+
+    model: str
+    prompt: str
+    frames: Sequence[np.ndarray] = ()
+    system: str | None = None
+    audio: np.ndarray | None = None
+    params: dict | None = None
+    context: dict | None = None
+    audio_rate: int = 16000
+
+
+@dataclass
+class RetryPolicy:
+    max_attempts: int = 5
+    base_s: float = 1.0  # first backoff; doubles per attempt, with +-50 % jitter
+    cap_s: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        d = min(self.cap_s, self.base_s * 2 ** (attempt - 1)) * (0.5 + random.random())
+        return min(self.cap_s, max(d, retry_after or 0.0))
+
+
+def prompt_hash(prompt: str, system: str | None = None) -> str:
+    return hashlib.sha256(f"{system or ''}\x00{prompt}".encode()).hexdigest()[:16]
+
+
+# Per-process, per-model limits shared by every client in the process.
+_SEMAPHORES: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+_SEM_LOCK = threading.Lock()
+
+
+def _semaphore(name: str, limit: int) -> threading.BoundedSemaphore:
+    with _SEM_LOCK:
+        return _SEMAPHORES.setdefault((name, limit), threading.BoundedSemaphore(max(1, limit)))
+
+
+class MllmClient:
+    def __init__(
+        self,
+        registry: ModelRegistry,
+        cache: CallLog | Warehouse | None = None,
+        max_concurrency: int | None = None,
+        retry: RetryPolicy | None = None,
+        backends: dict[str, ChatBackend] | None = None,
+    ):
+        self.registry = registry
+        self.calls = CallLog(cache) if isinstance(cache, Warehouse) else cache
+        self.max_concurrency = max_concurrency  # overrides every model's own limit when set
+        self.retry = retry or RetryPolicy()
+        self._backends: dict[str, ChatBackend] = dict(backends or {})
+        self._backend_lock = threading.Lock()
+        self._inflight: dict[str, threading.Lock] = {}
+        self._inflight_lock = threading.Lock()
+        self.requests_sent = 0  # HTTP requests (or local generations) by this client
+
+    # -- public ------------------------------------------------------------------------------
+    def chat(
+        self,
+        model: str,
+        prompt: str,
+        frames: Sequence[np.ndarray] = (),
+        system: str | None = None,
+        audio: np.ndarray | None = None,
+        params: dict | None = None,
+        context: dict | None = None,
+        audio_rate: int = 16000,
+    ) -> ChatResult:
+        spec = self.registry.get(model)
+        sent = cap_frames(frames, spec.max_frames)
+        jpegs = tuple(encode_jpeg(f, spec.jpeg_quality, spec.max_side) for f in sent)
+        wav = encode_wav(audio, audio_rate) if audio is not None and spec.accepts_audio else None
+        payload = Payload(system=system, prompt=prompt, jpegs=jpegs, wav=wav, params={**spec.extra_params, **(params or {})})
+        request = build_messages(payload, wire=False)
+        call_id = _call_id(spec, request, payload.params)
+        p_hash = prompt_hash(prompt, system)
+        inputs = {
+            "frames_given": len(frames), "frames_sent": len(jpegs), "frame_sha256": [_sha(j) for j in jpegs],
+            "audio_given": audio is not None, "audio_sent": wav is not None,
+            "audio_s": round(len(audio) / audio_rate, 3) if audio is not None else None,
+            **(context or {}),
+        }
+        with self._inflight_for(call_id):  # identical concurrent requests: one goes out
+            hit = self.calls.lookup(call_id) if self.calls else None
+            if hit is not None:
+                return ChatResult(
+                    text=hit["text"], call_id=call_id, model=model, prompt_hash=p_hash, tokens_in=hit["tokens_in"],
+                    tokens_out=hit["tokens_out"], latency_s=hit["latency_s"], cached=True, frames_sent=len(jpegs),
+                )
+            result, row = self._call(spec, payload, call_id, p_hash)
+        if self.calls:
+            self.calls.record({
+                **row, "id": call_id, "model": model, "model_id": spec.model_id, "backend": spec.backend,
+                "endpoint": spec.base_url or spec.local_path, "prompt_hash": p_hash, "prompt": prompt,
+                "system": system, "params": payload.params, "inputs": inputs, "request": request,
+            })
+        return result
+
+    def chat_many(self, requests: Sequence[ChatRequest | dict], max_workers: int | None = None) -> list[ChatResult]:
+        """Results in request order; threads bounded by the per-model limits of the models involved."""
+        reqs = [r if isinstance(r, ChatRequest) else ChatRequest(**r) for r in requests]
+        if not reqs:
+            return []
+        workers = max_workers or sum(self._limit(self.registry.get(m)) for m in {r.model for r in reqs})
+        with ThreadPoolExecutor(max_workers=max(1, min(workers, len(reqs))), thread_name_prefix="mllm") as pool:
+            futures = [pool.submit(
+                self.chat, r.model, r.prompt, r.frames, r.system, r.audio, r.params, r.context, r.audio_rate
+            ) for r in reqs]
+            return [f.result() for f in futures]
+
+    def call_id_for(self, model: str, prompt: str, frames: Sequence[np.ndarray] = (), system: str | None = None,
+                    params: dict | None = None) -> str:
+        """The cache id `chat` would use (audio-less), without calling."""
+        spec = self.registry.get(model)
+        jpegs = tuple(encode_jpeg(f, spec.jpeg_quality, spec.max_side) for f in cap_frames(frames, spec.max_frames))
+        payload = Payload(system=system, prompt=prompt, jpegs=jpegs, params={**spec.extra_params, **(params or {})})
+        return _call_id(spec, build_messages(payload, wire=False), payload.params)
+
+    # -- internals ---------------------------------------------------------------------------
+    def _limit(self, spec: ModelSpec) -> int:
+        return max(1, self.max_concurrency or spec.max_concurrency)
+
+    def _call(self, spec: ModelSpec, payload: Payload, call_id: str, p_hash: str) -> tuple[ChatResult, dict]:
+        backend = self._backend(spec)
+        sem = _semaphore(spec.name, self._limit(spec))
+        started = time.monotonic()
+        last: CallError | None = None
+        attempt = 0
+        for attempt in range(1, self.retry.max_attempts + 1):
+            with sem:
+                t0 = time.monotonic()
+                with self._inflight_lock:
+                    self.requests_sent += 1
+                try:
+                    reply: Reply = backend.complete(spec, payload)
+                except CallError as exc:
+                    last = exc
+                else:
+                    latency = time.monotonic() - t0
+                    result = ChatResult(
+                        text=reply.text, call_id=call_id, model=spec.name, prompt_hash=p_hash, tokens_in=reply.tokens_in,
+                        tokens_out=reply.tokens_out, latency_s=latency, attempts=attempt, frames_sent=len(payload.jpegs),
+                    )
+                    return result, {"text": reply.text, "tokens_in": reply.tokens_in, "tokens_out": reply.tokens_out,
+                                    "latency_s": latency, "attempts": attempt, "error": None, "response": reply.raw}
+            if not last.transient or attempt == self.retry.max_attempts:
+                break
+            time.sleep(self.retry.delay(attempt, getattr(last, "retry_after", None)))
+        where = spec.base_url or spec.local_path or spec.backend
+        verb = f"gave up after {attempt} attempts" if last.transient else f"failed on attempt {attempt}"
+        error = f"model {spec.name} ({spec.model_id}) at {where}: {verb}: {last}"
+        latency = time.monotonic() - started
+        result = ChatResult(text=None, call_id=call_id, model=spec.name, prompt_hash=p_hash, latency_s=latency,
+                            error=error, transient=last.transient, attempts=attempt, frames_sent=len(payload.jpegs))
+        return result, {"text": None, "tokens_in": None, "tokens_out": None, "latency_s": latency, "attempts": attempt,
+                        "error": error, "response": {"error": str(last), "transient": last.transient}}
+
+    def _backend(self, spec: ModelSpec) -> ChatBackend:
+        with self._backend_lock:
+            if spec.backend not in self._backends:
+                if spec.backend == "transformers":
+                    from hvbench_assets.core.mllm.local import TransformersBackend
+
+                    self._backends["transformers"] = TransformersBackend()
+                else:
+                    self._backends["openai"] = OpenAIBackend()
+            return self._backends[spec.backend]
+
+    def _inflight_for(self, call_id: str) -> threading.Lock:
+        with self._inflight_lock:
+            return self._inflight.setdefault(call_id, threading.Lock())
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _call_id(spec: ModelSpec, request: list[dict], params: dict) -> str:
+    canonical = json.dumps({"backend": spec.backend, "model_id": spec.model_id, "messages": request, "params": params},
+                           sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()

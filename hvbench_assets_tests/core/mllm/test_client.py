@@ -1,0 +1,159 @@
+"""MllmClient with the real `openai` package against a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import io
+import wave
+
+import cv2
+import numpy as np
+import pytest
+
+from hvbench_assets.core.mllm import MODEL_CALLS, ChatRequest, MllmClient, RetryPolicy, parse_registry, sample_frames
+from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
+
+FAST = RetryPolicy(max_attempts=4, base_s=0.01, cap_s=0.05)
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer() as s:
+        yield s
+
+
+def registry_for(server, **fields):
+    entry = {"model_id": "org/vision-7b", "base_url": server.base_url, "max_frames": 8, "max_side": 256, **fields}
+    return parse_registry({"models": {"vis": entry}}, environ={})
+
+
+def test_request_carries_frames_prompt_system_params(server, warehouse, man_talking_head):
+    frames = sample_frames(man_talking_head, n_frames=6, max_side=None)
+    client = MllmClient(registry_for(server), warehouse, retry=FAST)
+    r = client.chat("vis", "Who is speaking?", frames=frames, system="Be brief.", params={"temperature": 0.0, "max_tokens": 64})
+    assert r.ok and not r.cached and r.frames_sent == 6 and r.text.startswith("fake org/vision-7b: saw 6 frames")
+    (req,) = server.requests
+    assert req.model == "org/vision-7b" and req.prompt == "Who is speaking?" and req.system == "Be brief."
+    assert req.body["temperature"] == 0.0 and req.body["max_tokens"] == 64
+    assert len(req.images) == 6
+    img = cv2.imdecode(np.frombuffer(req.images[0], np.uint8), cv2.IMREAD_COLOR)
+    assert max(img.shape[:2]) == 256  # 844x844 source shrunk to the model's max_side
+    assert r.tokens_in == 3 + 60 and r.tokens_out == len(r.text.split())
+
+
+def test_frames_beyond_the_model_cap_are_thinned_evenly(server, warehouse):
+    frames = [np.full((64, 64, 3), i * 10, np.uint8) for i in range(20)]
+    client = MllmClient(registry_for(server, max_frames=5), warehouse, retry=FAST)
+    r = client.chat("vis", "count", frames=frames)
+    assert r.frames_sent == 5 and len(server.requests[0].images) == 5
+    means = [cv2.imdecode(np.frombuffer(b, np.uint8), cv2.IMREAD_COLOR).mean() for b in server.requests[0].images]
+    assert means[0] < 5 and means[-1] > 185  # first and last frames kept, in order
+    row = warehouse.rows(MODEL_CALLS, id=r.call_id)[0]
+    assert row["inputs"]["frames_given"] == 20 and row["inputs"]["frames_sent"] == 5
+
+
+def test_rerun_costs_zero_requests_even_from_a_new_client(server, warehouse):
+    frames = [np.full((48, 48, 3), 90, np.uint8)] * 3
+    first = MllmClient(registry_for(server), warehouse, retry=FAST).chat("vis", "describe", frames=frames)
+    again = MllmClient(registry_for(server), warehouse, retry=FAST)
+    second = again.chat("vis", "describe", frames=frames)
+    assert server.request_count == 1 and again.requests_sent == 0
+    assert second.cached and second.text == first.text and second.call_id == first.call_id
+    # any change of prompt, frame pixels or params is a different request
+    again.chat("vis", "describe!", frames=frames)
+    again.chat("vis", "describe", frames=[np.full((48, 48, 3), 91, np.uint8)] * 3)
+    again.chat("vis", "describe", frames=frames, params={"temperature": 0.7})
+    assert server.request_count == 4
+
+
+@pytest.mark.parametrize("fault", [
+    FakeReply.rate_limited(), FakeReply.server_error(500), FakeReply.server_error(503),
+    FakeReply.malformed(), FakeReply.drop(),
+])
+def test_transient_faults_are_retried(server, warehouse, fault):
+    server.script(fault, fault)
+    r = MllmClient(registry_for(server), warehouse, retry=FAST).chat("vis", "hi")
+    assert r.ok and r.attempts == 3 and server.request_count == 3
+    assert warehouse.rows(MODEL_CALLS, id=r.call_id)[0]["attempts"] == 3
+
+
+def test_timeouts_are_retried(server, warehouse):
+    server.script(FakeReply.hang(1.5))
+    r = MllmClient(registry_for(server, timeout_s=0.3), warehouse, retry=FAST).chat("vis", "slow?")
+    assert r.ok and r.attempts == 2
+
+
+def test_gives_up_naming_model_and_endpoint_and_is_not_cached(server, warehouse):
+    server.script(*[FakeReply.server_error(502)] * 4)
+    client = MllmClient(registry_for(server), warehouse, retry=FAST)
+    r = client.chat("vis", "hi")
+    assert not r.ok and r.transient and r.text is None and r.attempts == 4
+    assert "vis" in r.error and "org/vision-7b" in r.error and server.base_url in r.error and "502" in r.error
+    row = warehouse.rows(MODEL_CALLS, id=r.call_id)[0]
+    assert row["error"] == r.error and row["text"] is None
+    r2 = client.chat("vis", "hi")  # a failure is logged but never answers from the cache
+    assert r2.ok and not r2.cached and server.request_count == 5
+    assert warehouse.rows(MODEL_CALLS, id=r.call_id)[0]["error"] is None
+
+
+@pytest.mark.parametrize("fault,needle", [
+    (FakeReply.empty(), "empty reply"), (FakeReply.no_choices(), "empty reply"), (FakeReply.bad_request("nope"), "HTTP 400"),
+])
+def test_permanent_faults_are_errors_not_text(server, warehouse, fault, needle):
+    server.script(fault)
+    r = MllmClient(registry_for(server), warehouse, retry=FAST).chat("vis", "hi")
+    assert not r.ok and not r.transient and r.text is None and needle in r.error and server.request_count == 1
+
+
+def test_api_key_is_sent_but_never_stored(server, warehouse, monkeypatch):
+    secret = "sk-test-0123456789abcdefSECRET"
+    monkeypatch.setenv("HVB_TEST_KEY", secret)
+    server.api_key = secret
+    reg = registry_for(server, api_key_env="HVB_TEST_KEY")
+    client = MllmClient(reg, warehouse, retry=FAST)
+    assert client.chat("vis", "hello").ok
+    assert server.requests[0].headers["authorization"] == f"Bearer {secret}"
+    server.api_key = "another"  # now the key is refused: the 401 error text must not leak it either
+    bad = client.chat("vis", "hello again")
+    assert not bad.ok and "401" in bad.error
+    dump = str(warehouse.query("SELECT * FROM model_calls"))
+    assert secret not in dump and "HVB_TEST_KEY" not in dump
+    assert secret not in str(reg.get("vis").describe())
+
+
+def test_audio_goes_only_to_models_that_accept_it(server, warehouse):
+    audio = np.sin(np.linspace(0, 200, 8000)).astype(np.float32) * 0.3
+    reg = parse_registry({"models": {
+        "hears": {"model_id": "a", "base_url": server.base_url, "accepts_audio": True},
+        "deaf": {"model_id": "b", "base_url": server.base_url},
+    }}, environ={})
+    client = MllmClient(reg, warehouse, retry=FAST)
+    client.chat("hears", "what is said?", audio=audio, audio_rate=16000)
+    client.chat("deaf", "what is said?", audio=audio, audio_rate=16000)
+    with wave.open(io.BytesIO(server.requests[0].audio[0])) as w:
+        assert w.getframerate() == 16000 and w.getnframes() == 8000
+    assert server.requests[1].audio == []
+
+
+def test_chat_many_keeps_order_and_respects_the_per_model_limit(warehouse):
+    with FakeOpenAIServer(latency_s=0.1, responder=lambda req: f"echo {req.prompt}") as server:
+        client = MllmClient(registry_for(server, max_concurrency=3), warehouse, retry=FAST)
+        reqs = [ChatRequest("vis", f"q{i}") for i in range(9)] + [ChatRequest("vis", "q0")]
+        results = client.chat_many(reqs)
+        assert [r.text for r in results] == [f"echo q{i}" for i in range(9)] + ["echo q0"]
+        assert server.max_in_flight == 3
+        assert server.request_count == 9  # the duplicate waited for the first and came from the cache
+        assert results[-1].cached
+
+
+def test_without_a_warehouse_nothing_is_cached(server):
+    client = MllmClient(registry_for(server), None, retry=FAST)
+    client.chat("vis", "x")
+    client.chat("vis", "x")
+    assert server.request_count == 2
+
+
+def test_backoff_honours_retry_after():
+    policy = RetryPolicy(base_s=0.01, cap_s=30)
+    assert policy.delay(1, retry_after=2.0) >= 2.0
+    assert all(0.005 <= policy.delay(1, None) <= 0.015 for _ in range(20))
+    assert RetryPolicy(base_s=1, cap_s=5).delay(10, None) <= 5

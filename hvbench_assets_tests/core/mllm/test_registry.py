@@ -1,0 +1,69 @@
+"""The model registry: the shipped config file, environment overrides, messages naming what to set."""
+
+from __future__ import annotations
+
+import pytest
+
+from hvbench_assets.core.mllm import ModelNotConfigured, load_registry, parse_registry
+
+CONFIG = {
+    "defaults": {"max_frames": 16, "timeout_s": 60.0},
+    "models": {
+        "local-vllm": {"model_id": "Qwen/Qwen2.5-VL-7B-Instruct", "weight": 2.0},
+        "cloud": {"model_id": "gpt-x", "base_url": "https://api.example/v1", "api_key_env": "CLOUD_KEY", "max_frames": 4},
+    },
+}
+
+
+def test_shipped_registry_parses_and_holds_no_keys():
+    reg = load_registry(environ={})
+    assert {"qwen25_vl", "gpt4o", "gemini", "qwen25_vl_local"} <= set(reg.models)
+    assert reg.models["gemini"].accepts_audio and reg.models["qwen25_vl_local"].backend == "transformers"
+    for spec in reg.models.values():
+        assert not spec.api_key_env or spec.api_key_env.isupper()  # a variable name, not a key
+
+
+def test_defaults_and_entries_merge():
+    reg = parse_registry(CONFIG, environ={})
+    assert reg.models["local-vllm"].max_frames == 16 and reg.models["local-vllm"].timeout_s == 60.0
+    assert reg.models["cloud"].max_frames == 4 and reg.models["local-vllm"].weight == 2.0
+
+
+def test_environment_overrides_fields_and_active_set():
+    env = {
+        "HVBENCH_MLLM_LOCAL_VLLM_BASE_URL": "http://gpu:8000/v1",
+        "HVBENCH_MLLM_LOCAL_VLLM_MODEL": "Qwen/Qwen2.5-VL-72B-Instruct",
+        "HVBENCH_MLLM_LOCAL_VLLM_MAX_FRAMES": "32",
+        "HVBENCH_MLLM_LOCAL_VLLM_ACCEPTS_AUDIO": "true",
+        "HVBENCH_MLLM_MODELS": "local-vllm",
+        "HVBENCH_DESCRIBER_MODEL": "local-vllm",
+    }
+    reg = parse_registry(CONFIG, environ=env)
+    spec = reg.models["local-vllm"]
+    assert (spec.base_url, spec.model_id, spec.max_frames, spec.accepts_audio) == (
+        "http://gpu:8000/v1", "Qwen/Qwen2.5-VL-72B-Instruct", 32, True)
+    assert [m.name for m in reg.active()] == ["local-vllm"]
+    assert reg.describer().name == "local-vllm"
+
+
+def test_unconfigured_models_fail_naming_the_settings(monkeypatch):
+    monkeypatch.delenv("CLOUD_KEY", raising=False)
+    reg = parse_registry(CONFIG, environ={})
+    with pytest.raises(ModelNotConfigured, match="HVBENCH_MLLM_LOCAL_VLLM_BASE_URL"):
+        reg.get("local-vllm")
+    with pytest.raises(ModelNotConfigured, match="CLOUD_KEY"):
+        reg.get("cloud")
+    with pytest.raises(ModelNotConfigured, match="HVBENCH_DESCRIBER_MODEL"):
+        reg.describer()
+    with pytest.raises(ModelNotConfigured, match="unknown model 'nope'"):
+        reg.get("nope")
+    assert reg.active() == []
+    monkeypatch.setenv("CLOUD_KEY", "k")
+    assert [m.name for m in reg.active()] == ["cloud"]
+
+
+def test_bad_entries_are_rejected():
+    with pytest.raises(ValueError, match="unknown fields"):
+        parse_registry({"models": {"x": {"model_id": "m", "api_key": "sk-oops"}}}, environ={})
+    with pytest.raises(ValueError, match="backend"):
+        parse_registry({"models": {"x": {"model_id": "m", "backend": "carrier-pigeon"}}}, environ={})
