@@ -1,0 +1,34 @@
+"""Answerers: the runner's view of a model. The MLLM client (OpenAI-compatible endpoints and local
+transformers weights, with its call log and cache) is the only real one; tests use it too, against a
+real HTTP server."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+
+class MllmAnswerer:
+    """Adapter from the runner's `answer(...)` to `MllmClient.chat(...)`."""
+
+    def __init__(self, client: Any, params: dict | None = None):
+        self.client = client
+        self.params = params  # request params for every call, e.g. {"temperature": 0}
+        self.name = "mllm_client"
+
+    def answer(self, model: str, prompt: str, frames: Sequence[np.ndarray] = (), audio: np.ndarray | None = None):
+        return self.client.chat(model, prompt, frames=list(frames), audio=audio, params=self.params,
+                                context={"stage": "evaluation"})
+
+    def accepts_audio(self, model: str) -> bool:
+        return bool(self.client.registry.get(model).accepts_audio)
+
+
+def mllm_answerer(warehouse, models_file: str | None = None, max_concurrency: int | None = None,
+                  params: dict | None = None) -> MllmAnswerer:
+    """The client built from config/models.toml (or `models_file`), caching calls in `warehouse`."""
+    from hvbench_assets.core.mllm import MllmClient, load_registry
+
+    return MllmAnswerer(MllmClient(load_registry(models_file), warehouse, max_concurrency=max_concurrency), params)
