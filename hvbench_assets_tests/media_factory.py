@@ -15,17 +15,21 @@ from hvbench_assets.core.media.encode import AUDIO_RATE
 
 def moving_square_video(path: Path, seconds: float = 3.0, fps: float = 25.0, size=(320, 240),
                         tone_hz: float | None = 440.0, color=(40, 180, 220)) -> Path:
-    """A square sliding over a gradient, optionally with a sine tone: cheap, deterministic, moving."""
+    """A checkered square sliding over a gradient, optionally with a sine tone: cheap, deterministic, moving."""
     w, h = size
     n = int(round(seconds * fps))
     yy, xx = np.mgrid[0:h, 0:w]
     base = np.stack([(xx * 255 // max(1, w - 1)), (yy * 255 // max(1, h - 1)), np.full_like(xx, 90)], -1).astype(np.uint8)
 
+    side = max(16, h // 3)
+    checker = ((np.indices((side, side)).sum(0) // 8) % 2).astype(bool)
+    tile = np.where(checker[..., None], np.array(color, np.uint8), np.uint8(255) - np.array(color, np.uint8))
+
     def frames():
         for i in range(n):
             img = base.copy()
-            x = int((w - 60) * i / max(1, n - 1))
-            img[h // 2 - 30 : h // 2 + 30, x : x + 60] = color
+            x = int((w - side) * i / max(1, n - 1))
+            img[h // 2 - side // 2 : h // 2 - side // 2 + side, x : x + side] = tile
             yield img
 
     audio = None

@@ -16,8 +16,17 @@ from hvbench_assets.core.warehouse import Warehouse
 
 
 def env_or(name: str, default):
-    """An EnvVar when the variable is set (visible as such in the UI), else the default."""
-    return dg.EnvVar(name) if os.environ.get(name, "").strip() else default
+    """An EnvVar when the variable is set (visible as such in the UI), else the default.
+    Dagster's EnvVar carries strings and ints only; floats are read here."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if isinstance(default, float):
+        try:
+            return float(raw)
+        except ValueError:
+            raise ValueError(f"environment variable {name}={raw!r} is not a number") from None
+    return dg.EnvVar.int(name) if isinstance(default, int) else dg.EnvVar(name)
 
 
 class HvbenchSettings(dg.ConfigurableResource):

@@ -30,6 +30,8 @@ def write_video(
     then (track crops written while decoding). Written to a temporary name and renamed, so readers
     never see half a file."""
     dst = Path(dst)
+    if dst.exists() and not dst.is_file():
+        raise MediaError(dst, "destination exists and is not a regular file (refusing to replace it)")
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_name(f".{dst.stem}.{os.getpid()}.tmp.mp4")
     rate = Fraction(fps).limit_denominator(1001)

@@ -1,0 +1,160 @@
+import json
+import shutil
+
+import dagster as dg
+import pytest
+
+from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
+from hvbench_assets.core.warehouse import Warehouse
+from hvbench_assets.defs.ingest.assets import scene_clips, video_probe
+from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
+from hvbench_assets_tests.defs.ingest_harness import age, resources_for, run_concurrently
+from hvbench_assets_tests.media_factory import bad_media_corpus, moving_square_video
+
+
+def test_definitions_load_and_every_asset_is_described():
+    from hvbench_assets.definitions import defs
+
+    d = defs()
+    dg.Definitions.validate_loadable(d)
+    graph = d.get_repository_def().asset_graph
+    keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
+    assert {"scene_clips", "video_probe"} <= keys
+    for key in graph.get_all_asset_keys():
+        node = graph.get(key)
+        assert node.description, f"{key} has no description"
+        assert node.group_name and node.group_name != "default", f"{key} has no stage group"
+        assert node.code_version, f"{key} has no code_version"
+    assert {s.name for s in d.sensors} >= {"inbox_sensor", "clip_sensor"}
+
+
+def _tick(sensor, instance, resources, cursor=None):
+    ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources)
+    result = sensor(ctx)
+    return result, ctx
+
+
+def test_inbox_sensor_adds_partitions_requests_runs_and_notices_changes(tmp_path, man_talking_head):
+    res = resources_for(tmp_path)
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    shutil.copy(man_talking_head, inbox / "Talk Show (1).mp4")
+    age(inbox / "Talk Show (1).mp4")
+    (inbox / "copying.mp4").write_bytes(b"\0" * 1000)  # fresh mtime: still being copied
+    (inbox / "readme.txt").write_text("hello")
+    with dg.instance_for_test() as instance:
+        first, _ = _tick(inbox_sensor, instance, res)
+        assert not first.run_requests  # nothing has looked the same twice yet
+        second, _ = _tick(inbox_sensor, instance, res, cursor=first.cursor)
+        assert [r.partition_key for r in second.run_requests] == ["talk_show_1"]
+        assert second.dynamic_partitions_requests[0].partition_keys == ["talk_show_1"]
+        reg = Warehouse(tmp_path / "hvbench.duckdb").rows(RAW_VIDEOS, raw_video_id="talk_show_1")
+        assert reg and reg[0]["path"].endswith("Talk Show (1).mp4") and len(reg[0]["sha256"]) == 64
+        state = json.loads(second.cursor)
+        assert "copying.mp4" not in [p for p, e in state["files"].items() if e.get("picked")]
+        third, _ = _tick(inbox_sensor, instance, res, cursor=second.cursor)
+        assert not third.run_requests  # unchanged: nothing again
+        # the user replaces the file with other content
+        shutil.copy(man_talking_head, inbox / "Talk Show (1).mp4")
+        with open(inbox / "Talk Show (1).mp4", "ab") as f:
+            f.write(b"\0" * 10)
+        age(inbox / "Talk Show (1).mp4", 60)
+        fourth, _ = _tick(inbox_sensor, instance, res, cursor=third.cursor)
+        fifth, _ = _tick(inbox_sensor, instance, res, cursor=fourth.cursor)
+        runs = list(fourth.run_requests or []) + list(fifth.run_requests or [])
+        assert [r.partition_key for r in runs] == ["talk_show_1"]
+        assert runs[0].run_key != second.run_requests[0].run_key
+
+
+def _materialize(asset, key, res, instance):
+    return dg.materialize([scene_clips, video_probe] if asset is None else [asset], partition_key=key,
+                          resources=res, instance=instance, raise_on_error=False,
+                          selection=None if asset is None else [asset])
+
+
+def _register(tmp_path, instance, files: dict):
+    """Register inbox files the way the sensor does (two ticks)."""
+    res = resources_for(tmp_path)
+    inbox = tmp_path / "inbox"
+    inbox.mkdir(parents=True, exist_ok=True)
+    for name, src in files.items():
+        if src is not None:
+            shutil.copy(src, inbox / name)
+        age(inbox / name)
+    first, _ = _tick(inbox_sensor, instance, res)
+    second, _ = _tick(inbox_sensor, instance, res, cursor=first.cursor)
+    instance.add_dynamic_partitions("raw_videos", second.dynamic_partitions_requests[0].partition_keys)
+    return {r.tags["hvbench/source"]: r.partition_key for r in second.run_requests}, res
+
+
+def test_scene_clips_and_probe_end_to_end(tmp_path, two_children):
+    with dg.instance_for_test() as instance:
+        keys, res = _register(tmp_path, instance, {"kids.mp4": two_children})
+        raw = keys["kids.mp4"]
+        assert _materialize(scene_clips, raw, res, instance).success
+        wh = Warehouse(tmp_path / "hvbench.duckdb")
+        clips = wh.rows(CLIPS, order_by="clip_index", raw_video_id=raw)
+        assert [c["kept"] for c in clips] == [True, False]  # a jump cut at 4.08 s leaves a 0.24 s tail
+        assert clips[1]["reason"].startswith("too short")
+        assert instance.get_dynamic_partitions("videos") == ["kids__000"]
+        # the clip sensor requests the per-clip run once per content
+        s1, _ = _tick(clip_sensor, instance, res)
+        assert [r.partition_key for r in s1.run_requests] == ["kids__000"]
+        s2, _ = _tick(clip_sensor, instance, res, cursor=s1.cursor)
+        assert not s2.run_requests
+        result = _materialize(video_probe, "kids__000", res, instance)
+        assert result.success
+        probe = wh.rows(VIDEO_PROBE, video_id="kids__000")[0]
+        assert probe["status"] == "ok" and abs(probe["duration_s"] - 4.08) < 0.05 and probe["has_audio"]
+        assert probe["backend"] == "pyav"
+        # re-materializing replaces, never duplicates
+        assert _materialize(scene_clips, raw, res, instance).success
+        assert _materialize(video_probe, "kids__000", res, instance).success
+        assert wh.count(CLIPS, raw_video_id=raw) == 2 and wh.count(VIDEO_PROBE, video_id="kids__000") == 1
+
+
+def test_bad_files_fail_their_own_partition_with_a_clear_reason(tmp_path, man_talking_head):
+    corpus = bad_media_corpus(tmp_path / "bad")
+    files = {p.name: p for p in corpus.values()}
+    files["Café – vidéo №1 (final).mp4"] = man_talking_head
+    files["no_audio.mp4"] = moving_square_video(tmp_path / "no_audio_src.mp4", seconds=2, tone_hz=None)
+    with dg.instance_for_test() as instance:
+        keys, res = _register(tmp_path, instance, files)
+        assert set(keys) == set(files)
+        expected = {"truncated.mp4": "truncated or corrupt", "empty.mp4": "empty file",
+                    "notes.mp4": "not a readable media container", "audio_only.mp4": "audio-only file"}
+        for name, reason in expected.items():
+            result = _materialize(scene_clips, keys[name], res, instance)
+            assert not result.success
+            failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+            text = str(failure.step_failure_data.error.message) + str(failure.step_failure_data.user_failure_data)
+            assert name in text and reason in text, text
+        for name in ("Café – vidéo №1 (final).mp4", "no_audio.mp4"):
+            assert _materialize(scene_clips, keys[name], res, instance).success
+        assert keys["Café – vidéo №1 (final).mp4"] == "cafe_video_no1_final"
+        clips = sorted(instance.get_dynamic_partitions("videos"))
+        assert clips == ["cafe_video_no1_final__000", "no_audio__000"]
+        for c in clips:
+            assert _materialize(video_probe, c, res, instance).success
+        wh = Warehouse(tmp_path / "hvbench.duckdb")
+        assert wh.rows(VIDEO_PROBE, video_id="no_audio__000")[0]["has_audio"] is False
+
+
+def test_six_partitions_concurrently_with_the_multiprocess_executor(tmp_path, monkeypatch, dagster_home):
+    data = tmp_path / "data"
+    monkeypatch.setenv("HVBENCH_DATA_DIR", str(data))
+    monkeypatch.setenv("HVBENCH_WAREHOUSE", str(data / "hvbench.duckdb"))
+    monkeypatch.setenv("HVBENCH_INBOX_SETTLE_S", "1")
+    src = {f"clip{i}.mp4": moving_square_video(tmp_path / f"src{i}.mp4", seconds=1.5, size=(320, 240),
+                                               color=(40 * i, 200, 100)) for i in range(6)}
+    with dg.DagsterInstance.get() as instance:
+        keys, _ = _register(data, instance, src)
+    assert run_concurrently("raw_job", list(keys.values())) == [0] * 6
+    with dg.DagsterInstance.get() as instance:
+        clips = sorted(instance.get_dynamic_partitions("videos"))
+    assert len(clips) == 6
+    assert run_concurrently("clip_job", clips) == [0] * 6
+    assert run_concurrently("clip_job", clips) == [0] * 6  # again: rows are replaced, not added
+    wh = Warehouse(data / "hvbench.duckdb")
+    assert wh.query("SELECT count(*) AS n, count(DISTINCT video_id) AS d FROM video_probe") == [{"n": 6, "d": 6}]
+    assert wh.query("SELECT count(*) AS n FROM clips WHERE kept") == [{"n": 6}]
