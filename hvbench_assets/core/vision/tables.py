@@ -41,7 +41,7 @@ HUMAN_TRACKS = TableSpec(
         ("face_clip_size", "JSON"),  # [w, h] of the face-crop clip
         ("body_clip_size", "JSON"),  # [w, h] of the body-crop clip
         ("fps", "DOUBLE"),  # of the clip and the crop clips
-        ("face_embedding", "JSON"),  # mean unit dlib face descriptor (128 floats) or null
+        ("face_embedding", "JSON"),  # mean dlib face descriptor (128 floats; same person < 0.6 apart) or null
         ("n_embeddings", "INTEGER"),
         ("params", "JSON"),  # tracker settings used
     ),
@@ -68,6 +68,42 @@ HUMAN_TRACK_BOXES = TableSpec(
         ("score", "DOUBLE"),  # face detector score on detected frames, else null
     ),
     description="L1: frame-level face and body boxes of every track",
+)
+
+PERSON_COUNT = TableSpec(
+    "person_count",
+    (
+        ("video_id", "VARCHAR"),
+        ("status", "VARCHAR"),  # ok | no_faces
+        ("reason", "VARCHAR"),
+        ("person_count", "INTEGER"),
+        ("n_tracks", "INTEGER"),
+        ("max_simultaneous", "INTEGER"),  # most tracks sharing one frame: a lower bound
+        ("n_merges", "INTEGER"),
+        ("persons", "JSON"),  # [[track ids of person 1], ...]
+        ("merges", "JSON"),  # [{"tracks": [...], "into": [...], "distance": d}, ...]
+        ("threshold", "DOUBLE"),  # face-descriptor distance below which track groups merge
+        ("method", "VARCHAR"),  # how the number was derived, in words
+    ),
+    description="L2: approximate number of distinct people, derived from L1 tracks",
+)
+
+DEMOGRAPHICS = TableSpec(
+    "demographics",
+    (
+        ("video_id", "VARCHAR"),
+        ("track_id", "INTEGER"),  # NULL on the single no_faces row
+        ("status", "VARCHAR"),  # ok | unavailable | no_faces | failed
+        ("reason", "VARCHAR"),
+        ("age", "DOUBLE"),  # median over sampled face crops
+        ("gender", "VARCHAR"),  # mode
+        ("gender_share", "DOUBLE"),  # vote share of the mode
+        ("race", "VARCHAR"),  # mode
+        ("race_share", "DOUBLE"),
+        ("votes", "JSON"),  # {"gender": {...}, "race": {...}, "ages": [...]}
+        ("n_samples", "INTEGER"),
+    ),
+    description="L3: per-track age / gender / race from face crops (status unavailable when no model)",
 )
 
 Box = tuple[float, float, float, float]

@@ -1,0 +1,80 @@
+"""Fixed-size crop clips of one track: square face crops and letterboxed body crops.
+
+Crops are cut from frames while the tracker decodes the clip, so each crop clip is fed frame by frame:
+`CropClipWriter` runs `write_video` in a thread that reads frames from a bounded queue.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from hvbench_assets.core.media import write_video
+
+Box = tuple[float, float, float, float]
+BLACK = (0, 0, 0)
+
+
+def crop_to(image: np.ndarray, box: Box, out_w: int, out_h: int) -> np.ndarray:
+    """The region `box` scaled to fit out_w x out_h with its aspect kept, centred, padded black (also where
+    the box leaves the image)."""
+    bw, bh = max(1e-3, box[2] - box[0]), max(1e-3, box[3] - box[1])
+    s = min(out_w / bw, out_h / bh)
+    tx = out_w / 2 - s * (box[0] + box[2]) / 2
+    ty = out_h / 2 - s * (box[1] + box[3]) / 2
+    m = np.array([[s, 0, tx], [0, s, ty]], dtype=np.float64)
+    interp = cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR
+    return cv2.warpAffine(image, m, (out_w, out_h), flags=interp, borderMode=cv2.BORDER_CONSTANT, borderValue=BLACK)
+
+
+class CropClipWriter:
+    """Streams frames into an H.264 mp4 from the caller's loop. `audio` is called once after the last frame
+    (the span is known only then). `close()` waits for the file and re-raises encoder errors."""
+
+    _END = object()
+
+    def __init__(self, dst: str | Path, fps: float, audio: Callable[[], np.ndarray | None] | None = None,
+                 max_queued: int = 32):
+        self.dst = Path(dst)
+        self.frames = 0
+        self._q: queue.Queue = queue.Queue(maxsize=max_queued)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fps, audio), daemon=True)
+        self._thread.start()
+
+    def _iter(self):
+        while (item := self._q.get()) is not self._END:
+            yield item
+
+    def _run(self, fps, audio) -> None:
+        try:
+            write_video(self.dst, self._iter(), fps=fps, audio=audio)
+        except BaseException as exc:  # surfaced by push/close in the caller's thread
+            self._error = exc
+            while self._q.get() is not self._END:  # drain so the producer never blocks
+                pass
+
+    def push(self, image: np.ndarray) -> None:
+        if self._error is not None:
+            raise self._error
+        self._q.put(image)
+        self.frames += 1
+
+    def close(self) -> Path:
+        self._q.put(self._END)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self.dst
+
+    def abort(self) -> None:
+        """Stop without keeping the file (used for tracks dropped as too short)."""
+        if self._thread.is_alive():
+            self._q.put(self._END)
+            self._thread.join()
+        self.dst.unlink(missing_ok=True)

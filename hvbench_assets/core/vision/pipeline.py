@@ -1,0 +1,275 @@
+"""L1 in one decode pass: detect faces every k-th frame, link them into tracks, interpolate boxes for the
+frames in between, attach body boxes, and write each track's face and body crop clips as frames stream by.
+
+Only the frames between a live track's last detection and the current frame are held in memory (at most
+`max_gap_s` plus one detection step, scaled to `buffer_max_side`), never the whole clip.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from hvbench_assets.core.media import iter_frames, probe_video, source_audio
+from hvbench_assets.core.media.encode import AUDIO_RATE
+from hvbench_assets.core.render.crops import CropClipWriter, crop_to
+from hvbench_assets.core.vision.backends import VisionBackend
+from hvbench_assets.core.vision.body import estimate_body, fill_missing, match_body
+from hvbench_assets.core.vision.boxes import lerp, scale, size, square_around
+from hvbench_assets.core.vision.tables import Box
+from hvbench_assets.core.vision.tracker import Detection, IouTracker, LiveTrack
+
+
+@dataclass(frozen=True)
+class TrackingParams:
+    detect_fps: float = 6.0  # face detections per second of video (every k-th frame)
+    detect_max_side: int = 640  # detector input size
+    buffer_max_side: int = 1280  # frames held for crops are shrunk to this
+    iou_threshold: float = 0.5  # the paper's overlap rule
+    max_gap_s: float = 1.0  # a track survives this long without a detection
+    min_track_s: float = 0.5  # shorter tracks are dropped
+    min_detections: int = 3
+    face_crop: int = 224
+    face_margin: float = 0.25  # face crop side = (1 + 2 * margin) * face size
+    body_crop: tuple[int, int] = (256, 384)  # w, h
+    embed_every_s: float = 1.5
+    max_embeddings: int = 6
+    min_embed_face_px: int = 40
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class TrackingResult:
+    tracks: list[dict]  # human_tracks rows
+    boxes: list[dict]  # human_track_boxes rows
+    frame_count: int
+    fps: float
+    frames_with_face: int
+    video_decodes: int = 1
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def face_presence(self) -> float:
+        return self.frames_with_face / self.frame_count if self.frame_count else 0.0
+
+
+@dataclass
+class _State:
+    """A live track's writing side: what has been emitted and the crop writers."""
+
+    track: LiveTrack
+    face_writer: CropClipWriter
+    body_writer: CropClipWriter
+    written: int  # last frame emitted
+    last_body: tuple[Box, str] | None = None  # body box and source at the last emitted detection
+    rows: list[dict] = field(default_factory=list)
+    embeddings: list[np.ndarray] = field(default_factory=list)
+    last_embed_t: float = -1e9
+
+
+class _Clock:
+    def __init__(self):
+        self.t: dict[str, float] = Counter()
+
+    def add(self, key: str, since: float) -> float:
+        now = time.perf_counter()
+        self.t[key] += now - since
+        return now
+
+
+def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
+                params: TrackingParams = TrackingParams()) -> TrackingResult:
+    """Track every face in `src`, write crop clips into `out_dir` (emptied first) and return table rows."""
+    src, out_dir = Path(src), Path(out_dir)
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True)
+    info = probe_video(src, count_frames=False)
+    fps, width, height = info.fps, info.width, info.height
+    audio = source_audio(src, rate=AUDIO_RATE) if info.has_audio else None
+    step = max(1, round(fps / params.detect_fps))
+    tracker = IouTracker(params.iou_threshold, max_gap=round(params.max_gap_s * fps))
+    clock = _Clock()
+    states: dict[int, _State] = {}
+    finished: list[_State] = []
+    buffer: dict[int, np.ndarray] = {}
+    times: dict[int, float] = {}
+    to_src = 1.0  # buffer pixels -> source pixels
+
+    def audio_span(st: _State):
+        if audio is None:
+            return None
+        return lambda: audio[int(st.track.first / fps * AUDIO_RATE): int((st.track.last + 1) / fps * AUDIO_RATE)]
+
+    def open_state(track: LiveTrack, frame: int) -> _State:
+        st = _State(track, None, None, written=frame - 1)  # type: ignore[arg-type]
+        span = audio_span(st)
+        st.face_writer = CropClipWriter(out_dir / f"live{track.key}_face.mp4", fps, span)
+        st.body_writer = CropClipWriter(out_dir / f"live{track.key}_body.mp4", fps, span)
+        return st
+
+    def emit(st: _State, frame: int, det: Detection, prev: int | None, body: Box | None) -> None:
+        """Write frames (st.written, frame] of a track that was just detected at `frame`."""
+        t0 = time.perf_counter()
+        prev_box = st.track.detections[prev].box if prev is not None else det.box
+        cur_body, cur_src = _body_now(body, st.last_body, det.box, backend, width, height)
+        first = st.written + 1
+        gap_bodies: list[Box | None] = [st.last_body[0] if st.last_body else None] + [None] * (frame - first) + [cur_body]
+        filled = fill_missing(gap_bodies) if backend.person is not None else None
+        for f in range(first, frame + 1):
+            w = 1.0 if prev is None or f == frame else (f - prev) / (frame - prev)
+            face = det.box if f == frame else lerp(prev_box, det.box, w)
+            if filled is not None:
+                body_box = filled[f - first + 1] if f < frame else cur_body
+                body_src = cur_src if f == frame else ("filled" if st.last_body else cur_src)
+            else:
+                body_box, body_src = estimate_body(face, width, height), "estimated"
+            img = _frame(buffer, f)
+            st.face_writer.push(crop_to(img, scale(square_around(face, params.face_margin), 1 / to_src),
+                                        params.face_crop, params.face_crop))
+            st.body_writer.push(crop_to(img, scale(body_box, 1 / to_src), *params.body_crop))
+            st.rows.append({
+                "frame": f, "t": times.get(f, f / fps), "face": face, "body": body_box,
+                "face_source": "detected" if f == frame else "interpolated", "body_source": body_src,
+                "score": det.score if f == frame else None,
+            })
+        st.written = frame
+        st.last_body = (cur_body, cur_src)
+        clock.add("crops", t0)
+
+    n = -1
+    t0 = time.perf_counter()
+    for fr in iter_frames(src, max_side=params.buffer_max_side):
+        n += 1
+        if n == 0:
+            to_src = width / fr.image.shape[1]
+        buffer[fr.index] = fr.image
+        times[fr.index] = fr.t
+        t0 = clock.add("decode", t0)
+        if n % step:
+            continue
+        small, k = _shrink(fr.image, params.detect_max_side)
+        dets = [Detection(scale(d.box, to_src / k), d.score) for d in backend.face.detect(small)]
+        persons = [scale(b, to_src / k) for b in backend.person.detect(small)] if backend.person else []
+        t0 = clock.add("detect", t0)
+        for track, det, prev in tracker.update(fr.index, dets):
+            st = states.get(track.key) or states.setdefault(track.key, open_state(track, fr.index))
+            body = None
+            if backend.person is not None:
+                i = match_body(det.box, persons)
+                body = persons[i] if i is not None else None
+            emit(st, fr.index, det, prev, body)
+            if backend.embedder is not None:
+                t1 = time.perf_counter()
+                _maybe_embed(st, backend, fr.image, scale(det.box, 1 / to_src), fr.t, params)
+                clock.add("embed", t1)
+        for track in tracker.expire(fr.index):
+            finished.append(_close(states.pop(track.key)))
+        keep_from = min((s.written for s in states.values()), default=fr.index) + 1
+        for f in [f for f in buffer if f < keep_from]:
+            del buffer[f], times[f]
+        t0 = time.perf_counter()
+    for track in tracker.expire(None):
+        finished.append(_close(states.pop(track.key)))
+    frame_count = n + 1
+    t0 = time.perf_counter()
+    result = _finalize(finished, out_dir, fps, frame_count, params)
+    clock.add("finalize", t0)
+    result.timings = dict(clock.t)
+    return result
+
+
+def _body_now(body: Box | None, last: tuple[Box, str] | None, face: Box, backend: VisionBackend,
+              width: int, height: int) -> tuple[Box, str]:
+    """Body box at a detection frame: the matched person box; else the previous one (neighbour fill);
+    else a face-geometry estimate (no person box seen yet, or no person detector at all)."""
+    if body is not None:
+        return body, "detected"
+    if backend.person is not None and last is not None and last[1] != "estimated":
+        return last[0], "filled"
+    return estimate_body(face, width, height), "estimated"
+
+
+def _frame(buffer: dict[int, np.ndarray], f: int) -> np.ndarray:
+    """The buffered frame, or the closest earlier one when the decoder skipped an index."""
+    if f in buffer:
+        return buffer[f]
+    earlier = [i for i in buffer if i < f]
+    return buffer[max(earlier)] if earlier else buffer[min(buffer)]
+
+
+def _shrink(image: np.ndarray, max_side: int) -> tuple[np.ndarray, float]:
+    h, w = image.shape[:2]
+    k = min(1.0, max_side / max(h, w))
+    if k >= 1.0:
+        return image, 1.0
+    return cv2.resize(image, (int(round(w * k)), int(round(h * k))), interpolation=cv2.INTER_AREA), k
+
+
+def _maybe_embed(st: _State, backend: VisionBackend, image: np.ndarray, face: Box, t: float,
+                 params: TrackingParams) -> None:
+    if len(st.embeddings) >= params.max_embeddings or t - st.last_embed_t < params.embed_every_s:
+        return
+    if size(face) < params.min_embed_face_px:
+        return
+    vec = backend.embedder.embed(image, face)
+    if vec is not None:
+        st.embeddings.append(vec)
+        st.last_embed_t = t
+
+
+def _close(st: _State) -> _State:
+    st.face_writer.close()
+    st.body_writer.close()
+    return st
+
+
+def _finalize(states: list[_State], out_dir: Path, fps: float, frame_count: int, params: TrackingParams) -> TrackingResult:
+    """Drop short tracks, number the rest by first appearance (ties left to right), rename their clips."""
+    keep, drop = [], []
+    for st in states:
+        long_enough = st.track.last - st.track.first + 1 >= params.min_track_s * fps
+        (keep if long_enough and len(st.track.detections) >= params.min_detections else drop).append(st)
+    for st in drop:
+        st.face_writer.dst.unlink(missing_ok=True)
+        st.body_writer.dst.unlink(missing_ok=True)
+    keep.sort(key=lambda s: (s.track.first, (s.rows[0]["face"][0] + s.rows[0]["face"][2]) / 2))
+    tracks, boxes, covered = [], [], set()
+    for tid, st in enumerate(keep):
+        face_path = st.face_writer.dst.rename(out_dir / f"track{tid:02d}_face.mp4")
+        body_path = st.body_writer.dst.rename(out_dir / f"track{tid:02d}_body.mp4")
+        dets = st.track.detections.values()
+        first, last = st.rows[0], st.rows[-1]
+        n_frames = last["frame"] - first["frame"] + 1
+        tracks.append({
+            "track_id": tid, "status": "ok", "reason": None,
+            "first_frame": first["frame"], "last_frame": last["frame"],
+            "first_s": round(first["t"], 4), "last_s": round(last["t"], 4), "n_frames": n_frames,
+            "n_detections": len(dets), "coverage": round(n_frames / frame_count, 4),
+            "face_size_median": float(statistics.median(size(r["face"]) for r in st.rows)),
+            "score_mean": float(np.mean([d.score for d in dets])),
+            "body_source": Counter(r["body_source"] for r in st.rows).most_common(1)[0][0],
+            "face_clip_path": str(face_path), "body_clip_path": str(body_path),
+            "face_clip_size": [params.face_crop, params.face_crop], "body_clip_size": list(params.body_crop),
+            "fps": fps,
+            "face_embedding": np.mean(st.embeddings, axis=0).round(6).tolist() if st.embeddings else None,
+            "n_embeddings": len(st.embeddings), "params": params.as_dict(),
+        })
+        for r in st.rows:
+            covered.add(r["frame"])
+            boxes.append({
+                "track_id": tid, "frame": r["frame"], "t": round(r["t"], 4),
+                **{f"face_{c}": round(v, 2) for c, v in zip(("x1", "y1", "x2", "y2"), r["face"])},
+                **{f"body_{c}": round(v, 2) for c, v in zip(("x1", "y1", "x2", "y2"), r["body"])},
+                "face_source": r["face_source"], "body_source": r["body_source"], "score": r["score"],
+            })
+    return TrackingResult(tracks=tracks, boxes=boxes, frame_count=frame_count, fps=fps, frames_with_face=len(covered))
