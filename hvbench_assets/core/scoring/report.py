@@ -1,0 +1,386 @@
+"""The evaluation report: per-task accuracy, category averages and the 16-task mean per model, random
+and human baselines, unparsed rates, circular accuracy, distractor selection and item statistics.
+Rendered as Markdown and as self-contained HTML with SVG charts."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from statistics import fmean
+
+from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS, task_info
+from hvbench_assets.core.scoring import svg
+from hvbench_assets.core.scoring.circular import circular_correct
+from hvbench_assets.core.scoring.items import ItemStats, distractor_histogram, item_statistics
+from hvbench_assets.core.scoring.metrics import Summary, TaskScore, aggregate, canonical_task, random_baseline, task_scores
+
+
+@dataclass
+class RunView:
+    run_id: str
+    label: str
+    model: str
+    config: dict
+
+
+@dataclass
+class ReportData:
+    benchmark: str
+    runs: list[RunView]
+    tasks: list[str]  # tasks present, in the paper's order
+    scores: dict[str, dict[str, TaskScore]]  # label -> task -> counts (rotation 0, answered rows)
+    summaries: dict[str, Summary]
+    failed: dict[str, int]
+    methods: dict[str, Counter]  # label -> extraction method counts
+    circular: dict[str, dict[str, float]]  # label -> task -> accuracy under every rotation
+    circular_summaries: dict[str, Summary]
+    random: dict[str, dict[str, float]]
+    random_summary: Summary
+    random_reference_summary: Summary
+    human: Summary | None
+    items: list[ItemStats]
+    histogram: dict[str, dict[int, int]]
+    load_issues: list[dict] = field(default_factory=list)
+
+
+def _label_runs(runs: Sequence[Mapping], response_rows: Sequence[Mapping]) -> list[RunView]:
+    cfg_by_id = {r["run_id"]: (r.get("model"), r.get("config") or {}) for r in runs}
+    ids = sorted({r["run_id"] for r in response_rows}, key=lambda i: (cfg_by_id.get(i, ("", {}))[0] or "", i))
+    model_of = {r["run_id"]: r["model"] for r in response_rows}
+    per_model = Counter(model_of[i] for i in ids)
+    out = []
+    for i in ids:
+        model = model_of[i]
+        cfg = cfg_by_id.get(i, (model, {}))[1]
+        label = model
+        if per_model[model] > 1:
+            sampling = f"{cfg.get('n_frames')}f" if cfg.get("n_frames") else f"{cfg.get('fps')}fps"
+            label = f"{model} [{sampling}{', circular' if cfg.get('circular') else ''}, {i[-8:]}]"
+        out.append(RunView(i, label, model, cfg))
+    return out
+
+
+def build_report(response_rows: Iterable[Mapping], runs: Sequence[Mapping] = (), benchmark: str = "",
+                 human: Mapping[str, float] | None = None, load_issues: Sequence[Mapping] = ()) -> ReportData:
+    """`response_rows`: eval_responses rows of one benchmark (any number of runs); `runs`: eval_runs rows
+    (labels and configs); `human`: task (name or acronym) -> accuracy as a fraction or a percentage."""
+    rows = list(response_rows)
+    views = _label_runs(runs, rows)
+    label_of = {v.run_id: v.label for v in views}
+    answered = [r for r in rows if r["status"] != "failed"]
+    plain = [r for r in answered if int(r["rotation"]) == 0]
+    tasks = sorted({r["task"] for r in rows}, key=_task_order)
+    scores, summaries, failed, methods, circ, circ_sum = {}, {}, {}, {}, {}, {}
+    for v in views:
+        mine = [r for r in plain if r["run_id"] == v.run_id]
+        scores[v.label] = task_scores(mine)
+        summaries[v.label] = aggregate({t: s.accuracy for t, s in scores[v.label].items()})
+        failed[v.label] = sum(1 for r in rows if r["run_id"] == v.run_id and r["status"] == "failed")
+        methods[v.label] = Counter(r["method"] for r in mine)
+        rotated = [r for r in answered if r["run_id"] == v.run_id]
+        if any(int(r["rotation"]) > 0 for r in rotated):
+            verdicts = circular_correct({**r, "model": v.label} for r in rotated)
+            per_task: dict[str, list[bool]] = defaultdict(list)
+            for (_, task, _), ok in verdicts.items():
+                per_task[task].append(ok)
+            circ[v.label] = {t: fmean(oks) for t, oks in per_task.items()}
+            circ_sum[v.label] = aggregate(circ[v.label])
+    n_options: dict[str, dict[str, int]] = defaultdict(dict)
+    for r in rows:
+        n_options[r["task"]][str(r["question_id"])] = int(r["n_options"])
+    random = random_baseline({t: list(q.values()) for t, q in n_options.items()})
+    stat_rows = [{**r, "model": label_of[r["run_id"]], "letters": r["letters"] if isinstance(r["letters"], list)
+                  else json.loads(r["letters"]), "answer": r["answer_original"], "chosen": r["chosen_original"]}
+                 for r in plain]
+    items = item_statistics(stat_rows)
+    return ReportData(
+        benchmark=benchmark or (rows[0]["benchmark"] if rows else ""), runs=views, tasks=tasks, scores=scores,
+        summaries=summaries, failed=failed, methods=methods, circular=circ, circular_summaries=circ_sum,
+        random=random, random_summary=aggregate({t: v["expected"] for t, v in random.items()}),
+        random_reference_summary=aggregate({t: v["reference"] for t, v in random.items()}),
+        human=aggregate(normalize_baseline(human)) if human else None, items=items,
+        histogram=distractor_histogram(items), load_issues=list(load_issues),
+    )
+
+
+def _task_order(name: str) -> tuple[int, str]:
+    names = [t.name for t in TASKS]
+    return (names.index(name), name) if name in names else (len(names), name)
+
+
+def normalize_baseline(values: Mapping[str, float]) -> dict[str, float]:
+    """Task names or acronyms -> fractions (a table in percent is detected by any value > 1)."""
+    vals = {canonical_task(k): float(v) for k, v in values.items() if v is not None and str(v).strip() not in ("", "-")}
+    scale = 100.0 if any(v > 1.0 for v in vals.values()) else 1.0
+    return {k: v / scale for k, v in vals.items()}
+
+
+def load_baseline_file(path: str | Path) -> dict[str, float]:
+    """A human baseline: JSON {"ER": 87.6, ...} or CSV rows `task,accuracy`."""
+    path = Path(path)
+    if path.suffix.lower() == ".json":
+        return normalize_baseline(json.loads(path.read_text()))
+    with path.open(newline="") as fh:
+        rows = [r for r in csv.reader(fh) if r and not r[0].startswith("#")]
+    if rows and rows[0][0].strip().lower() in ("task", "name"):
+        rows = rows[1:]
+    return normalize_baseline({r[0].strip(): r[1].strip() for r in rows})
+
+
+# -- table model -------------------------------------------------------------------------------
+@dataclass
+class Table:
+    headers: list[str]
+    rows: list[list[str]]
+
+    def markdown(self) -> str:
+        out = ["| " + " | ".join(self.headers) + " |", "|" + "|".join("---" for _ in self.headers) + "|"]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in self.rows]
+        return "\n".join(out)
+
+    def html(self) -> str:
+        head = "".join(f"<th>{escape(h)}</th>" for h in self.headers)
+        body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in self.rows)
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}"
+
+
+def _abbrev(task: str) -> str:
+    info = task_info(task)
+    return info.abbrev if info else task
+
+
+def _columns(data: ReportData) -> list[tuple[str, str | None]]:
+    """(header, task or category marker) in the paper's order: each category's tasks then its Avg."""
+    cols: list[tuple[str, str | None]] = []
+    for cat in CATEGORIES:
+        present = [t.name for t in TASKS if t.category == cat and t.name in data.tasks]
+        if not present:
+            continue
+        cols += [(_abbrev(t), t) for t in present]
+        short = "".join(w[0] for w in cat.replace("-", " ").split())
+        cols.append((f"{short} Avg" + ("" if len(present) == 4 else f" ({len(present)}/4)"), f"cat:{cat}"))
+    cols += [(t, t) for t in data.tasks if task_info(t) is None]
+    cols.append(("Overall" if len(data.tasks) == len(TASKS) else f"Overall ({len(data.tasks)} tasks)", "overall"))
+    return cols
+
+
+def _row(summary: Summary, cols) -> list[str]:
+    out = []
+    for _, key in cols:
+        if key == "overall":
+            out.append(pct(summary.overall))
+        elif key.startswith("cat:"):
+            out.append(pct(summary.categories[key[4:]]))
+        else:
+            out.append(pct(summary.tasks.get(key, summary.extra_tasks.get(key))))
+    return out
+
+
+def accuracy_table(data: ReportData) -> Table:
+    cols = _columns(data)
+    rows = [["Random (mean 1/n)"] + _row(data.random_summary, cols),
+            ["Random (ref. script: items/options)"] + _row(data.random_reference_summary, cols)]
+    rows += [[label] + _row(s, cols) for label, s in data.summaries.items()]
+    if data.human:
+        rows.append(["Human"] + _row(data.human, cols))
+    return Table(["Model"] + [h for h, _ in cols], rows)
+
+
+def circular_table(data: ReportData) -> Table | None:
+    if not data.circular_summaries:
+        return None
+    cols = _columns(data)
+    return Table(["Model (circular)"] + [h for h, _ in cols],
+                 [[label] + _row(s, cols) for label, s in data.circular_summaries.items()])
+
+
+def unparsed_table(data: ReportData) -> Table:
+    headers = ["Model", "answered", "failed calls", "unparsed", "unparsed %"] + [_abbrev(t) for t in data.tasks]
+    rows = []
+    for label, per in data.scores.items():
+        n = sum(s.n_items for s in per.values())
+        u = sum(s.n_unparsed for s in per.values())
+        rows.append([label, str(n), str(data.failed[label]), str(u), pct(u / n if n else None)]
+                    + [pct(per[t].unparsed_rate) if t in per else "-" for t in data.tasks])
+    return Table(headers, rows)
+
+
+def methods_table(data: ReportData) -> Table:
+    methods = sorted({m for c in data.methods.values() for m in c})
+    return Table(["Model"] + methods, [[label] + [str(c.get(m, 0)) for m in methods] for label, c in data.methods.items()])
+
+
+def counts_table(data: ReportData) -> Table:
+    rows = []
+    for t in data.tasks:
+        r = data.random.get(t, {})
+        rows.append([_abbrev(t), t, str(int(r.get("n_items", 0))), pct(r.get("expected")), pct(r.get("reference"))]
+                    + [str(data.scores[label][t].n_correct) + "/" + str(data.scores[label][t].n_items)
+                       if t in data.scores[label] else "-" for label in data.scores])
+    return Table(["Task", "File", "Items", "Random mean 1/n", "Random items/options"] + list(data.scores), rows)
+
+
+def distractor_table(data: ReportData) -> Table:
+    n_models = len(data.runs)
+    headers = ["Task", "distractors", "chosen by 0 (non-functional)", "chosen by >=1 %"] + \
+              [f"x={x}" for x in range(0, n_models + 1)]
+    rows = []
+    for t in data.tasks:
+        h = data.histogram.get(t, {})
+        total = sum(h.values())
+        rows.append([_abbrev(t), str(total), str(h.get(0, 0)), pct((total - h.get(0, 0)) / total if total else None)]
+                    + [str(h.get(x, 0)) for x in range(0, n_models + 1)])
+    return Table(headers, rows)
+
+
+def item_summary_table(data: ReportData) -> Table:
+    rows = []
+    for t in data.tasks:
+        mine = [s for s in data.items if s.task == t]
+        disc = [s.discrimination for s in mine if s.discrimination is not None]
+        rows.append([_abbrev(t), str(len(mine)), f"{fmean(s.difficulty for s in mine):.2f}" if mine else "-",
+                     f"{fmean(disc):.2f}" if disc else "-", str(sum(d < 0 for d in disc)),
+                     str(sum(s.difficulty == 0 for s in mine)), str(sum(s.difficulty == 1 for s in mine)),
+                     f"{fmean(s.entropy_norm for s in mine):.2f}" if mine else "-",
+                     str(sum(len(s.non_functional) for s in mine))])
+    return Table(["Task", "items", "mean difficulty (p)", "mean discrimination (r_pb)", "items r<0",
+                  "nobody right", "everybody right", "mean option entropy (norm.)", "non-functional distractors"], rows)
+
+
+def flagged_items_table(data: ReportData, limit: int = 20) -> Table:
+    flagged = [s for s in data.items if s.difficulty == 0 or (s.discrimination is not None and s.discrimination < 0)
+               or s.non_functional]
+    flagged.sort(key=lambda s: (s.discrimination if s.discrimination is not None else 0.0, s.difficulty))
+    rows = [[_abbrev(s.task), s.question_id, f"{s.difficulty:.2f}",
+             "-" if s.discrimination is None else f"{s.discrimination:.2f}",
+             ",".join(s.non_functional) or "-", " ".join(f"{k}:{v}" for k, v in s.choice_counts.items())]
+            for s in flagged[:limit]]
+    return Table(["Task", "Question_id", "p", "r_pb", "non-functional", "choices"], rows)
+
+
+# -- rendering ---------------------------------------------------------------------------------
+NOTES = (
+    "Accuracy is correct / answered items per task (rotation 0). Category average = mean of the "
+    "category's task accuracies; Overall = mean of the task accuracies (the 16-task mean when all 16 "
+    "are present), as in the paper's tables. Unparsed replies count as wrong; failed calls are not "
+    "counted and are retried by the next run. Random (mean 1/n) is the expected accuracy of a uniform "
+    "guesser, the mean over items of 1/number of options (ours); Random (ref. script) divides the item "
+    "count by the total option count, as the reference evaluation script does; they differ only where "
+    "a task mixes option counts."
+)
+
+
+def render_markdown(data: ReportData) -> str:
+    parts = [f"# Evaluation report: {data.benchmark}", "",
+             f"{len(data.runs)} run(s), {len(data.tasks)} task(s), {len({(s.task, s.question_id) for s in data.items})} item(s).",
+             "", "## Accuracy (%)", "", accuracy_table(data).markdown(), "", NOTES, ""]
+    circ = circular_table(data)
+    if circ:
+        parts += ["## Circular evaluation (%): right under every rotation of the options", "", circ.markdown(), ""]
+    parts += ["## Items, baselines and correct counts", "", counts_table(data).markdown(), "",
+              "## Unparsed replies", "", unparsed_table(data).markdown(), "",
+              "Extraction methods (how each reply was read):", "", methods_table(data).markdown(), "",
+              "## Distractor selection across models", "",
+              "For every wrong option: how many models chose it (x = number of models).", "",
+              distractor_table(data).markdown(), "",
+              "## Item statistics", "",
+              "p = share of models right; r_pb = corrected point-biserial correlation with the models' "
+              "accuracy on the other items (needs 3+ models with differing results); option entropy is "
+              "normalised by log2(options).", "", item_summary_table(data).markdown(), "",
+              "Flagged items (nobody right, negative discrimination or non-functional distractors):", "",
+              flagged_items_table(data).markdown(), ""]
+    if data.load_issues:
+        parts += ["## Skipped benchmark lines", ""] + \
+                 [f"- {i['file']}:{i['line']}: {i['message']}" for i in data.load_issues] + [""]
+    return "\n".join(parts)
+
+
+def charts(data: ReportData) -> list[str]:
+    out = []
+    cats = [c for c in CATEGORIES if any(task_info(t) and task_info(t).category == c for t in data.tasks)]
+    groups = cats + ["Overall"]
+
+    def vals(summary: Summary) -> list[float | None]:
+        return [None if summary.categories[c] is None else 100 * summary.categories[c] for c in cats] + \
+               [None if summary.overall is None else 100 * summary.overall]
+
+    refs = {"Random": vals(data.random_summary)}
+    if data.human:
+        refs["Human"] = vals(data.human)
+    out.append(svg.grouped_bars(groups, {k: vals(s) for k, s in data.summaries.items()},
+                                "Category averages and overall (%)", refs=refs))
+    tasks = [_abbrev(t) for t in data.tasks]
+    out.append(svg.grouped_bars(
+        tasks, {k: [100 * s.tasks[t] if t in s.tasks else (100 * s.extra_tasks[t] if t in s.extra_tasks else None)
+                    for t in data.tasks] for k, s in data.summaries.items()},
+        "Per-task accuracy (%)", refs={"Random": [100 * data.random[t]["expected"] for t in data.tasks]}, width=960))
+    merged: Counter = Counter()
+    for h in data.histogram.values():
+        merged.update(h)
+    out.append(svg.histogram(dict(merged), "Distractors by number of models choosing them", "models choosing"))
+    pts = [(s.difficulty, s.discrimination, f"{s.task}/{s.question_id}") for s in data.items if s.discrimination is not None]
+    if pts:
+        out.append(svg.scatter(pts, "Item difficulty vs discrimination", "difficulty p", "r_pb"))
+    return out
+
+
+def render_html(data: ReportData) -> str:
+    sections = [f"<h1>Evaluation report: {escape(data.benchmark)}</h1>",
+                "<h2>Accuracy (%)</h2>", accuracy_table(data).html(), f"<p>{escape(NOTES)}</p>",
+                '<div class="charts">' + "".join(charts(data)) + "</div>"]
+    circ = circular_table(data)
+    if circ:
+        sections += ["<h2>Circular evaluation (%)</h2>", circ.html()]
+    sections += ["<h2>Items, baselines and correct counts</h2>", counts_table(data).html(),
+                 "<h2>Unparsed replies</h2>", unparsed_table(data).html(), methods_table(data).html(),
+                 "<h2>Distractor selection across models</h2>", distractor_table(data).html(),
+                 "<h2>Item statistics</h2>", item_summary_table(data).html(),
+                 "<h3>Flagged items</h3>", flagged_items_table(data).html()]
+    if data.load_issues:
+        sections += ["<h2>Skipped benchmark lines</h2><ul>"] + \
+                    [f"<li>{escape(i['file'])}:{i['line']}: {escape(i['message'])}</li>" for i in data.load_issues] + ["</ul>"]
+    style = ("body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:1em 0;"
+             "font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child,th:first-child"
+             "{text-align:left}.charts svg{margin:0.5em;border:1px solid #eee}")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>hvbench report {escape(data.benchmark)}</title>"
+            f"<style>{style}</style></head><body>{''.join(sections)}</body></html>")
+
+
+def write_report(data: ReportData, out_dir: str | Path) -> dict[str, Path]:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"markdown": out_dir / "report.md", "html": out_dir / "report.html"}
+    for key, text in (("markdown", render_markdown(data)), ("html", render_html(data))):
+        tmp = paths[key].with_suffix(".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(paths[key])
+    return paths
+
+
+# -- warehouse rows ----------------------------------------------------------------------------
+def task_score_rows(data: ReportData) -> list[dict]:
+    rows = []
+    for v in data.runs:
+        for t, s in data.scores[v.label].items():
+            rows.append({"run_id": v.run_id, "label": v.label, "task": t, "n_items": s.n_items,
+                         "n_correct": s.n_correct, "n_unparsed": s.n_unparsed, "accuracy": s.accuracy,
+                         "unparsed_rate": s.unparsed_rate, "circular_accuracy": data.circular.get(v.label, {}).get(t),
+                         "random_expected": data.random.get(t, {}).get("expected"),
+                         "random_reference": data.random.get(t, {}).get("reference")})
+    return rows
+
+
+def item_stat_rows(data: ReportData) -> list[dict]:
+    return [{"task": s.task, "question_id": s.question_id, "n_models": s.n_models, "n_options": s.n_options,
+             "difficulty": s.difficulty, "discrimination": s.discrimination, "upper_lower": s.upper_lower,
+             "choice_counts": s.choice_counts, "non_functional": s.non_functional, "entropy_bits": s.entropy_bits,
+             "entropy_norm": s.entropy_norm} for s in data.items]

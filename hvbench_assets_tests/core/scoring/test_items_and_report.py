@@ -1,0 +1,109 @@
+"""Item statistics, distractor frequencies, circular verdicts and the rendered report, on response
+rows whose every number is worked out by hand here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hvbench_assets.core.benchmark.layout import BenchmarkItem, Option
+from hvbench_assets.core.scoring.circular import circular_correct, original_letter, rotate_item
+from hvbench_assets.core.scoring.items import distractor_histogram, item_statistics
+from hvbench_assets.core.scoring.report import (
+    build_report, load_baseline_file, render_html, render_markdown, task_score_rows, write_report,
+)
+
+# 4 models x 4 items. Answers: ER q1=A, q2=B (4 options); HC q1=C (4 options); AVSM q1=A (2 options)
+KEY = {("Emotion_Recognition", "q1"): ("A", 4), ("Emotion_Recognition", "q2"): ("B", 4),
+       ("Human_Count", "q1"): ("C", 4), ("Audio_Visual_Speaker_Matching", "q1"): ("A", 2)}
+CHOICES = {  # model -> chosen letter per item (None = unparsed)
+    "m1": {"Emotion_Recognition/q1": "A", "Emotion_Recognition/q2": "B", "Human_Count/q1": "C", "Audio_Visual_Speaker_Matching/q1": "A"},
+    "m2": {"Emotion_Recognition/q1": "A", "Emotion_Recognition/q2": "C", "Human_Count/q1": "C", "Audio_Visual_Speaker_Matching/q1": "B"},
+    "m3": {"Emotion_Recognition/q1": "B", "Emotion_Recognition/q2": "C", "Human_Count/q1": "D", "Audio_Visual_Speaker_Matching/q1": "A"},
+    "m4": {"Emotion_Recognition/q1": None, "Emotion_Recognition/q2": "B", "Human_Count/q1": "A", "Audio_Visual_Speaker_Matching/q1": "B"},
+}
+
+
+def rows():
+    out = []
+    for model, picks in CHOICES.items():
+        for (task, qid), (ans, n) in KEY.items():
+            chosen = picks[f"{task}/{qid}"]
+            out.append({"run_id": f"bench__{model}__x", "benchmark": "bench", "model": model, "task": task,
+                        "question_id": qid, "rotation": 0, "n_options": n, "letters": list("ABCD"[:n]),
+                        "answer": ans, "answer_original": ans, "chosen": chosen, "chosen_original": chosen,
+                        "correct": chosen == ans, "status": "parsed" if chosen else "unparsed",
+                        "method": "bare_letter" if chosen else "no_match"})
+    return out
+
+
+def test_item_statistics_by_hand():
+    stats = {(s.task, s.question_id): s for s in item_statistics(rows())}
+    er1 = stats[("Emotion_Recognition", "q1")]
+    assert er1.difficulty == pytest.approx(0.5)  # m1, m2 right
+    assert er1.choice_counts == {"A": 2, "B": 1, "C": 0, "D": 0, "unparsed": 1}
+    assert er1.distractor_counts == {"B": 1, "C": 0, "D": 0} and er1.non_functional == ["C", "D"]
+    p = np.array([2, 1, 1]) / 4  # A, B, unparsed share of the 4 models (zeros add nothing)
+    assert er1.entropy_bits == pytest.approx(-(p * np.log2(p)).sum())
+    assert er1.entropy_norm == pytest.approx(er1.entropy_bits / 2)
+    # corrected point-biserial: right on ER q1 vs accuracy on the other 3 items, per model
+    right = np.array([1, 1, 0, 0.0])
+    rest = np.array([3 / 3, 1 / 3, 1 / 3, 1 / 3])  # m1: 3 of 3; m2: HC; m3: AVSM; m4: ER q2
+    assert er1.discrimination == pytest.approx(np.corrcoef(right, rest)[0, 1])
+    # upper-lower: top third = m1 (right); bottom third = one place shared by the tied m2, m3, m4 (1/3 right)
+    assert er1.upper_lower == pytest.approx(1.0 - 1 / 3)
+    avsm = stats[("Audio_Visual_Speaker_Matching", "q1")]
+    assert avsm.difficulty == 0.5 and avsm.non_functional == [] and avsm.entropy_norm == pytest.approx(1.0)
+
+
+def test_discrimination_undefined_without_variance():
+    same = [r for r in rows() if r["model"] in ("m1", "m2")]  # two models only: fewer than three
+    assert all(s.discrimination is None for s in item_statistics(same))
+
+
+def test_distractor_histogram_counts_models_per_distractor():
+    hist = distractor_histogram(item_statistics(rows()))
+    # ER q1 distractors chosen by (B:1, C:0, D:0); ER q2 (A:0, C:2, D:0)
+    assert hist["Emotion_Recognition"] == {0: 4, 1: 1, 2: 1}
+    assert hist["Human_Count"] == {0: 1, 1: 2}  # A:1, B:0, D:1
+    assert hist["Audio_Visual_Speaker_Matching"] == {2: 1}
+
+
+def test_rotation_round_trip():
+    item = BenchmarkItem("Emotion_Recognition", "q", "?", (Option("A", "x"), Option("B", "y"), Option("C", "z")),
+                         "B", "v.mp4", video_path=None)
+    r1 = rotate_item(item, 1)
+    assert [o.text for o in r1.options] == ["z", "x", "y"] and r1.answer == "C"
+    for shift in range(3):
+        rot = rotate_item(item, shift)
+        assert rot.option_text(rot.answer) == "y"
+        assert original_letter(rot.answer, shift, 3) == "B"
+    assert circular_correct([{"model": "m", "task": "t", "question_id": "q", "rotation": s, "n_options": 3,
+                              "correct": s != 2} for s in range(3)]) == {("m", "t", "q"): False}
+    # an item with a missing rotation is not judged
+    assert circular_correct([{"model": "m", "task": "t", "question_id": "q", "rotation": 0, "n_options": 3,
+                              "correct": True}]) == {}
+
+
+def test_report_numbers(tmp_path):
+    human = tmp_path / "human.csv"
+    human.write_text("task,accuracy\nER,87.6\nHC,92.5\nAVSM,96.0\n")
+    data = build_report(rows(), benchmark="bench", human=load_baseline_file(human))
+    m1, m2, m4 = data.summaries["m1"], data.summaries["m2"], data.summaries["m4"]
+    assert m1.tasks == {"Emotion_Recognition": 1.0, "Human_Count": 1.0, "Audio_Visual_Speaker_Matching": 1.0}
+    assert m2.tasks["Emotion_Recognition"] == 0.5 and m2.overall == pytest.approx((0.5 + 1 + 0) / 3)
+    assert m2.categories["Emotion Perception"] == 0.5 and m2.categories["Behavior Analysis"] is None
+    assert data.scores["m4"]["Emotion_Recognition"].n_unparsed == 1 and m4.tasks["Emotion_Recognition"] == 0.5
+    assert data.random["Audio_Visual_Speaker_Matching"]["expected"] == 0.5
+    assert data.random_summary.overall == pytest.approx((0.25 + 0.25 + 0.5) / 3)
+    assert data.human.tasks["Human_Count"] == pytest.approx(0.925)
+    md = render_markdown(data)
+    assert "| m2 | 50.0 | 50.0 | 100.0 | 100.0 | 0.0 | 0.0 | 50.0 |" in md  # ER, EP avg, HC, PR avg, AVSM, SVA avg, overall
+    assert "Random (mean 1/n)" in md and "Random (ref. script" in md and "| Human |" in md
+    assert "| ER | 6 | 4 | 33.3 |" in md  # 6 distractors, 4 non-functional
+    html = render_html(data)
+    assert html.count("<svg") == 4 and "<table>" in html
+    paths = write_report(data, tmp_path / "out")
+    assert paths["markdown"].read_text() == md and paths["html"].exists()
+    scores = {(r["label"], r["task"]): r for r in task_score_rows(data)}
+    assert scores[("m4", "Emotion_Recognition")]["unparsed_rate"] == 0.5
