@@ -1,0 +1,182 @@
+"""The main job on the embedded defaults, end to end, without the UI.
+
+    python -m hvbench_assets.demo [--videos DIR]
+
+Drops videos into the inbox (generated samples unless --videos is given), lets the real inbox sensor
+pick them up, runs `raw_video_job` for every file and `clip_labels_job` for every kept clip on the
+local Dagster instance (DAGSTER_HOME, so the runs show in the UI afterwards), then prints what the
+warehouse holds.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dagster as dg
+import numpy as np
+
+from hvbench_assets.core.media import write_video
+from hvbench_assets.core.media.encode import AUDIO_RATE
+from hvbench_assets.core.settings import PROJECT_ROOT
+
+
+def raw_video_job():
+    from hvbench_assets.definitions import defs
+
+    return defs().resolve_job_def("raw_video_job")
+
+
+def clip_labels_job():
+    from hvbench_assets.definitions import defs
+
+    return defs().resolve_job_def("clip_labels_job")
+
+
+def _speech(text: str, seconds: float) -> np.ndarray:
+    """espeak-ng speech when installed, else a voiced-like harmonic tone; padded to `seconds`."""
+    n = int(seconds * AUDIO_RATE)
+    if shutil.which("espeak-ng"):
+        wav = Path(os.environ.get("TMPDIR", "/tmp")) / f"hvbench_demo_{os.getpid()}.wav"
+        subprocess.run(["espeak-ng", "-s", "150", "-w", str(wav), text], check=True, capture_output=True)
+        from hvbench_assets.core.media import load_audio
+
+        audio = load_audio(wav, sample_rate=AUDIO_RATE)
+        wav.unlink(missing_ok=True)
+    else:
+        t = np.arange(n) / AUDIO_RATE
+        audio = sum(0.08 / k * np.sin(2 * np.pi * 140 * k * t) for k in range(1, 6)).astype(np.float32)
+    return np.pad(audio, (0, max(0, n - len(audio))))[:n].astype(np.float32)
+
+
+def make_samples(inbox: Path) -> list[Path]:
+    """Two generated files: a two-shot video with speech (split into two clips) and a static one (dropped)."""
+    inbox.mkdir(parents=True, exist_ok=True)
+    fps, w, h, shot = 25, 480, 360, 4.0
+    yy, xx = np.mgrid[0:h, 0:w]
+
+    def shot_frames(seed: int):
+        base = np.stack([(xx * 255 // w), (yy * 255 // h), np.full_like(xx, 60 + 120 * seed)], -1).astype(np.uint8)
+        checker = ((np.indices((90, 90)).sum(0) // 10) % 2).astype(bool)[..., None]
+        tile = np.where(checker, np.uint8(230), np.uint8(30 + 100 * seed))
+        for i in range(int(shot * fps)):
+            img = base.copy()
+            x = int((w - 90) * i / (shot * fps - 1))
+            y = h // 2 - 45 + int(40 * np.sin(i / 6 + seed))
+            img[y : y + 90, x : x + 90] = tile
+            yield img
+
+    two_shots = inbox / "Sample – two shots.mp4"
+    audio = _speech("Hello, this is the hvbench demo. The first shot ends here. Now the second shot begins.", 2 * shot)
+
+    def both():
+        yield from shot_frames(0)
+        yield from shot_frames(1)
+
+    write_video(two_shots, both(), fps=fps, audio=audio)
+    static = inbox / "sample_static.mp4"
+    write_video(static, (np.full((h, w, 3), 128, np.uint8) for _ in range(75)), fps=fps)
+    return [two_shots, static]
+
+
+def _execute(job_fn, partition_key: str, instance: dg.DagsterInstance) -> bool:
+    result = dg.execute_job(dg.reconstructable(job_fn), instance=instance, tags={"dagster/partition": partition_key})
+    return result.success
+
+
+def run(videos: Path | None) -> int:
+    from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
+    from hvbench_assets.defs.resources import build_core_resources
+
+    resources = build_core_resources()
+    settings = resources["settings"]
+    inbox = Path(os.environ.get("HVBENCH_INBOX_DIR") or Path(os.environ.get("HVBENCH_DATA_DIR", PROJECT_ROOT / "data")) / "inbox")
+    if videos:
+        inbox.mkdir(parents=True, exist_ok=True)
+        for p in sorted(videos.iterdir()):
+            if p.is_file():
+                shutil.copy2(p, inbox / p.name)
+        print(f"copied {videos} into {inbox}")
+    else:
+        for p in make_samples(inbox):
+            print(f"generated {p}")
+    old = time.time() - 3600  # files we just wrote are complete: let them count as settled
+    for p in inbox.rglob("*"):
+        if p.is_file():
+            os.utime(p, (old, old))
+    ok = True
+    with dg.DagsterInstance.get() as instance:
+        cursor = None
+        requests = []
+        for _ in range(2):  # the sensor wants to see a file unchanged twice
+            ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources)
+            result = inbox_sensor(ctx)
+            cursor = result.cursor
+            for req in result.dynamic_partitions_requests or []:
+                instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
+            requests += list(result.run_requests or [])
+        print(f"inbox_sensor requested {len(requests)} raw_video_job run(s)")
+        for req in requests:
+            success = _execute(raw_video_job, req.partition_key, instance)
+            ok &= success
+            print(f"  raw_videos/{req.partition_key}: {'ok' if success else 'FAILED (see the run in the UI)'}")
+        ctx = dg.build_sensor_context(instance=instance, resources=resources)
+        clips = clip_sensor(ctx)
+        clip_requests = list(clips.run_requests or []) if isinstance(clips, dg.SensorResult) else []
+        print(f"clip_sensor requested {len(clip_requests)} clip_labels_job run(s)")
+        for req in clip_requests:
+            success = _execute(clip_labels_job, req.partition_key, instance)
+            ok &= success
+            print(f"  videos/{req.partition_key}: {'ok' if success else 'FAILED (see the run in the UI)'}")
+    print()
+    print(summary(resources["warehouse"].get()))
+    print(f"\nWarehouse: {resources['warehouse'].get().path}\nOpen the UI:  DAGSTER_HOME={os.environ.get('DAGSTER_HOME')} "
+          f".venv/bin/dagster dev -w workspace.yaml   (then http://127.0.0.1:3000)")
+    del settings
+    return 0 if ok else 1
+
+
+def summary(wh) -> str:
+    """Row counts of every table and a short view of the clips and per-clip labels."""
+    lines = ["== warehouse =="]
+    tables = [r["table_name"] for r in wh.query("SELECT table_name FROM information_schema.tables ORDER BY 1")]
+    for t in tables:
+        n = wh.query(f'SELECT count(*) AS n FROM "{t}"')[0]["n"]
+        lines.append(f"{t:28s} {n:6d} rows")
+    if "clips" in tables:
+        lines.append("\n== clips ==")
+        for r in wh.query("SELECT raw_video_id, clip_index, start_s, end_s, kept, reason FROM clips ORDER BY 1, 2"):
+            lines.append(f"{r['raw_video_id']}#{r['clip_index']}  {r['start_s']:6.2f}-{r['end_s']:6.2f}s  "
+                         f"{'kept   ' if r['kept'] else 'dropped'}  {r['reason']}")
+    label_tables = [t for t in tables if t not in ("clips", "raw_videos") and
+                    "video_id" in {c["column_name"] for c in wh.query(
+                        "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [t])}]
+    for t in label_tables:
+        cols = {c["column_name"] for c in wh.query(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [t])}
+        if "status" not in cols:
+            continue
+        rows = wh.query(f'SELECT video_id, status, count(*) AS n FROM "{t}" GROUP BY 1, 2 ORDER BY 1, 2')
+        lines.append(f"\n== {t} ==")
+        lines += [f"{r['video_id']:32s} {r['status']:12s} {r['n']} row(s)" for r in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--videos", type=Path, help="a folder of your own videos instead of generated samples")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home"))
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("YOLO_OFFLINE", "1")
+    Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
+    if args.videos and not args.videos.is_dir():
+        parser.error(f"--videos {args.videos}: not a folder")
+    return run(args.videos)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
