@@ -272,4 +272,7 @@ def _finalize(states: list[_State], out_dir: Path, fps: float, frame_count: int,
                 **{f"body_{c}": round(v, 2) for c, v in zip(("x1", "y1", "x2", "y2"), r["body"])},
                 "face_source": r["face_source"], "body_source": r["body_source"], "score": r["score"],
             })
+    presence = round(len(covered) / frame_count, 4) if frame_count else 0.0
+    for row in tracks:
+        row.update(clip_frames=frame_count, face_presence=presence)
     return TrackingResult(tracks=tracks, boxes=boxes, frame_count=frame_count, fps=fps, frames_with_face=len(covered))

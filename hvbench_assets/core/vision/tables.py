@@ -44,6 +44,8 @@ HUMAN_TRACKS = TableSpec(
         ("face_embedding", "JSON"),  # mean dlib face descriptor (128 floats; same person < 0.6 apart) or null
         ("n_embeddings", "INTEGER"),
         ("params", "JSON"),  # tracker settings used
+        ("clip_frames", "INTEGER"),  # decoded frames of the clip (same on every row of a clip)
+        ("face_presence", "DOUBLE"),  # fraction of the clip's frames with a face in some track (clip-level)
     ),
     description="L1: one row per person track (face + body), with crop clips",
 )

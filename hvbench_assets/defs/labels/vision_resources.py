@@ -1,0 +1,46 @@
+"""The `vision` resource: which face detector runs, tracker knobs, and the L2/L3 settings."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from hvbench_assets.core.vision.backends import VisionBackend, build_backend
+from hvbench_assets.core.vision.count import SAME_PERSON_DISTANCE
+from hvbench_assets.core.vision.demographics import DeepFaceDemographics, DemographicsEstimator
+from hvbench_assets.core.vision.pipeline import TrackingParams
+from hvbench_assets.defs.resources import env_or
+
+
+class VisionResource(dg.ConfigurableResource):
+    """Vision models and tracker settings. The backend profile (offline | full) comes from `settings`."""
+
+    face_detector: str = "hog"  # offline: hog (fast) | mmod (dlib CNN, slow)
+    upsample: int = 0  # dlib upsampling: 1 finds faces half the size, 4x slower
+    detect_fps: float = 6.0
+    detect_max_side: int = 640
+    max_gap_s: float = 1.0
+    min_track_s: float = 0.5
+    yolo_weights: str = "yolov8n.pt"  # full: local path or a name inside ultralytics' weights_dir
+    deepface_detector: str = "retinaface"  # full: any DeepFace detector backend
+    same_person_distance: float = SAME_PERSON_DISTANCE
+    demographics_samples: int = 8
+
+    def backend(self, profile: str) -> VisionBackend:
+        return build_backend(profile, face_detector=self.face_detector, upsample=self.upsample,
+                             yolo_weights=self.yolo_weights, deepface_detector=self.deepface_detector)
+
+    def tracking_params(self) -> TrackingParams:
+        return TrackingParams(detect_fps=self.detect_fps, detect_max_side=self.detect_max_side,
+                              max_gap_s=self.max_gap_s, min_track_s=self.min_track_s)
+
+    def demographics_estimator(self, profile: str) -> DemographicsEstimator | None:
+        """None offline (no packaged model); the DeepFace estimator in full mode (fails fast when missing)."""
+        return DeepFaceDemographics() if profile == "full" else None
+
+
+@dg.definitions
+def resources() -> dg.Definitions:
+    return dg.Definitions(resources={"vision": VisionResource(
+        face_detector=env_or("HVBENCH_FACE_DETECTOR", "hog"),
+        yolo_weights=env_or("HVBENCH_YOLO_WEIGHTS", "yolov8n.pt"),
+    )})
