@@ -1,0 +1,89 @@
+"""L8 transcript backends: SenseVoice (full) and pocketsphinx's bundled en-us model (offline)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from hvbench_assets.core.audio.sensevoice import SenseVoice
+from hvbench_assets.core.media import SAMPLE_RATE
+
+
+@dataclass(frozen=True)
+class Transcript:
+    text: str
+    language: str | None
+    words: list[dict] = field(default_factory=list)  # {"word", "start_s", "end_s", "conf"}
+    segments: list[dict] = field(default_factory=list)  # {"start_s", "end_s", "text"}
+
+
+class Transcriber(Protocol):
+    backend: str
+    model: str
+
+    def transcribe(self, audio: np.ndarray, speech_segments: list[tuple[float, float]]) -> Transcript: ...
+
+
+_FILLER = re.compile(r"^(<s>|</s>|<sil>|\[[A-Z_]+\]|\+\+.*\+\+)$")
+_ALT = re.compile(r"\(\d+\)$")  # alternate pronunciations: "the(2)"
+PS_FRAME_S = 0.01  # pocketsphinx frames are 10 ms
+
+
+@dataclass
+class PocketsphinxTranscriber:
+    """Offline English ASR with the acoustic and language model inside the pocketsphinx wheel.
+    Each VAD speech segment (padded) is decoded alone, so noise between phrases adds no words."""
+
+    pad_s: float = 0.2
+    backend: str = "offline"
+    model: str = "pocketsphinx en-us (bundled)"
+
+    def _decoder(self):
+        if not hasattr(self, "_dec"):
+            from pocketsphinx import Decoder
+
+            self._dec = Decoder(samprate=SAMPLE_RATE, loglevel="FATAL")
+        return self._dec
+
+    def transcribe(self, audio: np.ndarray, speech_segments: list[tuple[float, float]]) -> Transcript:
+        dec = self._decoder()
+        duration = len(audio) / SAMPLE_RATE
+        words, segments = [], []
+        for start, end in speech_segments:  # no VAD speech: nothing to decode (it invents words in noise)
+            a, b = max(0.0, start - self.pad_s), min(duration, end + self.pad_s)
+            pcm = (np.clip(audio[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)], -1, 1) * 32767).astype("<i2")
+            dec.start_utt()
+            dec.process_raw(pcm.tobytes(), full_utt=True)
+            dec.end_utt()
+            seg_words = [
+                {"word": _ALT.sub("", s.word), "start_s": round(a + s.start_frame * PS_FRAME_S, 2),
+                 "end_s": round(a + (s.end_frame + 1) * PS_FRAME_S, 2), "conf": round(float(s.prob), 3)}
+                for s in dec.seg() if not _FILLER.match(s.word)
+            ]
+            if seg_words:
+                words += seg_words
+                segments.append({"start_s": seg_words[0]["start_s"], "end_s": seg_words[-1]["end_s"],
+                                 "text": " ".join(w["word"] for w in seg_words)})
+        return Transcript(" ".join(s["text"] for s in segments), "en" if words else None, words, segments)
+
+
+@dataclass
+class SenseVoiceTranscriber:
+    """Full: SenseVoiceSmall on the whole clip (it segments internally); language from its tag."""
+
+    engine: SenseVoice
+    backend: str = "full"
+
+    @property
+    def model(self) -> str:
+        return self.engine.name
+
+    def transcribe(self, audio: np.ndarray, speech_segments: list[tuple[float, float]]) -> Transcript:
+        result = self.engine.recognise(audio)
+        segments = [{"text": s.text, "language": s.language, "emotion": s.emotion, "event": s.event}
+                    for s in result.segments if s.text]
+        words = [{"start_s": round(a / 1000, 3), "end_s": round(b / 1000, 3)} for a, b in result.timestamps]
+        return Transcript(result.text, result.language, words, segments)

@@ -1,0 +1,109 @@
+"""L6 audio tags: what kind of sound a clip holds, and whether it contains speech."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from hvbench_assets.core.audio import features, vad
+from hvbench_assets.core.audio.weights import require_hf_model
+from hvbench_assets.core.media import SAMPLE_RATE
+
+SPEECH, SILENCE, OTHER = "speech", "silence", "other_sound"
+
+
+@dataclass(frozen=True)
+class AudioTags:
+    tags: list[dict]  # [{"label", "score"}], best first
+    is_speech: bool
+    sound_type: str  # the top tag
+    speech_s: float  # seconds judged as speech
+    speech_segments: list[tuple[float, float]] = field(default_factory=list)
+    loudness_db: float | None = None  # median frame loudness, dBFS
+
+
+class AudioTagger(Protocol):
+    backend: str
+    model: str
+
+    def tag(self, audio: np.ndarray) -> AudioTags: ...
+
+
+@dataclass
+class VadEnergyTagger:
+    """Offline: silero-vad per 32 ms chunk plus loudness → time shares of speech / silence / other
+    sound. Scores are those shares, so they say how much of the clip each class covers."""
+
+    speech_threshold: float = 0.5
+    silence_db: float = -50.0  # absolute floor: quieter chunks are silence
+    min_speech_s: float = 0.5  # total speech needed to call the clip speech
+    min_speech_share: float = 0.1  # ... and its share of the non-silent time
+    backend: str = "offline"
+    model: str = "silero-vad onnx + loudness"
+
+    def tag(self, audio: np.ndarray) -> AudioTags:
+        if len(audio) < vad.CHUNK:
+            return AudioTags([{"label": SILENCE, "score": 1.0}], False, SILENCE, 0.0, [], None)
+        probs = vad.speech_probabilities(audio)
+        loud = features.rms_db(audio, vad.CHUNK, vad.CHUNK)[: len(probs)]
+        speech = probs >= self.speech_threshold
+        silent = (loud < self.silence_db) & ~speech
+        other = ~speech & ~silent
+        n = len(probs)
+        shares = {SPEECH: speech.sum() / n, SILENCE: silent.sum() / n, OTHER: other.sum() / n}
+        segments = vad.speech_segments(probs, self.speech_threshold)
+        speech_s = float(sum(b - a for a, b in segments))
+        audible = max(1, int((~silent).sum()))
+        is_speech = speech_s >= self.min_speech_s and speech.sum() / audible >= self.min_speech_share
+        tags = [{"label": k, "score": round(float(v), 4)} for k, v in sorted(shares.items(), key=lambda kv: -kv[1])]
+        top = SPEECH if is_speech else max((SILENCE, OTHER), key=lambda k: shares[k])
+        return AudioTags(tags, bool(is_speech), top, round(speech_s, 3), segments, round(float(np.median(loud)), 1))
+
+
+SPEECH_LABELS = {"Speech", "Male speech, man speaking", "Female speech, woman speaking",
+                 "Child speech, kid speaking", "Conversation", "Narration, monologue", "Speech synthesizer"}
+
+
+@dataclass
+class AstTagger:
+    """Full (the paper's choice): Audio Spectrogram Transformer fine-tuned on AudioSet, via transformers.
+    Multi-label sigmoid scores over 527 classes; speech when a speech class scores >= threshold."""
+
+    model_id: str = "MIT/ast-finetuned-audioset-10-10-0.4593"
+    speech_threshold: float = 0.3
+    top_k: int = 5
+    device: str = "cpu"
+    backend: str = "full"
+    model: str = ""
+    _loaded: tuple | None = None
+
+    def __post_init__(self) -> None:
+        self.model = self.model or self.model_id
+
+    def load(self):
+        if self._loaded is None:
+            from transformers import ASTForAudioClassification, AutoFeatureExtractor
+
+            source = require_hf_model(self.model_id)
+            extractor = AutoFeatureExtractor.from_pretrained(source)
+            net = ASTForAudioClassification.from_pretrained(source).to(self.device).eval()
+            self._loaded = (extractor, net)
+        return self._loaded
+
+    def tag(self, audio: np.ndarray) -> AudioTags:
+        import torch
+
+        extractor, net = self.load()
+        inputs = extractor(audio, sampling_rate=SAMPLE_RATE, return_tensors="pt").to(self.device)
+        with torch.no_grad():
+            scores = torch.sigmoid(net(**inputs).logits[0]).cpu().numpy()
+        labels = net.config.id2label
+        order = np.argsort(scores)[::-1]
+        tags = [{"label": labels[int(i)], "score": round(float(scores[i]), 4)} for i in order[: self.top_k]]
+        speech_score = max(float(scores[i]) for i, name in labels.items() if name in SPEECH_LABELS) if labels else 0.0
+        is_speech = speech_score >= self.speech_threshold
+        # AST is clip-level; the VAD still gives the speech timing the other labels use
+        segments = vad.speech_segments(vad.speech_probabilities(audio)) if is_speech else []
+        return AudioTags(tags, is_speech, tags[0]["label"], round(sum(b - a for a, b in segments), 3), segments, None)
