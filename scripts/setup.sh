@@ -7,13 +7,16 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip
+pip_install() {  # quiet, minus the noise of index locations that do not exist on every machine
+  .venv/bin/python -m pip install -q "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+}
+pip_install --upgrade pip
 # torch 2.13.0 (CPU) is the wheel that lies on disk on our machines; it serves the Light-ASD and local
 # transformers tests. The `full` extra (paper models) is separate: pip install -e '.[full]'.
-.venv/bin/python -m pip install -q -e '.[test]'
+pip_install -e '.[test]'
 # silero-vad's wheel carries the ONNX VAD model we run with onnxruntime; its declared torch/torchaudio
 # dependencies are not needed for that, so it is installed without them.
-.venv/bin/python -m pip install -q --no-deps 'silero-vad==6.2.3'
+pip_install --no-deps 'silero-vad==6.2.3'
 # espeak-ng synthesises the speech the audio tests listen to (Debian package; skipped if we cannot install).
 if ! command -v espeak-ng >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
