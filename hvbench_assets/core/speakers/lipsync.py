@@ -1,0 +1,114 @@
+"""Offline active-speaker scores: mouth movement on the face crop while a voice is heard,
+plus how well mouth opening follows the voice loudness (best lag within +-3 frames).
+
+Per frame, over short windows: no voice -> -1 (nobody speaks); voice -> mouth activity relative
+to a "moving mouth" level, plus half the lagged correlation of mouth opening with loudness, minus
+a small margin. Positive = speaking. A heuristic: it cannot tell who speaks when several mouths
+move while one voice is heard, and a still-faced speaker (ventriloquist, off-screen voice-over
+over a talking face) fools it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hvbench_assets.core.audio import features, vad
+from hvbench_assets.core.media import SAMPLE_RATE
+from hvbench_assets.core.speakers.lips import mouth_openings
+
+
+@dataclass(frozen=True)
+class FrameSignals:
+    """Per video frame of a track: mouth opening, voice loudness (dBFS) and VAD probability."""
+
+    mouth: np.ndarray
+    loudness_db: np.ndarray
+    voice_prob: np.ndarray
+
+
+def frame_times(n_frames: int, fps: float) -> np.ndarray:
+    """Centre time of each crop frame relative to the crop's first frame, at the REAL frame rate."""
+    return (np.arange(n_frames) + 0.5) / fps
+
+
+def audio_signals(audio: np.ndarray, n_frames: int, fps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Loudness and voice probability read at every frame centre (audio starts with frame 0)."""
+    t = frame_times(n_frames, fps)
+    hop = 160  # 10 ms
+    loud = features.rms_db(audio, 400, hop)
+    loudness = features.resample_track(loud, SAMPLE_RATE / hop, t - 200 / SAMPLE_RATE)
+    probs = vad.speech_probabilities(audio) if len(audio) >= vad.CHUNK else np.zeros(0, np.float32)
+    voice = features.resample_track(probs, vad.VAD_RATE, t - vad.CHUNK / 2 / SAMPLE_RATE)
+    return loudness, voice
+
+
+def _fill_and_smooth(m: np.ndarray) -> np.ndarray:
+    m = m.astype(np.float64).copy()
+    ok = np.isfinite(m)
+    if not ok.any():
+        return np.zeros_like(m)
+    m[~ok] = np.interp(np.nonzero(~ok)[0], np.nonzero(ok)[0], m[ok])
+    p = np.pad(m, 1, mode="edge")  # 3-frame median: removes single-frame landmark jumps
+    return np.median(np.stack([p[:-2], p[1:-1], p[2:]]), axis=0)
+
+
+def _windows(x: np.ndarray, half: int) -> list[np.ndarray]:
+    return [x[max(0, i - half) : i + half + 1] for i in range(len(x))]
+
+
+def windowed_std(x: np.ndarray, half: int) -> np.ndarray:
+    return np.array([w.std() for w in _windows(x, half)])
+
+
+def windowed_corr(a: np.ndarray, b: np.ndarray, half: int) -> np.ndarray:
+    out = np.zeros(len(a))
+    for i, (x, y) in enumerate(zip(_windows(a, half), _windows(b, half))):
+        if len(x) > 2 and x.std() > 1e-9 and y.std() > 1e-9:
+            out[i] = np.corrcoef(x, y)[0, 1]
+    return out
+
+
+def best_lag_corr(a: np.ndarray, b: np.ndarray, half: int, max_lag: int) -> np.ndarray:
+    best = np.full(len(a), -1.0)
+    for lag in range(-max_lag, max_lag + 1):
+        shifted = np.concatenate([np.full(max(lag, 0), b[0]), b, np.full(max(-lag, 0), b[-1])])
+        shifted = shifted[max(-lag, 0) : max(-lag, 0) + len(b)] if lag < 0 else shifted[: len(b)]
+        best = np.maximum(best, windowed_corr(a, shifted, half))
+    return best
+
+
+@dataclass
+class LipSyncScorer:
+    """Offline L7 backend over (face-crop frames, audio aligned to the crop start, real fps)."""
+
+    moving_mouth: float = 0.02  # std of (inner-lip gap / eye distance) that counts as a moving mouth
+    activity_window_s: float = 0.4
+    corr_window_s: float = 0.6
+    voice_threshold: float = 0.5
+    corr_margin: float = 0.1
+    max_lag_frames: int = 3
+    backend: str = "offline"
+    model: str = "dlib-68 lip motion x silero-vad/loudness"
+
+    def signals(self, frames_bgr, audio: np.ndarray, fps: float) -> FrameSignals:
+        loud, voice = audio_signals(audio, len(frames_bgr), fps)
+        return FrameSignals(mouth_openings(frames_bgr), loud, voice)
+
+    def scores_from_signals(self, sig: FrameSignals, fps: float) -> np.ndarray:
+        n = len(sig.mouth)
+        if n == 0:
+            return np.zeros(0, np.float32)
+        mouth = _fill_and_smooth(sig.mouth)
+        act_half = max(1, int(round(self.activity_window_s * fps)))
+        corr_half = max(2, int(round(self.corr_window_s * fps)))
+        voice_w = np.array([w.mean() for w in _windows(sig.voice_prob.astype(np.float64), act_half)])
+        activity = np.clip((windowed_std(mouth, act_half) - self.moving_mouth) / self.moving_mouth, -1, 1)
+        corr = best_lag_corr(mouth, sig.loudness_db.astype(np.float64), corr_half, self.max_lag_frames)
+        speaking = activity + 0.5 * (corr - self.corr_margin)
+        face_seen = np.isfinite(sig.mouth)
+        out = np.where((voice_w >= self.voice_threshold) & face_seen, speaking, -1.0)
+        return np.round(out, 4).astype(np.float32)
+
+    def score(self, frames_bgr, audio: np.ndarray, fps: float) -> np.ndarray:
+        return self.scores_from_signals(self.signals(frames_bgr, audio, fps), fps)
