@@ -170,19 +170,31 @@ class Warehouse:
     ) -> int:
         """Delete every row matching `key_values` (the spec's key columns) and insert `rows`,
         in one transaction. Rows get `key_values` and `provenance` filled in where absent."""
-        if set(key_values) != set(spec.key):
-            raise WarehouseError(f"{spec.name}: replace needs key columns {spec.key}, got {sorted(key_values)}")
+        return self.replace_many(spec, [(key_values, rows)], provenance)
+
+    def replace_many(
+        self,
+        spec: TableSpec,
+        batches: Iterable[tuple[Mapping[str, Any], Iterable[Mapping[str, Any]]]],
+        provenance: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Several `replace` calls (key values, rows) in one transaction: one lock, one connection."""
         fill = dict(provenance or {})
         if spec.provenance:
             fill.setdefault("materialized_at", dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
         names = spec.column_names
         types = dict(spec.all_columns)
         unknown: set[str] = set()
+        keys: list[list[Any]] = []
         values: list[list[Any]] = []
-        for row in rows:
-            unknown.update(set(row) - set(names))
-            merged = {**fill, **row, **key_values}  # the partition key always wins
-            values.append([_encode(merged.get(n), types[n]) for n in names])
+        for key_values, rows in batches:
+            if set(key_values) != set(spec.key):
+                raise WarehouseError(f"{spec.name}: replace needs key columns {spec.key}, got {sorted(key_values)}")
+            keys.append([key_values[k] for k in spec.key])
+            for row in rows:
+                unknown.update(set(row) - set(names))
+                merged = {**fill, **row, **key_values}  # the partition key always wins
+                values.append([_encode(merged.get(n), types[n]) for n in names])
         if unknown:
             raise WarehouseError(f"{spec.name}: unknown columns {sorted(unknown)}")
         self.ensure(spec)
@@ -194,7 +206,8 @@ class Warehouse:
         with self.connect() as con:
             con.execute("BEGIN TRANSACTION")
             try:
-                con.execute(f'DELETE FROM "{spec.name}" WHERE {where}', [key_values[k] for k in spec.key])
+                for key in keys:
+                    con.execute(f'DELETE FROM "{spec.name}" WHERE {where}', key)
                 for start in range(0, len(values), self.INSERT_CHUNK):
                     chunk = values[start : start + self.INSERT_CHUNK]
                     con.execute(insert, [list(col) for col in zip(*chunk)])
