@@ -11,6 +11,7 @@ import datetime as dt
 import hashlib
 import json
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -34,6 +35,8 @@ from hvbench_assets.core.warehouse import Warehouse
 
 EVAL_CODE_VERSION = "eval-v1"
 AUDIO_RATE = 16000
+FLUSH_ROWS = 32
+FLUSH_S = 0.5
 
 
 class Answerer(Protocol):
@@ -116,6 +119,8 @@ class Evaluator:
         self.config = config
         self.run_id = run_id_for(benchmark.name, config)
         self.send_audio = config.audio == "always" or (config.audio == "auto" and answerer.accepts_audio(config.model))
+        self._buffer: list[dict] = []
+        self._flushed_at = time.monotonic()
 
     # -- planning ----------------------------------------------------------------------------
     def selected_items(self) -> list[BenchmarkItem]:
@@ -240,6 +245,7 @@ class Evaluator:
             raise
         finally:
             pool.shutdown(wait=True)
+            self._flush(force=True)
             bar.close()
             if out.status != "interrupted":
                 out.status = "complete" if out.failed == 0 else "partial"
@@ -254,8 +260,8 @@ class Evaluator:
             pending.add(pool.submit(self.ask, *job))
 
     def _store(self, row: dict, out: RunOutcome, bar) -> None:
-        key = {k: row[k] for k in EVAL_RESPONSES.key}
-        self.warehouse.replace(EVAL_RESPONSES, key, [row], provenance=self._provenance())
+        self._buffer.append(row)
+        self._flush(force=False)
         out.rows.append(row)
         if row["status"] == "failed":
             out.failed += 1
@@ -263,6 +269,17 @@ class Evaluator:
             out.answered += 1
         bar.update(1)
         bar.set_postfix(failed=out.failed, refresh=False)
+
+    def _flush(self, force: bool) -> None:
+        """Write buffered rows in one transaction: every FLUSH_ROWS rows or FLUSH_S seconds. A reply
+        lost to a hard kill inside that window is in the MLLM call cache, so resuming does not pay for it."""
+        if not self._buffer or not (force or len(self._buffer) >= FLUSH_ROWS
+                                    or time.monotonic() - self._flushed_at >= FLUSH_S):
+            return
+        batch, self._buffer = self._buffer, []
+        self.warehouse.replace_many(EVAL_RESPONSES, [({k: r[k] for k in EVAL_RESPONSES.key}, [r]) for r in batch],
+                                    provenance=self._provenance())
+        self._flushed_at = time.monotonic()
 
     def _provenance(self) -> dict[str, str]:
         return {"backend": getattr(self.answerer, "name", type(self.answerer).__name__),

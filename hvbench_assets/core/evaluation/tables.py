@@ -55,3 +55,43 @@ EVAL_RESPONSES = TableSpec(
         ("answered_at", "TIMESTAMP"),
     ),
 )
+
+EVAL_TASK_SCORES = TableSpec(
+    name="eval_task_scores",
+    key=("benchmark",),
+    description="Per run and task: counts, accuracy, unparsed rate, circular accuracy, random baselines.",
+    columns=(
+        ("benchmark", "VARCHAR"),
+        ("run_id", "VARCHAR"),
+        ("label", "VARCHAR"),
+        ("task", "VARCHAR"),
+        ("n_items", "INTEGER"),
+        ("n_correct", "INTEGER"),
+        ("n_unparsed", "INTEGER"),
+        ("accuracy", "DOUBLE"),
+        ("unparsed_rate", "DOUBLE"),
+        ("circular_accuracy", "DOUBLE"),
+        ("random_expected", "DOUBLE"),  # mean over items of 1/n_options (ours)
+        ("random_reference", "DOUBLE"),  # item count / total option count (reference script)
+    ),
+)
+
+EVAL_ITEM_STATS = TableSpec(
+    name="eval_item_stats",
+    key=("benchmark",),
+    description="Per item across evaluated models: difficulty, discrimination, choices, non-functional distractors.",
+    columns=(
+        ("benchmark", "VARCHAR"),
+        ("task", "VARCHAR"),
+        ("question_id", "VARCHAR"),
+        ("n_models", "INTEGER"),
+        ("n_options", "INTEGER"),
+        ("difficulty", "DOUBLE"),
+        ("discrimination", "DOUBLE"),
+        ("upper_lower", "DOUBLE"),
+        ("choice_counts", "JSON"),
+        ("non_functional", "JSON"),
+        ("entropy_bits", "DOUBLE"),
+        ("entropy_norm", "DOUBLE"),
+    ),
+)

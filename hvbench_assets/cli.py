@@ -1,0 +1,165 @@
+"""`hvbench` command line. Each command registers itself in COMMANDS (name -> (add_arguments, run)),
+so other stages add theirs the same way without touching the dispatcher.
+
+    hvbench eval --benchmark DIR --model NAME [--frames 8 | --fps 1] [--concurrency 4] [--limit N]
+    hvbench report --benchmark DIR [--human baseline.csv] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from hvbench_assets.core.settings import default_data_dir
+
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
+
+
+def command(name: str, help_text: str, add_arguments: Callable[[argparse.ArgumentParser], None]):
+    def register(run: Callable[[argparse.Namespace], int]):
+        COMMANDS[name] = (help_text, add_arguments, run)
+        return run
+    return register
+
+
+def default_warehouse() -> Path:
+    """Same default as the Dagster `warehouse` resource: HVBENCH_WAREHOUSE, else <data dir>/hvbench.duckdb."""
+    return Path(os.environ.get("HVBENCH_WAREHOUSE", "").strip() or default_data_dir() / "hvbench.duckdb")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
+    p.add_argument("--benchmark", required=True,
+                   help="benchmark folder (one JSONL per task) or, for report, a benchmark name already evaluated")
+    p.add_argument("--name", default=None, help="benchmark name in the warehouse (default: the folder name)")
+
+
+def _benchmark_name(args) -> str:
+    return args.name or Path(args.benchmark).resolve().name
+
+
+# -- eval --------------------------------------------------------------------------------------
+def _eval_args(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("--model", action="append", required=True,
+                   help="model name from config/models.toml (repeat for several models, run one after another)")
+    p.add_argument("--video-root", type=Path, default=None, help="where `Video` paths resolve (default: benchmark folder)")
+    sampling = p.add_mutually_exclusive_group()
+    sampling.add_argument("--frames", type=int, default=None, help="evenly spaced frames per video (default 8)")
+    sampling.add_argument("--fps", type=float, default=None, help="one frame per 1/fps seconds instead")
+    p.add_argument("--max-side", type=int, default=768, help="longest frame side sent, pixels")
+    p.add_argument("--audio", choices=("auto", "always", "never"), default="auto",
+                   help="send the soundtrack: auto = to models whose registry entry accepts audio")
+    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--limit", type=int, default=None, help="at most N items per task")
+    p.add_argument("--tasks", default=None, help="comma-separated task names or acronyms (default: all)")
+    p.add_argument("--circular", action="store_true", help="ask every rotation of the options")
+    p.add_argument("--judge", default=None, help="model that maps unparsable replies to a letter (optional)")
+    p.add_argument("--temperature", type=float, default=None)
+    p.add_argument("--models-file", default=None, help="model registry (default: config/models.toml)")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--report", action="store_true", help="write the benchmark report afterwards")
+
+
+def _run_eval(args: argparse.Namespace) -> int:
+    from hvbench_assets.core.benchmark import load_benchmark
+    from hvbench_assets.core.evaluation import EvalConfig, evaluate, mllm_answerer
+    from hvbench_assets.core.mllm import ModelNotConfigured
+    from hvbench_assets.core.warehouse import Warehouse
+
+    bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
+    for issue in bench.issues:
+        print(f"skipped {issue}", file=sys.stderr)
+    for warning in bench.warnings:
+        print(f"warning {warning}", file=sys.stderr)
+    if not bench.items:
+        print(f"no items in {args.benchmark}", file=sys.stderr)
+        return 2
+    warehouse = Warehouse(args.warehouse or default_warehouse())
+    params = {"temperature": args.temperature} if args.temperature is not None else None
+    try:
+        answerer = mllm_answerer(warehouse, args.models_file, max_concurrency=args.concurrency, params=params)
+    except ModelNotConfigured as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip()) if args.tasks else None
+    code = 0
+    for model in args.model:
+        cfg = EvalConfig(model=model, n_frames=None if args.fps else (args.frames or 8), fps=args.fps,
+                         max_side=args.max_side, audio=args.audio, circular=args.circular, judge_model=args.judge,
+                         concurrency=args.concurrency, limit=args.limit, tasks=tasks)
+        try:
+            out = evaluate(bench, answerer, warehouse, cfg, progress=not args.no_progress)
+        except ModelNotConfigured as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("interrupted: answered items are stored; run the same command again to resume", file=sys.stderr)
+            return 130
+        print(f"{out.run_id}: asked {out.asked}, already answered {out.skipped}, recorded {out.answered}, "
+              f"failed {out.failed} ({out.status})")
+        if out.failed:
+            code = 1
+    if args.report:
+        _write_report(warehouse, bench.name, None, None, print_md=False)
+    return code
+
+
+# -- report ------------------------------------------------------------------------------------
+def _report_args(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("--human", type=Path, default=None, help="human baseline: JSON {task: acc} or CSV task,accuracy")
+    p.add_argument("--out", type=Path, default=None, help="output folder (default: <data dir>/reports/<benchmark>)")
+    p.add_argument("--run", action="append", default=None, help="only these run ids (repeatable)")
+    p.add_argument("--quiet", action="store_true", help="do not print the Markdown report")
+
+
+def _write_report(warehouse, name: str, human_file, out: Path | None, print_md: bool, run_ids=None) -> int:
+    from hvbench_assets.core.evaluation.reporting import benchmark_names, report_for
+    from hvbench_assets.core.scoring.report import load_baseline_file, render_markdown
+
+    if name not in benchmark_names(warehouse):
+        known = ", ".join(benchmark_names(warehouse)) or "none"
+        print(f"no evaluation runs for benchmark {name!r} in {warehouse.path} (known: {known})", file=sys.stderr)
+        return 2
+    human = load_baseline_file(human_file) if human_file else None
+    data, paths = report_for(warehouse, name, human=human, run_ids=run_ids,
+                             out_dir=out or default_data_dir() / "reports" / name)
+    if print_md:
+        print(render_markdown(data))
+    for kind, path in paths.items():
+        print(f"{kind}: {path}", file=sys.stderr)
+    return 0
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from hvbench_assets.core.warehouse import Warehouse
+
+    warehouse = Warehouse(args.warehouse or default_warehouse())
+    return _write_report(warehouse, _benchmark_name(args), args.human, args.out, not args.quiet, args.run)
+
+
+command("eval", "evaluate models on a benchmark (resumes by default)", _eval_args)(_run_eval)
+command("report", "per-task, category and overall accuracy, baselines, item statistics", _report_args)(_run_report)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hvbench", description="hvbench: HumanVBench-style benchmark platform")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (help_text, add_arguments, run) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        add_arguments(p)
+        p.set_defaults(_run=run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args._run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
