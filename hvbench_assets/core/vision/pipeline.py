@@ -33,7 +33,7 @@ class TrackingParams:
     detect_max_side: int = 640  # detector input size
     buffer_max_side: int = 1280  # frames held for crops are shrunk to this
     iou_threshold: float = 0.5  # the paper's overlap rule
-    max_gap_s: float = 1.0  # a track survives this long without a detection
+    max_gap_s: float = 1.5  # a track survives this long without a detection (boxes interpolated)
     min_track_s: float = 0.5  # shorter tracks are dropped
     min_detections: int = 3
     face_crop: int = 224

@@ -18,7 +18,7 @@ class VisionResource(dg.ConfigurableResource):
     upsample: int = 0  # dlib upsampling: 1 finds faces half the size, 4x slower
     detect_fps: float = 6.0
     detect_max_side: int = 640
-    max_gap_s: float = 1.0
+    max_gap_s: float = 1.5
     min_track_s: float = 0.5
     yolo_weights: str = "yolov8n.pt"  # full: local path or a name inside ultralytics' weights_dir
     deepface_detector: str = "retinaface"  # full: any DeepFace detector backend

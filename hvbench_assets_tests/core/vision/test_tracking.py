@@ -1,0 +1,121 @@
+"""L1 on real clips (offline backend): tracks, boxes on the right person, crop clips, one decode pass."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hvbench_assets.core.media import iter_frames, load_audio, probe_video
+from hvbench_assets.core.vision import pipeline
+from hvbench_assets.core.vision.backends import build_backend
+from hvbench_assets.core.vision.count import TrackSpan, count_people
+from hvbench_assets.core.vision.pipeline import TrackingParams, track_video
+from hvbench_assets_tests.conftest import shared_clip
+from hvbench_assets_tests.media_factory import concat_videos, moving_square_video
+
+
+@pytest.fixture(scope="module")
+def backend():
+    return build_backend("offline")
+
+
+def _people(result) -> int:
+    spans = [TrackSpan(t["track_id"], t["first_frame"], t["last_frame"], t["face_embedding"]) for t in result.tracks]
+    return count_people(spans).count
+
+
+@pytest.fixture(scope="module")
+def man(tmp_path_factory, backend):
+    src = shared_clip("man_talking_head.mp4")
+    return src, track_video(src, tmp_path_factory.mktemp("man") / "tracks", backend)
+
+
+def test_single_person_gives_one_stable_track(man):
+    src, res = man
+    info = probe_video(src)
+    assert len(res.tracks) == 1
+    tr = res.tracks[0]
+    assert tr["track_id"] == 0 and tr["first_frame"] <= 5 and tr["last_frame"] >= info.frame_count - 6
+    assert tr["coverage"] > 0.9 and res.face_presence > 0.9
+    assert tr["n_frames"] == tr["last_frame"] - tr["first_frame"] + 1
+    # one box row per frame, detected on every k-th frame, interpolated between
+    frames = [b["frame"] for b in res.boxes]
+    assert frames == list(range(tr["first_frame"], tr["last_frame"] + 1))
+    sources = {b["face_source"] for b in res.boxes}
+    assert sources == {"detected", "interpolated"}
+    assert {b["body_source"] for b in res.boxes} == {"estimated"}
+    # the face sits in the upper middle of this frontal close-up, and the body box contains it
+    b = res.boxes[len(res.boxes) // 2]
+    cx, cy = (b["face_x1"] + b["face_x2"]) / 2, (b["face_y1"] + b["face_y2"]) / 2
+    assert 0.3 * info.width < cx < 0.7 * info.width and 0.15 * info.height < cy < 0.6 * info.height
+    assert b["body_x1"] <= b["face_x1"] and b["body_x2"] >= b["face_x2"] and b["body_y2"] > b["face_y2"]
+    assert tr["face_embedding"] is not None and len(tr["face_embedding"]) == 128
+
+
+def test_crop_clips_hold_every_frame_at_clip_fps_with_audio(man):
+    src, res = man
+    tr = res.tracks[0]
+    for path, size in ((tr["face_clip_path"], (224, 224)), (tr["body_clip_path"], (256, 384))):
+        info = probe_video(path)
+        assert info.frame_count == tr["n_frames"] and abs(info.fps - res.fps) < 0.01
+        assert (info.width, info.height) == size and info.video_codec == "h264" and info.has_audio
+        audio_s = len(load_audio(path)) / 16000
+        assert abs(audio_s - tr["n_frames"] / res.fps) < 0.1
+    # crop frame i shows source frame first_frame + i: the crop follows the face, so it is mostly skin/face
+    # rather than the map behind; compare crop brightness with the source face region on one frame
+    i = tr["n_frames"] // 2
+    crop = next(f.image for k, f in enumerate(iter_frames(tr["face_clip_path"])) if k == i)
+    box = next(b for b in res.boxes if b["frame"] == tr["first_frame"] + i)
+    frame = next(f.image for f in iter_frames(src) if f.index == tr["first_frame"] + i)
+    region = frame[int(box["face_y1"]):int(box["face_y2"]), int(box["face_x1"]):int(box["face_x2"])]
+    centre = crop[72:152, 72:152]
+    assert np.abs(centre.mean(axis=(0, 1)) - region.mean(axis=(0, 1))).max() < 25
+
+
+def test_two_children_give_two_simultaneous_tracks(tmp_path, backend, two_children):
+    res = track_video(two_children, tmp_path / "t", backend)
+    assert len(res.tracks) == 2 and _people(res) == 2
+    left, right = sorted(res.tracks, key=lambda t: res.boxes[[b["track_id"] for b in res.boxes].index(t["track_id"])]["face_x1"])
+    assert left["coverage"] > 0.8 and right["coverage"] > 0.8
+    # ids follow first appearance, ties left to right
+    firsts = [(t["first_frame"], t["track_id"]) for t in res.tracks]
+    assert firsts == sorted(firsts)
+
+
+def test_two_people_talking_counts_two_people(tmp_path, backend, two_people_talking):
+    res = track_video(two_people_talking, tmp_path / "t", backend)
+    assert len(res.tracks) >= 2 and _people(res) == 2
+
+
+def test_one_person_reappearing_is_merged_by_face_descriptor(tmp_path, backend, man_talking_head):
+    blank = moving_square_video(tmp_path / "blank.mp4", seconds=3.0, size=(480, 360))
+    video, _ = concat_videos([man_talking_head, blank, man_talking_head], tmp_path / "again.mp4")
+    res = track_video(video, tmp_path / "t", backend)
+    assert len(res.tracks) == 2  # the face is gone for 3 s: two L1 tracks ...
+    assert _people(res) == 1  # ... of one person
+
+
+def test_no_faces_gives_no_tracks_and_no_files(tmp_path, backend):
+    video = moving_square_video(tmp_path / "sq.mp4", seconds=1.5)
+    res = track_video(video, tmp_path / "t", backend)
+    assert res.tracks == [] and res.boxes == [] and res.frame_count == 38
+    assert list((tmp_path / "t").iterdir()) == []
+
+
+def test_short_tracks_are_dropped(tmp_path, backend, man_talking_head):
+    params = TrackingParams(min_track_s=10.0)
+    res = track_video(man_talking_head, tmp_path / "t", backend, params)
+    assert res.tracks == [] and list((tmp_path / "t").iterdir()) == []
+
+
+def test_the_clip_is_decoded_once(tmp_path, backend, two_children, monkeypatch):
+    calls = []
+    real = pipeline.iter_frames
+
+    def counting(path, *a, **kw):
+        calls.append(str(path))
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(pipeline, "iter_frames", counting)
+    res = track_video(two_children, tmp_path / "t", backend, TrackingParams(max_embeddings=1))
+    assert calls == [str(two_children)] and len(res.tracks) == 2
