@@ -1,0 +1,120 @@
+"""L6 audio_tags, L8 transcript, L9 speech_emotion, L10 voice_demographics: thin assets over core.audio."""
+
+
+import dagster as dg
+
+from hvbench_assets.core.audio import labels
+from hvbench_assets.core.audio.cache import cache_path, clip_audio
+from hvbench_assets.core.audio.tables import AUDIO_TAGS, SPEECH_EMOTION, TRANSCRIPT, VOICE_DEMOGRAPHICS
+from hvbench_assets.core.audio.weights import ModelUnavailable
+from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
+from hvbench_assets.core.media import MediaError, NoAudioError
+from hvbench_assets.core.warehouse import TableSpec
+from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
+from hvbench_assets.defs.partitions import videos_partitions
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+
+CODE_VERSIONS = {"audio_tags": "1", "transcript": "1", "speech_emotion": "1", "voice_demographics": "1"}
+
+
+def load_clip_audio(settings: HvbenchSettings, warehouse: WarehouseResource, video_id: str):
+    """(clip, audio) with audio None when the clip has no audio stream; bad input -> dg.Failure."""
+    try:
+        clip = load_clip(warehouse.get(), video_id)
+    except ClipNotFound as exc:
+        raise dg.Failure(description=str(exc)) from exc
+    if not clip.has_audio:
+        return clip, None
+    try:
+        return clip, clip_audio(clip.path, clip.sha256, settings.media_dir(video_id))
+    except NoAudioError:
+        return clip, None
+    except MediaError as exc:
+        raise dg.Failure(description=str(exc), metadata={"path": str(clip.path)}) from exc
+
+
+def backend_or_fail(audio_models: AudioModelsResource, kind: str, settings: HvbenchSettings):
+    return audio_models.backend(kind, settings.is_full)
+
+
+def run_backend(fn, *args):
+    """Model-unavailable in the full profile is a configuration problem: fail with its message."""
+    try:
+        return fn(*args)
+    except ModelUnavailable as exc:
+        raise dg.Failure(description=str(exc)) from exc
+
+
+def write(warehouse: WarehouseResource, spec: TableSpec, video_id: str, row: dict, backend, version: str,
+          extra: dict | None = None) -> dg.MaterializeResult:
+    provenance = {"backend": backend.backend, "model": backend.model, "code_version": version}
+    warehouse.get().replace(spec, {"video_id": video_id}, [row], provenance=provenance)
+    shown = {k: v for k, v in row.items() if k not in ("words", "speech_segments") and v is not None}
+    preview = "| field | value |\n|---|---|\n" + "\n".join(f"| {k} | {str(v)[:200]} |" for k, v in shown.items())
+    return dg.MaterializeResult(metadata={
+        "status": row["status"], "rows": 1, "backend": backend.backend, "model": backend.model,
+        "preview": dg.MetadataValue.md(preview), **(extra or {}),
+    })
+
+
+def gated_label(context, settings, warehouse, audio_models, kind: str, spec: TableSpec, compute) -> dg.MaterializeResult:
+    """Shared body of L8-L10: gate on L6 (no_audio / no_speech rows), else run the backend."""
+    video_id = context.partition_key
+    backend = backend_or_fail(audio_models, kind, settings)
+    tags = (warehouse.get().rows(AUDIO_TAGS, video_id=video_id) or [None])[0]
+    gate = labels.speech_gate(tags)
+    version = CODE_VERSIONS[spec.name]
+    if gate is not None:
+        return write(warehouse, spec, video_id, gate, backend, version)
+    _, audio = load_clip_audio(settings, warehouse, video_id)
+    if audio is None:
+        return write(warehouse, spec, video_id, labels.status_row("no_audio", "the clip has no audio stream"), backend, version)
+    row = run_backend(compute, backend, audio, tags)
+    return write(warehouse, spec, video_id, row, backend, version)
+
+
+COMMON = dict(partitions_def=videos_partitions, group_name="labels")
+
+
+@dg.asset(**COMMON, deps=["video_probe"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["audio_tags"],
+          description="L6: sound type of the clip (speech / silence / other sound, or AudioSet tags) and speech segments")
+def audio_tags(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+               audio_models: AudioModelsResource) -> dg.MaterializeResult:
+    video_id = context.partition_key
+    tagger = backend_or_fail(audio_models, "tagger", settings)
+    clip, audio = load_clip_audio(settings, warehouse, video_id)
+    if audio is None:
+        row = {**labels.status_row("no_audio", f"{clip.path} has no audio stream"), "is_speech": False,
+               "duration_s": clip.duration_s}
+    else:
+        row = {**run_backend(labels.tags_row, tagger, audio),
+               "audio_cache": str(cache_path(settings.media_dir(video_id), clip.sha256))}
+    return write(warehouse, AUDIO_TAGS, video_id, row, tagger, CODE_VERSIONS["audio_tags"],
+                 {"is_speech": bool(row.get("is_speech")), "sound_type": row.get("sound_type") or row["status"]})
+
+
+@dg.asset(**COMMON, deps=["audio_tags"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["transcript"],
+          description="L8: transcript of the speech with language and word/segment timing")
+def transcript(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+               audio_models: AudioModelsResource) -> dg.MaterializeResult:
+    return gated_label(context, settings, warehouse, audio_models, "transcriber", TRANSCRIPT,
+                       lambda b, audio, tags: labels.transcript_row(b, audio, tags["speech_segments"]))
+
+
+@dg.asset(**COMMON, deps=["audio_tags"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["speech_emotion"],
+          description="L9: emotion of the voice (SenseVoice tag; unavailable offline)")
+def speech_emotion(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+                   audio_models: AudioModelsResource) -> dg.MaterializeResult:
+    return gated_label(context, settings, warehouse, audio_models, "emotion", SPEECH_EMOTION,
+                       lambda b, audio, tags: labels.emotion_row(b, audio))
+
+
+@dg.asset(**COMMON, deps=["audio_tags"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["voice_demographics"],
+          description="L10: voice class male / female / child with confidence (wav2vec2, or pitch heuristic offline)")
+def voice_demographics(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+                       audio_models: AudioModelsResource) -> dg.MaterializeResult:
+    return gated_label(context, settings, warehouse, audio_models, "voice", VOICE_DEMOGRAPHICS,
+                       lambda b, audio, tags: labels.voice_row(b, audio))
+
+
+__all__ = ["audio_tags", "transcript", "speech_emotion", "voice_demographics"]

@@ -1,0 +1,77 @@
+"""L7 speaker_scores: per-track active-speaker scores on L1's face-crop clips (never the full video)."""
+
+
+import dagster as dg
+
+from hvbench_assets.core.audio.labels import speech_gate, status_row
+from hvbench_assets.core.audio.tables import AUDIO_TAGS, VOICE_DEMOGRAPHICS
+from hvbench_assets.core.media import MediaError, iter_frames
+from hvbench_assets.core.speakers import rules
+from hvbench_assets.core.speakers.scoring import track_row
+from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
+from hvbench_assets.core.vision.tables import DEMOGRAPHICS, HUMAN_TRACKS, load_tracks
+from hvbench_assets.defs.labels.audio import load_clip_audio, run_backend
+from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
+from hvbench_assets.defs.partitions import videos_partitions
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+
+SPEAKER_SCORES_VERSION = "1"
+
+
+@dg.asset(
+    partitions_def=videos_partitions,
+    deps=["human_tracks", "audio_tags", "voice_demographics", "demographics"],
+    group_name="labels",
+    kinds={"audio", "video", "duckdb"},
+    code_version=SPEAKER_SCORES_VERSION,
+    description="L7: per-track active-speaker score per frame, longest positive run, speaking flag (with the voice/face veto)",
+)
+def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+                   audio_models: AudioModelsResource) -> dg.MaterializeResult:
+    video_id = context.partition_key
+    wh = warehouse.get()
+    scorer = audio_models.backend("asd", settings.is_full)
+    prov = {"backend": scorer.backend, "model": scorer.model, "code_version": SPEAKER_SCORES_VERSION}
+    track_rows = wh.rows(HUMAN_TRACKS, video_id=video_id)
+    if not track_rows:
+        raise dg.Failure(description=f"clip {video_id!r} has no human_tracks rows: materialize human_tracks first")
+    gate = speech_gate((wh.rows(AUDIO_TAGS, video_id=video_id) or [None])[0])
+    tracks = load_tracks(wh, video_id)
+    if gate is None and not tracks:
+        gate = status_row("no_faces", "L1 found no face tracks")
+    if gate is not None:
+        # the clip-level reason applies to every track: still one row per track (or one for the clip)
+        rows = [{**gate, "track_id": t.track_id, "speaking": False} for t in tracks] or [{**gate, "speaking": False}]
+        wh.replace(SPEAKER_SCORES, {"video_id": video_id}, rows, provenance=prov)
+        return dg.MaterializeResult(metadata={"status": gate["status"], "rows": len(rows), "speakers": 0,
+                                              "backend": scorer.backend, "model": scorer.model})
+    _, audio = load_clip_audio(settings, warehouse, video_id)
+    voice = rules.voice_class((wh.rows(VOICE_DEMOGRAPHICS, video_id=video_id) or [None])[0])
+    faces = {r["track_id"]: r for r in wh.rows(DEMOGRAPHICS, video_id=video_id)}
+    rows = []
+    for tr in tracks:
+        base = {"track_id": tr.track_id, "fps": tr.fps, "first_frame": tr.first_frame, "speaking": False}
+        if tr.face_clip_path is None or not tr.face_clip_path.exists():
+            rows.append({**base, **status_row("failed", f"face-crop clip missing: {tr.face_clip_path}")})
+            continue
+        try:
+            frames = [f.image for f in iter_frames(tr.face_clip_path)]
+        except MediaError as exc:
+            rows.append({**base, **status_row("failed", str(exc))})
+            continue
+        row = run_backend(
+            track_row, scorer, frames, audio, tr.fps, tr.first_frame, audio_models.speaking_min_run, voice,
+            rules.face_class(faces.get(tr.track_id)), audio_models.veto_min_confidence,
+        )
+        rows.append({**base, **row, "track_id": tr.track_id})
+    wh.replace(SPEAKER_SCORES, {"video_id": video_id}, rows, provenance=prov)
+    speakers = [r["track_id"] for r in rows if r.get("speaking")]
+    table = "\n".join(
+        f"| {r['track_id']} | {r['status']} | {r.get('n_frames')} | {r.get('longest_run')} | {r['speaking']} | {r.get('veto_reason') or ''} |"
+        for r in rows
+    )
+    return dg.MaterializeResult(metadata={
+        "status": "ok", "rows": len(rows), "speakers": len(speakers), "speaking_tracks": dg.MetadataValue.json(speakers),
+        "backend": scorer.backend, "model": scorer.model,
+        "preview": dg.MetadataValue.md("| track | status | frames | longest run | speaking | veto |\n|---|---|---|---|---|---|\n" + table),
+    })

@@ -1,0 +1,50 @@
+"""L7 end to end with the real L1 assets: tracks and face-crop clips from human_tracks, then speaker_scores."""
+
+import dagster as dg
+
+from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
+from hvbench_assets.core.vision.tables import HUMAN_TRACKS
+from hvbench_assets.defs.labels.audio import audio_tags, voice_demographics
+from hvbench_assets.defs.labels.speakers import speaker_scores
+from hvbench_assets.defs.labels.vision import demographics, human_tracks
+from hvbench_assets.defs.labels.vision_resources import VisionResource
+from hvbench_assets_tests.defs.test_audio_assets import run
+from hvbench_assets_tests.media_factory import moving_square_video
+
+CHAIN = [audio_tags, voice_demographics, human_tracks, demographics, speaker_scores]
+
+
+def run_chain(tmp_path, key, path):
+    return run(tmp_path, key, path, assets=CHAIN, extra={"vision": VisionResource()})
+
+
+def test_talking_head_has_exactly_one_speaker(tmp_path, man_talking_head):
+    result, wh = run_chain(tmp_path, "man", man_talking_head)
+    assert result.success
+    rows = wh.rows(SPEAKER_SCORES, video_id="man", order_by="track_id")
+    tracks = wh.rows(HUMAN_TRACKS, video_id="man")
+    assert len(rows) == len(tracks) >= 1
+    speakers = [r for r in rows if r["speaking"]]
+    assert len(speakers) == 1
+    r = speakers[0]
+    assert r["status"] == "ok" and r["backend"] == "offline" and r["fps"] == 25.0
+    assert len(r["scores"]) == r["n_frames"] and r["longest_run"] > r["min_run"] == 12
+    assert r["face_class"] is None and r["veto_reason"] is None  # L3 is unavailable offline: veto skipped
+    assert r["voice_class"] == "male"
+
+
+def test_tone_clip_has_no_speaker(tmp_path):
+    clip = moving_square_video(tmp_path / "tone.mp4", seconds=2.0, tone_hz=330.0)
+    result, wh = run_chain(tmp_path, "tone", clip)
+    assert result.success
+    rows = wh.rows(SPEAKER_SCORES, video_id="tone")
+    assert rows and not any(r["speaking"] for r in rows)
+    assert {r["status"] for r in rows} <= {"no_speech", "no_faces"}
+
+
+def test_resources_are_registered():
+    from hvbench_assets.definitions import defs
+
+    d = defs()
+    assert d.resolve_assets_def("speaker_scores").group_names_by_key[dg.AssetKey("speaker_scores")] == "labels"
+    assert "audio_models" in (d.resources or {})
