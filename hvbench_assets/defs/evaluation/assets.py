@@ -1,0 +1,120 @@
+"""Evaluation assets: one `eval_responses` partition per (benchmark, model), one `eval_report` per benchmark.
+
+The work is in core/evaluation (runner, resume) and core/scoring (report); these assets resolve the
+benchmark folder and the model client, call it, and surface the numbers as metadata.
+"""
+
+
+from pathlib import Path
+
+import dagster as dg
+
+from hvbench_assets.core.benchmark import load_benchmark
+from hvbench_assets.core.evaluation import EvalConfig, MllmAnswerer, evaluate
+from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION
+from hvbench_assets.core.evaluation.reporting import REPORT_CODE_VERSION, report_for
+from hvbench_assets.core.evaluation.runner import EVAL_CODE_VERSION
+from hvbench_assets.core.mllm import ModelNotConfigured
+from hvbench_assets.core.scoring.metrics import aggregate, task_scores
+from hvbench_assets.core.scoring.report import load_baseline_file, pct, render_markdown
+from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions, eval_partitions
+from hvbench_assets.defs.evaluation.resources import EvaluationSettings
+from hvbench_assets.defs.mllm_resources import MllmResource
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+
+
+def _benchmark_root(name: str, evaluation: EvaluationSettings, settings: HvbenchSettings) -> Path:
+    roots = evaluation.roots(settings.data_dir)
+    if name not in roots:
+        raise dg.Failure(description=f"benchmark {name!r} not found: known {sorted(roots) or 'none'}; put it under "
+                                     f"{evaluation.benchmarks_dir or Path(settings.data_dir) / 'benchmarks'} or add "
+                                     f"'{name}=/path' to HVBENCH_BENCHMARK_ROOTS", allow_retries=False)
+    return roots[name]
+
+
+def _scores_markdown(rows: list[dict]) -> str:
+    scores = task_scores([r for r in rows if r["status"] != "failed" and r["rotation"] == 0])
+    summary = aggregate({t: s.accuracy for t, s in scores.items()})
+    lines = ["| task | items | correct | unparsed | accuracy % |", "|---|---|---|---|---|"]
+    lines += [f"| {t} | {s.n_items} | {s.n_correct} | {s.n_unparsed} | {pct(s.accuracy)} |" for t, s in scores.items()]
+    lines += [f"| **{cat}** | | | | {pct(v)} |" for cat, v in summary.categories.items() if v is not None]
+    lines.append(f"| **Overall ({summary.n_tasks} tasks)** | | | | {pct(summary.overall)} |")
+    return "\n".join(lines)
+
+
+@dg.asset(
+    name="eval_responses",
+    partitions_def=eval_partitions,
+    group_name="evaluation",
+    kinds={"duckdb", "openai"},
+    code_version=f"{EVAL_CODE_VERSION}:{PROMPT_VERSION}",
+    pool="mllm",
+    description="Every reply of one model to every item of one benchmark: raw text, parsed option, correctness, latency, tokens",
+)
+def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+                   mllm: MllmResource, evaluation: EvaluationSettings) -> dg.MaterializeResult:
+    keys = context.partition_key.keys_by_dimension
+    name, model = keys["benchmark"], keys["model"]
+    root = _benchmark_root(name, evaluation, settings)
+    bench = load_benchmark(root, name=name)
+    for issue in bench.issues:
+        context.log.warning(f"skipped {issue}")
+    if not bench.items:
+        raise dg.Failure(description=f"benchmark {name}: no readable items under {root}", allow_retries=False)
+    wh = warehouse.get()
+    answerer = MllmAnswerer(mllm.client(wh))
+    config: EvalConfig = evaluation.config_for(model)
+    try:
+        answerer.accepts_audio(model)
+    except ModelNotConfigured as exc:
+        raise dg.Failure(description=f"model {model!r}: {exc}", allow_retries=False) from exc
+    done = [0]
+
+    def log_progress(row: dict) -> None:
+        done[0] += 1
+        if done[0] % 50 == 0:
+            context.log.info(f"{done[0]} replies recorded")
+
+    out = evaluate(bench, answerer, wh, config, progress=False, on_result=log_progress)
+    rows = wh.query("SELECT task, rotation, status, correct, method, latency_s, tokens_in, tokens_out "
+                    "FROM eval_responses WHERE run_id = ?", [out.run_id])
+    metadata = {
+        "run_id": out.run_id, "benchmark_root": str(root), "asked_now": out.asked, "already_answered": out.skipped,
+        "failed_calls": out.failed, "status": out.status, "skipped_lines": len(bench.issues),
+        "rows": len(rows), "unparsed": sum(r["status"] == "unparsed" for r in rows),
+        "tokens_in": sum(r["tokens_in"] or 0 for r in rows), "tokens_out": sum(r["tokens_out"] or 0 for r in rows),
+        "scores": dg.MetadataValue.md(_scores_markdown(rows)),
+    }
+    if out.failed:
+        raise dg.Failure(description=f"{out.failed} call(s) failed for {model} on {name}; every answered item is "
+                                     "stored and a re-materialization asks only the rest", metadata=metadata)
+    return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.asset(
+    name="eval_report",
+    partitions_def=eval_benchmarks_partitions,
+    deps=[dg.AssetDep("eval_responses",
+                      partition_mapping=dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="benchmark"))],
+    group_name="evaluation",
+    kinds={"duckdb", "html"},
+    code_version=REPORT_CODE_VERSION,
+    description="Per-task / category / overall accuracy of every evaluated model, baselines, distractor and item statistics",
+)
+def eval_report(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+                evaluation: EvaluationSettings) -> dg.MaterializeResult:
+    name = context.partition_key
+    human = load_baseline_file(evaluation.human_baseline) if evaluation.human_baseline else None
+    out_dir = Path(settings.data_dir) / "reports" / name
+    data, paths = report_for(warehouse.get(), name, human=human, out_dir=out_dir)
+    if not data.runs:
+        raise dg.Failure(description=f"no evaluation runs for benchmark {name}: materialize eval_responses first",
+                         allow_retries=False)
+    return dg.MaterializeResult(metadata={
+        "report": dg.MetadataValue.md(render_markdown(data)),
+        "html": dg.MetadataValue.path(str(paths["html"])), "markdown": dg.MetadataValue.path(str(paths["markdown"])),
+        "runs": len(data.runs), "items": len({(s.task, s.question_id) for s in data.items}),
+        "overall": {label: round(100 * s.overall, 2) if s.overall is not None else None
+                    for label, s in data.summaries.items()},
+        "non_functional_distractors": sum(len(s.non_functional) for s in data.items),
+    })

@@ -1,0 +1,65 @@
+"""The `evaluation` resource: where benchmarks live and how models are asked (frames, audio, judge).
+
+Environment: HVBENCH_BENCHMARKS_DIR, HVBENCH_BENCHMARK_ROOTS ("name=/path;other=/path", e.g. the
+published HumanVBench checkout), HVBENCH_EVAL_FRAMES, HVBENCH_EVAL_FPS, HVBENCH_EVAL_MAX_SIDE,
+HVBENCH_EVAL_AUDIO, HVBENCH_EVAL_CIRCULAR, HVBENCH_EVAL_JUDGE, HVBENCH_EVAL_CONCURRENCY, HVBENCH_HUMAN_BASELINE.
+A change to any answer setting gives a new run id, so earlier runs stay comparable side by side.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+
+from hvbench_assets.core.evaluation import EvalConfig
+from hvbench_assets.defs.resources import env_or
+
+
+class EvaluationSettings(dg.ConfigurableResource):
+    benchmarks_dir: str = ""  # default: <data_dir>/benchmarks; each sub-folder with task JSONL files is a benchmark
+    benchmark_roots: str = ""  # extra benchmarks anywhere: "name=/path;name2=/path2"
+    n_frames: int = 8  # evenly spaced frames per video (0 with fps set)
+    fps: float = 0.0  # one frame per 1/fps seconds instead of n_frames
+    max_side: int = 768
+    audio: str = "auto"  # auto | always | never
+    circular: bool = False
+    judge_model: str = ""
+    concurrency: int = 4
+    human_baseline: str = ""  # JSON or CSV file of human per-task accuracy
+
+    def roots(self, data_dir: str) -> dict[str, Path]:
+        """Benchmark name -> folder: sub-folders of benchmarks_dir holding *.jsonl, then the explicit roots."""
+        base = Path(self.benchmarks_dir or Path(data_dir) / "benchmarks")
+        found = {p.name: p for p in sorted(base.iterdir()) if p.is_dir() and any(p.rglob("*.jsonl"))} if base.is_dir() else {}
+        for part in self.benchmark_roots.split(";"):
+            if "=" in part:
+                name, path = part.split("=", 1)
+                found[name.strip()] = Path(path.strip())
+        return found
+
+    def config_for(self, model: str) -> EvalConfig:
+        return EvalConfig(model=model, n_frames=None if self.fps else (self.n_frames or 8), fps=self.fps or None,
+                          max_side=self.max_side, audio=self.audio, circular=self.circular,
+                          judge_model=self.judge_model or None, concurrency=self.concurrency)
+
+
+def build_evaluation_resource() -> EvaluationSettings:
+    return EvaluationSettings(
+        benchmarks_dir=env_or("HVBENCH_BENCHMARKS_DIR", ""),
+        benchmark_roots=env_or("HVBENCH_BENCHMARK_ROOTS", ""),
+        n_frames=env_or("HVBENCH_EVAL_FRAMES", 8),
+        fps=env_or("HVBENCH_EVAL_FPS", 0.0),
+        max_side=env_or("HVBENCH_EVAL_MAX_SIDE", 768),
+        audio=env_or("HVBENCH_EVAL_AUDIO", "auto"),
+        circular=os.environ.get("HVBENCH_EVAL_CIRCULAR", "").strip().lower() in ("1", "true", "yes"),
+        judge_model=env_or("HVBENCH_EVAL_JUDGE", ""),
+        concurrency=env_or("HVBENCH_EVAL_CONCURRENCY", 4),
+        human_baseline=env_or("HVBENCH_HUMAN_BASELINE", ""),
+    )
+
+
+@dg.definitions
+def resources() -> dg.Definitions:
+    return dg.Definitions(resources={"evaluation": build_evaluation_resource()})
