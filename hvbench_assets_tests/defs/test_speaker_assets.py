@@ -48,3 +48,16 @@ def test_resources_are_registered():
     d = defs()
     assert d.resolve_assets_def("speaker_scores").group_names_by_key[dg.AssetKey("speaker_scores")] == "labels"
     assert "audio_models" in (d.resources or {})
+
+
+def test_two_people_talking_flags_the_woman_facing_the_camera(tmp_path, two_people_talking):
+    result, wh = run_chain(tmp_path, "tpt", two_people_talking)
+    assert result.success
+    tracks = {r["track_id"]: r for r in wh.rows(HUMAN_TRACKS, video_id="tpt")}
+    rows = wh.rows(SPEAKER_SCORES, video_id="tpt", order_by="track_id")
+    assert rows and all(r["fps"] == 30.0 for r in rows)
+    # she sits in front (the biggest face); the girl braiding her hair behind her does not talk
+    front = max(tracks.values(), key=lambda t: t["face_size_median"])
+    by_track = {r["track_id"]: r for r in rows}
+    assert by_track[front["track_id"]]["speaking"]
+    assert any(not r["speaking"] for r in rows)
