@@ -39,7 +39,7 @@ _TAGGED = re.compile(r"<answer>\s*\(?([A-Za-z])\)?\s*</answer>", re.IGNORECASE)
 # so the article in "the answer is a man" is not read as option A.
 _LETTER = r"[\(\[\{<\"']?\s*(?:([A-Z])|([a-z])(?=\s*(?:[.,;:!?)\]}>\"'。，；]|$)))(?:\s*[\)\]\}>\"'])?(?![A-Za-z0-9])"
 _PHRASES = [
-    r"(?:final\s+|correct\s+|best\s+|right\s+)?answer\s*(?:is|would\s+be|should\s+be|will\s+be|:|=|-)?\s*(?:option\s*|choice\s*|letter\s*)?:?\s*",
+    r"(?:final\s+|correct\s+|best\s+|right\s+)?answer[\"']?\s*(?:is|would\s+be|should\s+be|will\s+be|:|=|-)?\s*(?:option\s*|choice\s*|letter\s*)?:?\s*",
     r"(?:correct|best|right)\s+(?:option|choice|letter)\s*(?:is|would\s+be|should\s+be|:)?\s*(?:option\s*)?",
     r"(?:i\s+(?:would\s+|will\s+|'d\s+)?(?:choose|pick|select|go\s+with)|my\s+(?:choice|option|answer)\s+is)\s*(?:option\s*)?:?\s*",
     r"your\s+option\s+is\s*:?\s*",
@@ -58,7 +58,8 @@ _NOT_ARTICLE_NEXT = {"or", "and", "nor", "is", "was", "seems", "looks", "appears
 _LONE = re.compile(r"(?<![A-Za-z0-9'’-])([A-Z])(?![A-Za-z0-9'’-])")
 _REFUSAL = re.compile(
     r"\b(?:i\s*(?:'m|am)\s*(?:sorry|unable|not\s+able)|sorry|i\s*(?:can(?:no|')t|cannot|could\s*not|couldn't)"
-    r"|unable\s+to|not\s+possible\s+to|impossible\s+to|cannot\s+(?:be\s+)?determine|can't\s+(?:be\s+)?determine"
+    r"|unable\s+to|not\s+possible\s+to|impossible\s+to|(?:cannot|can't|can\s+not)\s+(?:be\s+)?determin\w*"
+    r"|(?:don't|do\s+not)\s+know"
     r"|none\s+of\s+the\s+(?:options|above|choices)|no\s+(?:video|audio)\s+(?:was|is)\s+provided"
     r"|don't\s+have\s+(?:access|enough)|not\s+enough\s+information|as\s+an\s+ai)\b"
     r"|无法|不能确定|抱歉",

@@ -26,6 +26,15 @@ PARSED = [
     ("It is C.", "C", "lone_letter"), ("Based on the video, C", "C", "lone_letter"), ("A is correct.", "A", "lone_letter"),
     ("sad and tired", "B", "option_text"), ("The person looks angry.", "C", "option_text"),
     ("Neutral", "D", "option_text"), ("<think>maybe A or C</think>C", "C", "bare_letter"),
+    ('{"answer": "B"}', "B", "answer_phrase"), ("Option (B)", "B", "bare_letter"), ("answer: option B", "B", "answer_phrase"),
+    ("(B) sad and tired", "B", "leading_letter"), ("B\n\nExplanation: the man frowns.", "B", "lone_letter"),
+    ("The best answer is: C) angry", "C", "answer_phrase"), ("Answer：Ｃ", "C", "answer_phrase"),
+    ("Best option: [D]", "D", "answer_phrase"), ("ANSWER: D", "D", "answer_phrase"), ("answer is c", "C", "answer_phrase"),
+    ("**Answer:** B", "B", "answer_phrase"), ("**B. sad and tired**", "B", "leading_letter"),
+    ("I choose C because the person is clearly angry, not sad (B).", "C", "answer_phrase"),
+    ("The correct answer is \"B\".", "B", "answer_phrase"), ("It's option D.", "D", "option_word"),
+    ("I'd go with option C", "C", "option_word"), ("The man looks sad, so B.", "B", "lone_letter"),
+    ("正确答案是 A", "A", "answer_phrase"), ("答：B", "B", "answer_phrase"), ("选择D", "D", "answer_phrase"),
 ]
 
 
@@ -43,7 +52,8 @@ UNPARSED = [
     ("A or B", "ambiguous"), ("The answer is B or C.", "ambiguous"), ("The answer is B, C", "ambiguous"),
     ("The answer is a man in red", "no_match"), ("A man is smiling.", "no_match"),
     ("The answer is E.", "no_match"),  # a letter that is not an option
-    ("happy or angry, hard to say", "ambiguous"),
+    ("happy or angry, hard to say", "ambiguous"), ("The answer cannot be determined.", "refusal"),
+    ("I don't know.", "refusal"), ("Neither A nor B; it is C.", "ambiguous"), ("E", "no_match"),
 ]
 
 
