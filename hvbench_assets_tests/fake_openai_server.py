@@ -18,7 +18,8 @@ slower than the client's timeout), `.malformed()` (non-JSON body), `.empty()` (e
 `.no_choices()`, `.drop()` (connection closed without a reply). `latency_s` delays every
 reply. `api_key=` makes the server demand `Authorization: Bearer <key>` (401 otherwise).
 Every request, including failed ones, is recorded in `server.requests` (thread-safe);
-`max_in_flight` is the most chat requests the server held at once (to check concurrency limits).
+`max_in_flight` is the most chat requests the server held at once (to check concurrency limits);
+`GET /_stats` returns both as JSON when the server runs in another process (see `serve_forever`).
 """
 
 from __future__ import annotations
@@ -172,7 +173,9 @@ class FakeOpenAIServer:
                 pass
 
             def do_GET(self):
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/").endswith("/_stats"):  # for a server in another process
+                    self._send(200, {"requests": server.request_count, "max_in_flight": server.max_in_flight})
+                elif self.path.rstrip("/").endswith("/models"):
                     self._send(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
                 else:
                     self._send(404, {"error": {"message": "not found"}})
@@ -249,3 +252,12 @@ class FakeOpenAIServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def serve_forever(latency_s: float = 0.0, port_queue=None) -> None:
+    """Run a server until the process is killed; puts its base URL on `port_queue`
+    (a multiprocessing queue). Used by benchmarks so the server does not share the client's GIL."""
+    server = FakeOpenAIServer(latency_s=latency_s).start()
+    if port_queue is not None:
+        port_queue.put(server.base_url)
+    threading.Event().wait()

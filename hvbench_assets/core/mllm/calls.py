@@ -8,8 +8,11 @@ No row ever holds an API key: requests are stored with images as hashes and with
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
 import threading
+import time
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,13 +48,25 @@ MODEL_CALLS = TableSpec(
 )
 
 
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_all() -> None:
+    for log in list(_LIVE):
+        try:
+            log.flush()
+        except Exception:  # noqa: BLE001 - best effort at exit; the rows are a cache and a log
+            pass
+
+
 class CallLog:
     """Reads and writes `model_calls`, thread-safe and cheap per call.
 
     Lookups hit an in-memory index of the successful rows (loaded with one query, kept current by
     this process's writes); a row written by another process after the load is simply not seen,
-    which costs one duplicate request at most. Writes are group-committed: concurrent `record`
-    calls wait together and land in one transaction, so many threads do not queue on the
+    which costs one duplicate request at most. Writes go through one writer thread that commits
+    whatever has queued up in one transaction, so many request threads do not queue on the
     warehouse file lock one by one.
     """
 
@@ -60,7 +75,11 @@ class CallLog:
         self._lock = threading.Lock()
         self._index: dict[str, dict[str, Any]] | None = None
         self._pending: list[tuple[dict[str, Any], threading.Event, list]] = []
-        self._writer_busy = False
+        self._writing: list[tuple[threading.Event, list]] = []
+        self._wake = threading.Condition(self._lock)
+        self._writer: threading.Thread | None = None
+        self._flushing = 0  # callers waiting for a commit: skip the linger
+        self.linger_s = 0.2
 
     def _load(self) -> dict[str, dict[str, Any]]:
         with self._lock:
@@ -77,44 +96,70 @@ class CallLog:
         """The successful row for this request (id, text, tokens_in, tokens_out, latency_s), or None."""
         return self._load().get(call_id)
 
-    def record(self, row: Mapping[str, Any]) -> None:
-        """Store one call and return once it is committed. A successful row for the same id is
-        never replaced by a failure."""
+    def record(self, row: Mapping[str, Any], wait: bool = True) -> None:
+        """Store one call. `wait=True` returns once it is committed; `wait=False` returns at once
+        (call `flush()` later; an exiting process flushes by itself). A successful row for the same
+        id is never replaced by a failure."""
         index = self._load()
         row = dict(row)
         row.setdefault("created_at", dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
-        if row.get("error") is not None and row["id"] in index:
-            return
         done, failure = threading.Event(), []
         with self._lock:
+            if row.get("error") is not None and row["id"] in index:
+                return
+            if row.get("error") is None and row.get("text"):
+                index[row["id"]] = {k: row.get(k) for k in ("id", "text", "tokens_in", "tokens_out", "latency_s")}
             self._pending.append((row, done, failure))
-            lead = not self._writer_busy
-            self._writer_busy = True
-        if lead:  # this thread commits every row queued meanwhile, then hands over
-            self._drain()
-        done.wait()
-        if failure:
-            raise failure[0]
+            self._wake.notify()
+            if self._writer is None or not self._writer.is_alive():
+                self._writer = threading.Thread(target=self._write_loop, name="model-calls-writer", daemon=True)
+                self._writer.start()
+                _LIVE.add(self)
+        if wait:
+            self._wait([(done, failure)])
 
-    def _drain(self) -> None:
+    def _wait(self, waiters: list[tuple[threading.Event, list]]) -> None:
+        with self._lock:
+            self._flushing += 1
+            self._wake.notify()
+        try:
+            for done, failure in waiters:
+                done.wait()
+                if failure:
+                    raise failure[0]
+        finally:
+            with self._lock:
+                self._flushing -= 1
+
+    def flush(self) -> None:
+        """Wait until every recorded row is committed; raises the first write error."""
+        with self._lock:
+            waiters = [(d, f) for _, d, f in self._pending] + list(self._writing)
+        self._wait(waiters)
+
+    def _write_loop(self) -> None:
         while True:
             with self._lock:
+                if not self._pending:
+                    self._wake.wait(timeout=5.0)
+                    if not self._pending:
+                        self._writer = None
+                        return
+                # let a few more rows arrive: one transaction per ~linger, not per row
+                deadline = time.monotonic() + self.linger_s
+                while not self._flushing and time.monotonic() < deadline:
+                    self._wake.wait(timeout=max(0.0, deadline - time.monotonic()))
                 batch, self._pending = self._pending, []
-                if not batch:
-                    self._writer_busy = False
-                    return
+                self._writing = [(d, f) for _, d, f in batch]
             try:
                 self._write([r for r, _, _ in batch])
             except Exception as exc:  # every waiter of this batch sees the error
                 for _, _, failure in batch:
                     failure.append(exc)
-            else:
-                with self._lock:
-                    for r, _, _ in batch:
-                        if r.get("error") is None and r.get("text"):
-                            self._index[r["id"]] = {k: r.get(k) for k in ("id", "text", "tokens_in", "tokens_out", "latency_s")}
             for _, done, _ in batch:
                 done.set()
+            with self._lock:
+                self._writing = []
 
     def _write(self, rows: list[dict[str, Any]]) -> None:
         last = {r["id"]: r for r in rows}  # one row per id, the latest wins

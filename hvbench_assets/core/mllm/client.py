@@ -119,6 +119,12 @@ class MllmClient:
         context: dict | None = None,
         audio_rate: int = 16000,
     ) -> ChatResult:
+        """One call; its model_calls row is committed when this returns."""
+        return self._chat(ChatRequest(model, prompt, frames, system, audio, params, context, audio_rate), wait=True)
+
+    def _chat(self, req: ChatRequest, wait: bool) -> ChatResult:
+        model, prompt, frames, system, audio = req.model, req.prompt, req.frames, req.system, req.audio
+        params, context, audio_rate = req.params, req.context, req.audio_rate
         spec = self.registry.get(model)
         sent = cap_frames(frames, spec.max_frames)
         jpegs = tuple(encode_jpeg(f, spec.jpeg_quality, spec.max_side) for f in sent)
@@ -146,20 +152,22 @@ class MllmClient:
                 **row, "id": call_id, "model": model, "model_id": spec.model_id, "backend": spec.backend,
                 "endpoint": spec.base_url or spec.local_path, "prompt_hash": p_hash, "prompt": prompt,
                 "system": system, "params": payload.params, "inputs": inputs, "request": request,
-            })
+            }, wait=wait)
         return result
 
     def chat_many(self, requests: Sequence[ChatRequest | dict], max_workers: int | None = None) -> list[ChatResult]:
-        """Results in request order; threads bounded by the per-model limits of the models involved."""
+        """Results in request order. The per-model semaphores bound requests in flight; the pool has
+        twice that many threads so frame encoding and call logging overlap with waiting requests."""
         reqs = [r if isinstance(r, ChatRequest) else ChatRequest(**r) for r in requests]
         if not reqs:
             return []
-        workers = max_workers or sum(self._limit(self.registry.get(m)) for m in {r.model for r in reqs})
+        workers = max_workers or 2 * sum(self._limit(self.registry.get(m)) for m in {r.model for r in reqs})
         with ThreadPoolExecutor(max_workers=max(1, min(workers, len(reqs))), thread_name_prefix="mllm") as pool:
-            futures = [pool.submit(
-                self.chat, r.model, r.prompt, r.frames, r.system, r.audio, r.params, r.context, r.audio_rate
-            ) for r in reqs]
-            return [f.result() for f in futures]
+            futures = [pool.submit(self._chat, r, False) for r in reqs]
+            results = [f.result() for f in futures]
+        if self.calls:
+            self.calls.flush()  # every row committed before returning
+        return results
 
     def call_id_for(self, model: str, prompt: str, frames: Sequence[np.ndarray] = (), system: str | None = None,
                     params: dict | None = None) -> str:

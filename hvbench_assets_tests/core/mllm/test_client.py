@@ -143,6 +143,7 @@ def test_chat_many_keeps_order_and_respects_the_per_model_limit(warehouse):
         assert server.max_in_flight == 3
         assert server.request_count == 9  # the duplicate waited for the first and came from the cache
         assert results[-1].cached
+        assert warehouse.count(MODEL_CALLS) == 9  # every row committed when chat_many returns
 
 
 def test_without_a_warehouse_nothing_is_cached(server):
