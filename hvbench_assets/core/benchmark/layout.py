@@ -128,7 +128,7 @@ def parse_choices(choices: str | Sequence[str]) -> tuple[Option, ...]:
         pairs = [(m.group(1), choices[m.end():end]) for m, end in zip(marks, ends)]
     else:
         raise BenchmarkFormatError(f"choices must be a string or a list, got {type(choices).__name__}")
-    options = tuple(Option(letter, " ".join(text.split())) for letter, text in pairs)
+    options = tuple(Option(letter, _unbrace(" ".join(text.split()))) for letter, text in pairs)
     if len(options) < 2:
         raise BenchmarkFormatError(f"choices has {len(options)} option(s); need at least 2")
     expected = list(LETTERS[: len(options)])
@@ -140,13 +140,22 @@ def parse_choices(choices: str | Sequence[str]) -> tuple[Option, ...]:
     return options
 
 
+def _unbrace(text: str) -> str:
+    """The published files wrap each option text in braces ("Option A: {3}"); the text is inside."""
+    if len(text) >= 2 and text[0] == "{" and text[-1] == "}" and "{" not in text[1:-1] and "}" not in text[1:-1]:
+        return text[1:-1].strip()
+    return text
+
+
 def format_choices(options: Iterable[Option | str]) -> str:
-    """The published string form; plain strings get letters A, B, C... in order."""
+    """The published string form, "Option A: {text}" blocks separated by blank lines plus the trailing
+    blank block; the reference evaluation script reads the text between the braces and counts options
+    as blocks minus one. Plain strings get letters A, B, C... in order."""
     blocks = []
     for i, opt in enumerate(options):
         letter, text = (opt.letter, opt.text) if isinstance(opt, Option) else (LETTERS[i], str(opt))
-        blocks.append(f"Option {letter}: {text}")
-    return "\n\n".join(blocks)
+        blocks.append(f"Option {letter}: {{{' '.join(text.replace('{', '(').replace('}', ')').split())}}}")
+    return "\n\n".join(blocks) + "\n\n"
 
 
 def normalize_answer(value: Any) -> str:

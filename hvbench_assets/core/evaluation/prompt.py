@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hvbench_assets.core.benchmark.layout import BenchmarkItem, format_choices
+from hvbench_assets.core.benchmark.layout import BenchmarkItem
 
 PROMPT_VERSION = "letter-only-v1"
 
@@ -12,6 +12,6 @@ def letter_only_prompt(item: BenchmarkItem) -> str:
         "Watch the video and pick the single best option for the multiple-choice question below. "
         "Reply with the option's letter only.\n\n"
         f"Question: {item.question}\n\n"
-        f"{format_choices(item.options)}\n\n"
+        + "\n\n".join(f"Option {o.letter}: {o.text}" for o in item.options) + "\n\n"
         "Reply with one letter. Your option:"
     )

@@ -10,7 +10,7 @@ from hvbench_assets.core.benchmark import (
 from hvbench_assets.core.benchmark.tasks import CATEGORIES, task_info, tasks_of
 from hvbench_assets_tests.media_factory import moving_square_video
 
-PUBLISHED_STYLE = "Option A: 3\n\nOption B: 5\n\nOption C: 7\n\nOption D: 4\n\n"  # trailing blank block
+PUBLISHED_STYLE = "Option A: {3}\n\nOption B: {5}\n\nOption C: {7}\n\nOption D: {4}\n\n"  # braces, trailing blank block
 
 
 def _line(qid, answer="B", choices=PUBLISHED_STYLE, video="Human_Count/Human_Count_1.mp4", **extra):
@@ -48,7 +48,19 @@ def test_bad_choices_raise(bad):
 def test_round_trip_format_choices():
     opts = (Option("A", "happy"), Option("B", "sad"))
     assert parse_choices(format_choices(opts)) == opts
-    assert format_choices(["x", "y"]) == "Option A: x\n\nOption B: y"
+    assert format_choices(["x", "y"]) == "Option A: {x}\n\nOption B: {y}\n\n"
+    assert [o.text for o in parse_choices("Option A: plain\n\nOption B: {braced}")] == ["plain", "braced"]
+
+
+def test_export_reads_like_the_reference_script_expects():
+    """The reference evaluator takes the text between braces per block and counts blocks - 1 options."""
+    import re
+
+    choices = format_choices(["a man {left}", "two\nlines", "3"])
+    blocks = choices.split("\n\n")
+    assert len(blocks) - 1 == 3
+    texts = [re.findall(r"\{(.*?)\}", b)[0] for b in blocks if "Option" in b]
+    assert texts == ["a man (left)", "two lines", "3"]
 
 
 def test_loader_reports_malformed_lines_with_file_and_line(tmp_path):
@@ -106,5 +118,5 @@ def test_writer_output_reads_back_identically(tmp_path):
     assert [(i.task, i.question_id, i.options, i.answer, i.video) for i in again.items] == \
         [(i.task, i.question_id, i.options, i.answer, i.video) for i in bench.items]
     assert again.items[0].extra == {"extra_field": 1}
-    assert json.loads((out / "Human_Count.jsonl").read_text().splitlines()[0])["choices"].startswith("Option A: 3\n\nOption B: 5")
+    assert json.loads((out / "Human_Count.jsonl").read_text().splitlines()[0])["choices"] == PUBLISHED_STYLE
     assert again.fingerprint == bench.fingerprint

@@ -43,7 +43,7 @@ def make_benchmark(root: Path, with_audio: bool = True) -> list[ToyItem]:
             item = ToyItem(task, f"{task}_{i}", tag, options, answer)
             items.append(item)
             lines.append(json.dumps({"Question": f"{tag} Which option fits the person?",
-                                     "choices": format_choices(options) + "\n\n", "Answer": answer,
+                                     "choices": format_choices(options), "Answer": answer,
                                      "Video": video, "Question_id": item.qid}))
         (root / f"{task}.jsonl").write_text("\n".join(lines) + "\n")
     return items
