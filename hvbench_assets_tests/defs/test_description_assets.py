@@ -177,3 +177,34 @@ def test_editing_one_prompt_changes_only_that_assets_code_version(monkeypatch):
     assert after["facial_description"] != before["facial_description"]
     assert edited.fingerprint in after["facial_description"]
     assert after["appearance"] == before["appearance"] and after["video_caption"] == before["video_caption"]
+
+
+def test_prompt_edit_marks_exactly_that_asset_stale_in_dagster(tmp_path, server, clip_with_tracks, monkeypatch):
+    """What the UI shows: after materializing, editing the L11 prompt makes video_caption stale
+    (code version changed) while appearance stays fresh."""
+    from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
+    from dagster._core.loader import LoadingContextForTest
+
+    import hvbench_assets.core.mllm.descriptions as core_descriptions
+
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("videos", [KEY])
+    res = resources(tmp_path, write_registry(tmp_path, server))
+    assert dg.materialize([appearance, video_caption], partition_key=KEY, resources=res, instance=instance).success
+
+    def statuses(mod):
+        graph = dg.Definitions(assets=[mod.appearance, mod.video_caption], resources=res).resolve_asset_graph()
+        resolver = CachingStaleStatusResolver(instance, graph, LoadingContextForTest(instance))
+        return {k: resolver.get_status(dg.AssetKey(k), KEY) for k in ("appearance", "video_caption")}
+
+    assert set(statuses(descriptions).values()) == {StaleStatus.FRESH}
+    edited = dataclasses.replace(prompts.VIDEO_CAPTION, user=prompts.VIDEO_CAPTION.user + " Mention the weather.")
+    monkeypatch.setattr(prompts, "VIDEO_CAPTION", edited)
+    try:
+        importlib.reload(core_descriptions)
+        after = statuses(importlib.reload(descriptions))
+    finally:
+        monkeypatch.undo()
+        importlib.reload(core_descriptions)
+        importlib.reload(descriptions)
+    assert after == {"appearance": StaleStatus.FRESH, "video_caption": StaleStatus.STALE}

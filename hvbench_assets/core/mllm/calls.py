@@ -174,8 +174,17 @@ class CallLog:
         with self.warehouse.connect() as con:
             con.execute("BEGIN TRANSACTION")
             try:
-                con.executemany('DELETE FROM "model_calls" WHERE id = ?', [[i] for i in last])
-                con.executemany(f'INSERT INTO "model_calls" ({cols}) VALUES ({marks})', values)
+                failed = [i for i, r in last.items() if r.get("error") is not None]
+                if failed:  # another process may have answered these meanwhile: keep its success
+                    ok = {r[0] for r in con.execute(
+                        'SELECT id FROM "model_calls" WHERE error IS NULL AND list_contains(?, id)', [failed]
+                    ).fetchall()}
+                    keep = [i not in ok for i in last]
+                    values = [v for v, k in zip(values, keep) if k]
+                    last = {i: r for (i, r), k in zip(last.items(), keep) if k}
+                if last:
+                    con.executemany('DELETE FROM "model_calls" WHERE id = ?', [[i] for i in last])
+                    con.executemany(f'INSERT INTO "model_calls" ({cols}) VALUES ({marks})', values)
                 con.execute("COMMIT")
             except Exception:
                 con.execute("ROLLBACK")

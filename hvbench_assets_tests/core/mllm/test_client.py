@@ -158,3 +158,16 @@ def test_backoff_honours_retry_after():
     assert policy.delay(1, retry_after=2.0) >= 2.0
     assert all(0.005 <= policy.delay(1, None) <= 0.015 for _ in range(20))
     assert RetryPolicy(base_s=1, cap_s=5).delay(10, None) <= 5
+
+
+def test_a_failure_never_overwrites_a_success_written_by_another_process(warehouse):
+    from hvbench_assets.core.mllm import CallLog
+
+    stale_view = CallLog(warehouse)
+    stale_view.lookup("x")  # loads its index before the other process answers
+    CallLog(warehouse).record({"id": "abc", "model": "m", "text": "answer", "error": None})
+    stale_view.record({"id": "abc", "model": "m", "text": None, "error": "HTTP 503"})
+    stale_view.record({"id": "def", "model": "m", "text": None, "error": "HTTP 503"})
+    rows = {r["id"]: r for r in warehouse.query("SELECT id, text, error FROM model_calls")}
+    assert rows["abc"]["text"] == "answer" and rows["abc"]["error"] is None
+    assert rows["def"]["error"] == "HTTP 503"
