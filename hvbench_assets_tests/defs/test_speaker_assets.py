@@ -1,6 +1,7 @@
 """L7 end to end with the real L1 assets: tracks and face-crop clips from human_tracks, then speaker_scores."""
 
 import dagster as dg
+import pytest
 
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
 from hvbench_assets.core.vision.tables import HUMAN_TRACKS
@@ -61,3 +62,40 @@ def test_two_people_talking_flags_the_woman_facing_the_camera(tmp_path, two_peop
     by_track = {r["track_id"]: r for r in rows}
     assert by_track[front["track_id"]]["speaking"]
     assert any(not r["speaking"] for r in rows)
+
+
+def test_full_profile_runs_light_asd_from_the_configured_weights(tmp_path, man_talking_head):
+    import torch
+
+    from hvbench_assets.core.audio.tables import AUDIO_TAGS
+    from hvbench_assets.core.speakers.light_asd import build_network
+    from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
+    from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+
+    _, wh = run(tmp_path, "man", man_talking_head, assets=[audio_tags, human_tracks], extra={"vision": VisionResource()})
+    weights = tmp_path / "light_asd.model"
+    torch.manual_seed(0)
+    torch.save(build_network().state_dict(), weights)  # random weights: the wiring is under test, not accuracy
+    full = {"settings": HvbenchSettings(data_dir=str(tmp_path / "data"), backend_profile="full"),
+            "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb")),
+            "audio_models": AudioModelsResource(light_asd_weights=str(weights), light_asd_windows_s=[1.0])}
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("videos", ["man"])
+    assert dg.materialize([speaker_scores], partition_key="man", resources=full, instance=instance).success
+    assert wh.rows(AUDIO_TAGS, video_id="man")[0]["backend"] == "offline"
+    rows = wh.rows(SPEAKER_SCORES, video_id="man")
+    assert rows and all(r["backend"] == "full" and r["model"] == "Light-ASD" for r in rows)
+    assert all(len(r["scores"]) == r["n_frames"] and r["fps"] == 25.0 for r in rows)
+
+
+def test_full_profile_without_light_asd_weights_fails_clearly(tmp_path, man_talking_head):
+    from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
+    from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+
+    run(tmp_path, "man", man_talking_head, assets=[audio_tags, human_tracks], extra={"vision": VisionResource()})
+    full = {"settings": HvbenchSettings(data_dir=str(tmp_path / "data"), backend_profile="full"),
+            "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb")), "audio_models": AudioModelsResource()}
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("videos", ["man"])
+    with pytest.raises(dg.Failure, match="pretrain_AVA_CVPR.model"):
+        dg.materialize([speaker_scores], partition_key="man", resources=full, instance=instance)

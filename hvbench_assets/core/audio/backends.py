@@ -17,6 +17,7 @@ class AudioBackendConfig:
     sensevoice_dir: str = ""
     age_gender_model: str = "audeering/wav2vec2-large-robust-24-ft-age-gender"
     light_asd_weights: str = ""
+    light_asd_windows_s: tuple[float, ...] = (1, 1, 1, 2, 2, 2, 3, 3, 4, 5, 6)  # the reference's multi-window average
 
 
 @lru_cache(maxsize=4)
@@ -43,5 +44,5 @@ def build(kind: str, cfg: AudioBackendConfig):
         from hvbench_assets.core.speakers.light_asd import LightAsdScorer
         from hvbench_assets.core.speakers.lipsync import LipSyncScorer
 
-        return LightAsdScorer(cfg.light_asd_weights, device=cfg.device) if cfg.full else LipSyncScorer()
+        return LightAsdScorer(cfg.light_asd_weights, cfg.light_asd_windows_s, cfg.device) if cfg.full else LipSyncScorer()
     raise ValueError(f"unknown backend kind {kind!r}")

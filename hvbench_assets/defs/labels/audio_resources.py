@@ -19,6 +19,7 @@ class AudioModelsResource(dg.ConfigurableResource):
     sensevoice_dir: str = ""  # local folder with a pre-seeded SenseVoiceSmall (model.pt ...)
     age_gender_model: str = "audeering/wav2vec2-large-robust-24-ft-age-gender"
     light_asd_weights: str = ""  # path of Light-ASD's pretrain_AVA_CVPR.model
+    light_asd_windows_s: list[float] = [1, 1, 1, 2, 2, 2, 3, 3, 4, 5, 6]  # scores averaged over these window lengths
     speaking_min_run: int = DEFAULT_MIN_RUN  # frames; a track speaks when its longest positive run is longer
     veto_min_confidence: float = 0.7  # both voice and face class must be this sure to veto a speaker
 
@@ -27,6 +28,7 @@ class AudioModelsResource(dg.ConfigurableResource):
             full=full, device=self.device, ast_model=self.ast_model, sensevoice_model=self.sensevoice_model,
             sensevoice_hub=self.sensevoice_hub, sensevoice_dir=self.sensevoice_dir,
             age_gender_model=self.age_gender_model, light_asd_weights=self.light_asd_weights,
+            light_asd_windows_s=tuple(self.light_asd_windows_s),
         )
 
     def backend(self, kind: str, full: bool):
