@@ -86,6 +86,7 @@ def _run_eval(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip()) if args.tasks else None
+    _term_as_interrupt()
     code = 0
     for model in args.model:
         cfg = EvalConfig(model=model, n_frames=None if args.fps else (args.frames or 8), fps=args.fps,
@@ -106,6 +107,16 @@ def _run_eval(args: argparse.Namespace) -> int:
     if args.report:
         _write_report(warehouse, bench.name, None, None, print_md=False)
     return code
+
+
+def _term_as_interrupt() -> None:
+    """`kill` (SIGTERM) stops like Ctrl-C: in-flight replies are stored before the process exits."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 # -- report ------------------------------------------------------------------------------------

@@ -119,3 +119,24 @@ def test_killed_process_resumes_without_repeating(bench, tmp_path):
         assert again | cached | stored == {(i.task, i.qid) for i in items} and not again & cached
         assert asked_before >= len(stored)
     assert warehouse.count(EVAL_RESPONSES) == N_ITEMS
+
+
+def test_terminated_process_stores_every_reply_it_received(bench, tmp_path):
+    root, items = bench
+    wh = tmp_path / "wh.duckdb"
+    with FakeOpenAIServer(responder=answer_like(items), latency_s=0.2) as server:
+        mf = models_file(tmp_path / "models.toml", server)
+        cmd = [sys.executable, "-m", "hvbench_assets.cli", "eval", "--benchmark", str(root), "--model", "good",
+               "--frames", "2", "--warehouse", str(wh), "--models-file", str(mf), "--concurrency", "3", "--no-progress"]
+        proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "HVBENCH_DATA_DIR": str(tmp_path / "data")},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and server.request_count < 5:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 130
+        assert "run the same command again to resume" in proc.stderr.read().decode()
+        time.sleep(0.3)  # let the server finish writing replies nobody waits for
+        asked = {item_of(r.prompt, items).qid for r in server.requests}
+        stored = {r["question_id"] for r in Warehouse(wh).rows(EVAL_RESPONSES)}
+        assert stored == asked and 5 <= len(stored) < N_ITEMS  # every request sent got its reply stored

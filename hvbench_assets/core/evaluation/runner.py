@@ -220,6 +220,7 @@ class Evaluator:
         stop = threading.Event()
         pool = ThreadPoolExecutor(max_workers=max(1, self.config.concurrency), thread_name_prefix="eval")
         pending: set[Future] = set()
+        stored: set[Future] = set()
         todo = iter(jobs)
         try:
             # keep at most 2x concurrency jobs queued so an interruption leaves little in flight
@@ -228,8 +229,10 @@ class Evaluator:
             while pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in finished:
+                    if fut not in stored:
+                        stored.add(fut)
+                        self._store(fut.result(), out, bar)
                     pending.discard(fut)
-                    self._store(fut.result(), out, bar)
                     if on_result is not None:
                         on_result(out.rows[-1])
                     self._submit(pool, pending, todo, stop)
@@ -240,7 +243,8 @@ class Evaluator:
                 fut.cancel()
             pool.shutdown(wait=True)
             for fut in pending:  # replies that arrived while stopping are kept, not re-asked later
-                if not fut.cancelled() and fut.exception() is None:
+                if fut not in stored and not fut.cancelled() and fut.exception() is None:
+                    stored.add(fut)
                     self._store(fut.result(), out, bar)
             raise
         finally:
@@ -276,9 +280,10 @@ class Evaluator:
         if not self._buffer or not (force or len(self._buffer) >= FLUSH_ROWS
                                     or time.monotonic() - self._flushed_at >= FLUSH_S):
             return
-        batch, self._buffer = self._buffer, []
+        batch = list(self._buffer)
         self.warehouse.replace_many(EVAL_RESPONSES, [({k: r[k] for k in EVAL_RESPONSES.key}, [r]) for r in batch],
                                     provenance=self._provenance())
+        del self._buffer[: len(batch)]  # only once written: an interrupted write is retried by the final flush
         self._flushed_at = time.monotonic()
 
     def _provenance(self) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """Deterministic option extraction: map a model's free-text reply to one option letter, or to nothing.
 
 Rules run in a fixed order and the first that yields exactly one letter wins: a reply that is just a
-letter, an explicit answer phrase ("the answer is D", "Answer: (B)", "答案是C", \\boxed{A}), a reply
+letter, a reply that is exactly one option's text, an explicit answer phrase ("the answer is D", "Answer: (B)", "答案是C", \\boxed{A}), a reply
 that starts with a lettered option ("B. happy"), then - unless the reply is a refusal - a single
 stand-alone letter, then an option's text quoted instead of its letter. Anything else is `unparsed`
 (counted wrong and reported); there is never a random pick.
@@ -125,6 +125,11 @@ def extract_option(response: str | None, options: Sequence[tuple[str, str]]) -> 
         got = _letters([m], valid)
         if got:
             return Extraction(got[0], PARSED, "bare_letter")
+
+    # a reply that is exactly one option's text ("B-angry" in EIC, where texts start with person letters)
+    exact = [letter for letter, t in options if _norm(t) and _norm(t) == _norm(text)]
+    if len(exact) == 1:
+        return Extraction(exact[0], PARSED, "option_text")
 
     explicit = _letters(list(_BOXED.finditer(text)) + list(_TAGGED.finditer(text)), valid)
     if len(explicit) == 1:

@@ -73,3 +73,12 @@ def test_deterministic():
     replies = [r for r, _, _ in PARSED] + [r for r, _ in UNPARSED]
     first = [extract_option(r, EMOTIONS) for r in replies]
     assert first == [extract_option(r, EMOTIONS) for r in replies]
+
+
+def test_option_texts_that_start_with_letters():
+    # EIC options pair a person's box letter with an emotion; the reply quoting one is that option
+    eic = [("A", "B-angry"), ("B", "A-happy"), ("C", "C-sad"), ("D", "A-neutral")]
+    assert extract_option("B-angry", eic).letter == "A"
+    assert extract_option("A-happy.", eic).letter == "B"
+    assert extract_option("D", eic).letter == "D"  # a bare letter is the option letter we asked for
+    assert extract_option("The answer is C.", eic).letter == "C"
