@@ -3,6 +3,7 @@ so other stages add theirs the same way without touching the dispatcher.
 
     hvbench eval --benchmark DIR --model NAME [--frames 8 | --fps 1] [--concurrency 4] [--limit N]
     hvbench report --benchmark DIR [--human baseline.csv] [--out DIR]
+    hvbench aggregate scores.csv        (per-task numbers in, category averages and overall out)
 """
 
 from __future__ import annotations
@@ -153,7 +154,43 @@ def _run_report(args: argparse.Namespace) -> int:
     return _write_report(warehouse, _benchmark_name(args), args.human, args.out, not args.quiet, args.run)
 
 
+# -- aggregate ---------------------------------------------------------------------------------
+def _aggregate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scores", type=Path, help="CSV/TSV with a header of task names or acronyms (first column: model) "
+                                              "and one row per model, '-' for a missing task; or JSON {model: {task: acc}}")
+
+
+def read_score_table(path: Path) -> dict[str, dict[str, float | None]]:
+    import csv
+    import json
+
+    if path.suffix.lower() == ".json":
+        return json.loads(path.read_text())
+    text = path.read_text()
+    dialect = "excel-tab" if "\t" in text.splitlines()[0] else "excel"
+    rows = [r for r in csv.reader(text.splitlines(), dialect=dialect) if r and any(c.strip() for c in r)]
+    header = [h.strip() for h in rows[0][1:]]
+    return {r[0].strip(): {h: (None if v.strip() in ("", "-") else float(v)) for h, v in zip(header, r[1:])
+                           if h and h.lower() != "avg"} for r in rows[1:]}
+
+
+def _run_aggregate(args: argparse.Namespace) -> int:
+    from hvbench_assets.core.benchmark.tasks import CATEGORIES
+    from hvbench_assets.core.scoring.metrics import aggregate
+
+    table = read_score_table(args.scores)
+    print("| Model | " + " | ".join(CATEGORIES) + " | 12 vision tasks | Overall | tasks |")
+    print("|---" * (len(CATEGORIES) + 4) + "|---|")
+    for model, tasks in table.items():
+        s = aggregate(tasks)
+        cells = [f"{v:.2f}" if v is not None else "-" for v in list(s.categories.values()) + [s.vision_avg, s.overall]]
+        print(f"| {model} | " + " | ".join(cells) + f" | {s.n_tasks} |")
+    return 0
+
+
 command("eval", "evaluate models on a benchmark (resumes by default)", _eval_args)(_run_eval)
+command("aggregate", "category averages and the 16-task mean from per-task accuracies (e.g. a paper table)",
+        _aggregate_args)(_run_aggregate)
 command("report", "per-task, category and overall accuracy, baselines, item statistics", _report_args)(_run_report)
 
 

@@ -140,3 +140,16 @@ def test_terminated_process_stores_every_reply_it_received(bench, tmp_path):
         asked = {item_of(r.prompt, items).qid for r in server.requests}
         stored = {r["question_id"] for r in Warehouse(wh).rows(EVAL_RESPONSES)}
         assert stored == asked and 5 <= len(stored) < N_ITEMS  # every request sent got its reply stored
+
+
+def test_aggregate_paper_numbers(tmp_path, capsys):
+    # two rows of the paper's Table 4 (per-task cells only), in a CSV with acronyms as the header
+    csv_text = ("model,ER,ETA,AR,EIC,T2H,H2T,HC,ATD,BTA,BCA,AST,TSA,AVSM,ASD,AVAD,SCM\n"
+                "Qwen3-VL,40.3,37.6,53.0,42.0,94.4,77.6,51.9,46.7,60.5,64.2,39.0,53.7,71.1,65.8,34.3,22.2\n"
+                "GPT-4o,36.5,43.6,25.6,28.5,49.2,77.0,47.2,32.5,62.1,62.9,52.0,71.2,-,-,-,-\n")
+    (tmp_path / "t.csv").write_text(csv_text)
+    assert main(["aggregate", str(tmp_path / "t.csv")]) == 0
+    out = capsys.readouterr().out
+    # paper: Qwen3-VL 43.2 / 67.6 / 54.3 / 48.3, 16-task 53.4; GPT-4o 33.6 / (51.5) / 62.1, speech refused
+    assert "| Qwen3-VL | 43.23 | 67.65 | 54.35 | 48.35 | 55.07 | 53.39 | 16 |" in out
+    assert "| GPT-4o | 33.55 | 51.48 | 62.05 | - | 49.02 | 49.02 | 12 |" in out
