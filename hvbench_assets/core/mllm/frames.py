@@ -23,7 +23,7 @@ def sample_frames(
     end_s: float | None = None,
 ) -> list[np.ndarray]:
     """BGR frames of a clip. `n_frames`: that many, evenly spaced (centre of equal slices), in
-    one decode pass; `fps`: one frame per 1/fps seconds; both: fps sampling capped to n_frames
+    one decode pass; fewer when the clip has fewer frames (a frame is never sent twice); `fps`: one frame per 1/fps seconds; both: fps sampling capped to n_frames
     evenly; neither: 8 evenly spaced frames."""
     if n_frames is not None and n_frames < 1:
         raise ValueError("n_frames must be >= 1")
@@ -36,17 +36,24 @@ def sample_frames(
     span = max(end - start_s, 1e-6)
     targets = [start_s + (i + 0.5) * span / n for i in range(n)]
     picked: list[np.ndarray] = []
-    last = None
+    picked_t: list[float] = []
+    prev = None
+    pending = 0  # index of the next target time
     for f in iter_frames(path, start_s=start_s, end_s=end_s, max_side=max_side):
-        last = f.image
-        while len(picked) < n and f.t + 1e-6 >= targets[len(picked)]:
-            picked.append(f.image)
-        if len(picked) == n:
+        while pending < n and f.t + 1e-6 >= targets[pending]:
+            # the frame nearest to the target: this one or the one before it; never one twice
+            best = prev if prev is not None and targets[pending] - prev.t < f.t - targets[pending] else f
+            if not picked_t or best.t > picked_t[-1]:
+                picked.append(best.image)
+                picked_t.append(best.t)
+            pending += 1
+        if pending == n:
             break
-    if last is None:
+        prev = f
+    if prev is None and not picked:
         raise MediaError(Path(path), f"no frames between {start_s:.2f}s and {end:.2f}s")
-    while len(picked) < n:  # duration metadata longer than the decodable stream
-        picked.append(last)
+    if pending < n and prev is not None and (not picked_t or prev.t > picked_t[-1]):
+        picked.append(prev.image)  # the stream ended before the last target (duration metadata too long)
     return picked
 
 

@@ -42,3 +42,12 @@ def test_jpeg_and_wav_encoding():
     assert out.shape == (100, 200, 3) and out[:, :90].mean() < 10 and out[:, 110:].mean() > 245
     wav = encode_wav(np.zeros(1600, np.float32), 16000)
     assert wav[:4] == b"RIFF" and len(wav) == 44 + 3200
+
+
+def test_short_clips_give_each_frame_once(tmp_path):
+    from hvbench_assets_tests.media_factory import moving_square_video
+
+    clip = moving_square_video(tmp_path / "short.mp4", seconds=0.2, fps=25, tone_hz=None)  # 5 frames
+    frames = sample_frames(clip, n_frames=8, max_side=None)
+    assert len(frames) == 5
+    assert all(np.abs(a.astype(int) - b.astype(int)).sum() > 0 for a, b in zip(frames, frames[1:]))
