@@ -116,3 +116,9 @@ def test_asset_specs():
     assert spec.group_name == "evaluation" and spec.code_version and spec.description
     report = eval_report.specs_by_key[dg.AssetKey("eval_report")]
     assert [d.asset_key for d in report.deps] == [dg.AssetKey("eval_responses")]
+
+
+def test_benchmark_roots_with_a_separate_video_folder(tmp_path):
+    settings = EvaluationSettings(benchmarks_dir=str(tmp_path / "none"),
+                                  benchmark_roots=f"hv={tmp_path}/qa|{tmp_path}/videos; other={tmp_path}/o")
+    assert settings.roots(str(tmp_path)) == {"hv": (tmp_path / "qa", tmp_path / "videos"), "other": (tmp_path / "o", None)}

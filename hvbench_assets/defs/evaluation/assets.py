@@ -23,7 +23,7 @@ from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 
 
-def _benchmark_root(name: str, evaluation: EvaluationSettings, settings: HvbenchSettings) -> Path:
+def _benchmark_root(name: str, evaluation: EvaluationSettings, settings: HvbenchSettings) -> tuple[Path, Path | None]:
     roots = evaluation.roots(settings.data_dir)
     if name not in roots:
         raise dg.Failure(description=f"benchmark {name!r} not found: known {sorted(roots) or 'none'}; put it under "
@@ -55,8 +55,8 @@ def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings,
                    mllm: MllmResource, evaluation: EvaluationSettings) -> dg.MaterializeResult:
     keys = context.partition_key.keys_by_dimension
     name, model = keys["benchmark"], keys["model"]
-    root = _benchmark_root(name, evaluation, settings)
-    bench = load_benchmark(root, name=name)
+    root, video_root = _benchmark_root(name, evaluation, settings)
+    bench = load_benchmark(root, video_root=video_root, name=name)
     for issue in bench.issues:
         context.log.warning(f"skipped {issue}")
     if not bench.items:

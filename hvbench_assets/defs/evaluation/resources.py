@@ -1,7 +1,7 @@
 """The `evaluation` resource: where benchmarks live and how models are asked (frames, audio, judge).
 
-Environment: HVBENCH_BENCHMARKS_DIR, HVBENCH_BENCHMARK_ROOTS ("name=/path;other=/path", e.g. the
-published HumanVBench checkout), HVBENCH_EVAL_FRAMES, HVBENCH_EVAL_FPS, HVBENCH_EVAL_MAX_SIDE,
+Environment: HVBENCH_BENCHMARKS_DIR, HVBENCH_BENCHMARK_ROOTS ("name=/path;other=/jsonl_dir|/video_root",
+e.g. the published HumanVBench task files and videos), HVBENCH_EVAL_FRAMES, HVBENCH_EVAL_FPS, HVBENCH_EVAL_MAX_SIDE,
 HVBENCH_EVAL_AUDIO, HVBENCH_EVAL_CIRCULAR, HVBENCH_EVAL_JUDGE, HVBENCH_EVAL_CONCURRENCY, HVBENCH_HUMAN_BASELINE.
 A change to any answer setting gives a new run id, so earlier runs stay comparable side by side.
 """
@@ -19,7 +19,7 @@ from hvbench_assets.defs.resources import env_or
 
 class EvaluationSettings(dg.ConfigurableResource):
     benchmarks_dir: str = ""  # default: <data_dir>/benchmarks; each sub-folder with task JSONL files is a benchmark
-    benchmark_roots: str = ""  # extra benchmarks anywhere: "name=/path;name2=/path2"
+    benchmark_roots: str = ""  # extra benchmarks anywhere: "name=/path;name2=/jsonl_dir|/video_root"
     n_frames: int = 8  # evenly spaced frames per video (0 with fps set)
     fps: float = 0.0  # one frame per 1/fps seconds instead of n_frames
     max_side: int = 768
@@ -29,14 +29,18 @@ class EvaluationSettings(dg.ConfigurableResource):
     concurrency: int = 4
     human_baseline: str = ""  # JSON or CSV file of human per-task accuracy
 
-    def roots(self, data_dir: str) -> dict[str, Path]:
-        """Benchmark name -> folder: sub-folders of benchmarks_dir holding *.jsonl, then the explicit roots."""
+    def roots(self, data_dir: str) -> dict[str, tuple[Path, Path | None]]:
+        """Benchmark name -> (folder, video root or None): sub-folders of benchmarks_dir holding *.jsonl,
+        then the explicit roots."""
         base = Path(self.benchmarks_dir or Path(data_dir) / "benchmarks")
-        found = {p.name: p for p in sorted(base.iterdir()) if p.is_dir() and any(p.rglob("*.jsonl"))} if base.is_dir() else {}
+        found: dict[str, tuple[Path, Path | None]] = {}
+        if base.is_dir():
+            found = {p.name: (p, None) for p in sorted(base.iterdir()) if p.is_dir() and any(p.rglob("*.jsonl"))}
         for part in self.benchmark_roots.split(";"):
             if "=" in part:
-                name, path = part.split("=", 1)
-                found[name.strip()] = Path(path.strip())
+                name, paths = part.split("=", 1)
+                folder, _, videos = paths.partition("|")
+                found[name.strip()] = (Path(folder.strip()), Path(videos.strip()) if videos.strip() else None)
         return found
 
     def config_for(self, model: str) -> EvalConfig:
