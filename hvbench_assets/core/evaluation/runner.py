@@ -119,7 +119,8 @@ class Evaluator:
         self.warehouse = warehouse
         self.config = config
         self.run_id = run_id_for(benchmark.name, config)
-        self.send_audio = config.audio == "always" or (config.audio == "auto" and answerer.accepts_audio(config.model))
+        self.accepts_audio = answerer.accepts_audio(config.model)  # also fails fast for an unknown model
+        self.send_audio = config.audio == "always" or (config.audio == "auto" and self.accepts_audio)
         self._buffer: list[dict] = []
         self._flushed_at = time.monotonic()
 
@@ -188,7 +189,8 @@ class Evaluator:
         text = getattr(result, "text", None)
         error = getattr(result, "error", None)
         row.update({
-            "frames_sent": getattr(result, "frames_sent", None) or len(frames), "audio_sent": audio is not None,
+            "frames_sent": getattr(result, "frames_sent", None) or len(frames),
+            "audio_sent": audio is not None and self.accepts_audio,
             "response": text, "call_id": getattr(result, "call_id", None),
             "prompt_hash": getattr(result, "prompt_hash", None) or row["prompt_hash"],
             "tokens_in": getattr(result, "tokens_in", None), "tokens_out": getattr(result, "tokens_out", None),

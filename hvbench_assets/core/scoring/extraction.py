@@ -55,6 +55,7 @@ _MORE_LETTERS = re.compile(r"\s*(?:,|/|&|\band\b|\bor\b)\s*[\(\[]?[A-Z](?![A-Za-
 # words after which a capital "A" is an option letter, not the article ("A or B", "A is right")
 _NOT_ARTICLE_NEXT = {"or", "and", "nor", "is", "was", "seems", "looks", "appears", "would", "should",
                      "might", "because", "since", "as", "but", "vs", "versus", "to", "then", "fits", "matches"}
+_LEADING_LOWER = re.compile(r"^\s*\(?([a-z])[.)]\s")  # "b) sad", "c. angry"; not "i.e." or "a man"
 _LONE = re.compile(r"(?<![A-Za-z0-9'’-])([A-Z])(?![A-Za-z0-9'’-])")
 _REFUSAL = re.compile(
     r"\b(?:i\s*(?:'m|am)\s*(?:sorry|unable|not\s+able)|sorry|i\s*(?:can(?:no|')t|cannot|could\s*not|couldn't)"
@@ -144,9 +145,9 @@ def extract_option(response: str | None, options: Sequence[tuple[str, str]]) -> 
         # "The answer is B, not C" names one letter right after the phrase; several phrases disagreeing do not.
         return Extraction(None, UNPARSED, "ambiguous")
 
-    m = _LEADING.match(text)
-    if m and m.group(1) in valid:
-        return Extraction(m.group(1), PARSED, "leading_letter")
+    m = _LEADING.match(text) or _LEADING_LOWER.match(text)
+    if m and m.group(1).upper() in valid:
+        return Extraction(m.group(1).upper(), PARSED, "leading_letter")
 
     option_words = _letters(list(_OPTION_WORD.finditer(text)), valid)
     if len(option_words) == 1 and not _REFUSAL.search(text):

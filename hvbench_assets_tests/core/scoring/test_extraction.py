@@ -34,7 +34,8 @@ PARSED = [
     ("I choose C because the person is clearly angry, not sad (B).", "C", "answer_phrase"),
     ("The correct answer is \"B\".", "B", "answer_phrase"), ("It's option D.", "D", "option_word"),
     ("I'd go with option C", "C", "option_word"), ("The man looks sad, so B.", "B", "lone_letter"),
-    ("正确答案是 A", "A", "answer_phrase"), ("答：B", "B", "answer_phrase"), ("选择D", "D", "answer_phrase"),
+    ("正确答案是 A", "A", "answer_phrase"), ("b) sad", "B", "leading_letter"), ("c. angry", "C", "leading_letter"),
+    ("Selected option: B", "B", "lone_letter"), ("Option A: happy\nOption B: sad and tired\nAnswer: B", "B", "answer_phrase"), ("答：B", "B", "answer_phrase"), ("选择D", "D", "answer_phrase"),
 ]
 
 
