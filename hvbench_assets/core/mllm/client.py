@@ -150,7 +150,7 @@ class MllmClient:
         if self.calls:
             self.calls.record({
                 **row, "id": call_id, "model": model, "model_id": spec.model_id, "backend": spec.backend,
-                "endpoint": spec.base_url or spec.local_path, "prompt_hash": p_hash, "prompt": prompt,
+                "endpoint": spec.endpoint, "prompt_hash": p_hash, "prompt": prompt,
                 "system": system, "params": payload.params, "inputs": inputs, "request": request,
             }, wait=wait)
         return result
@@ -207,7 +207,7 @@ class MllmClient:
             if not last.transient or attempt == self.retry.max_attempts:
                 break
             time.sleep(self.retry.delay(attempt, getattr(last, "retry_after", None)))
-        where = spec.base_url or spec.local_path or spec.backend
+        where = spec.endpoint or spec.backend
         verb = f"gave up after {attempt} attempts" if last.transient else f"failed on attempt {attempt}"
         error = f"model {spec.name} ({spec.model_id}) at {where}: {verb}: {last}"
         latency = time.monotonic() - started

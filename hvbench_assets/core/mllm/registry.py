@@ -21,6 +21,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from hvbench_assets.core.settings import PROJECT_ROOT
 
@@ -76,14 +77,28 @@ class ModelSpec:
             raise ModelNotConfigured(f"model {self.name!r}: environment variable {self.api_key_env} is not set")
         return key
 
+    @property
+    def endpoint(self) -> str:
+        """Where requests go, safe to log: base URL without credentials or query string."""
+        return safe_url(self.base_url) if self.backend == "openai" else self.local_path
+
     def describe(self) -> dict:
         """A loggable summary: no key, only the variable name that holds it."""
         return {
-            "name": self.name, "model_id": self.model_id, "backend": self.backend, "base_url": self.base_url,
+            "name": self.name, "model_id": self.model_id, "backend": self.backend, "endpoint": self.endpoint,
             "api_key_env": self.api_key_env, "weight": self.weight, "max_frames": self.max_frames,
             "max_side": self.max_side, "accepts_audio": self.accepts_audio, "timeout_s": self.timeout_s,
             "max_concurrency": self.max_concurrency,
         }
+
+
+def safe_url(url: str) -> str:
+    """A URL without user:password@ and without ?query (some gateways put keys there)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", "")) if parts.scheme else url.split("?")[0]
 
 
 def env_prefix(name: str) -> str:

@@ -67,3 +67,11 @@ def test_bad_entries_are_rejected():
         parse_registry({"models": {"x": {"model_id": "m", "api_key": "sk-oops"}}}, environ={})
     with pytest.raises(ValueError, match="backend"):
         parse_registry({"models": {"x": {"model_id": "m", "backend": "carrier-pigeon"}}}, environ={})
+
+
+def test_endpoint_drops_credentials_and_query_from_the_url():
+    reg = parse_registry({"models": {"gw": {"model_id": "m", "base_url": "https://bob:pw@gw.example:8443/v1?key=SECRET"}}},
+                         environ={})
+    spec = reg.get("gw")
+    assert spec.endpoint == "https://gw.example:8443/v1"
+    assert "SECRET" not in str(spec.describe()) and "pw" not in str(spec.describe())
