@@ -32,10 +32,10 @@ def _models():
     return dlib.get_frontal_face_detector(), dlib.shape_predictor(str(landmarks_model_path()))
 
 
-def mouth_openings(frames_bgr: list[np.ndarray] | np.ndarray) -> np.ndarray:
+def mouth_openings(frames_bgr: list[np.ndarray] | np.ndarray, redetect_every: int = 5) -> np.ndarray:
     """Inner-lip gap / eye-corner distance per face-crop frame; NaN where no face is found.
-    The face is searched in each crop; when the detector misses, the last face box is reused (the
-    crop follows the face), and before any detection the central part of the crop is assumed."""
+    The crop follows the face, so the face box is searched only every `redetect_every` frames (and
+    until one is found) and reused in between; before any detection the crop's centre is assumed."""
     import cv2
     import dlib
 
@@ -45,9 +45,10 @@ def mouth_openings(frames_bgr: list[np.ndarray] | np.ndarray) -> np.ndarray:
     for i, img in enumerate(frames_bgr):
         gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
         h, w = gray.shape
-        found = detector(gray, 1 if max(h, w) < 200 else 0)
-        if found:
-            last_rect = max(found, key=lambda r: r.area())
+        if last_rect is None or i % redetect_every == 0:
+            found = detector(gray, 1 if max(h, w) < 200 else 0)
+            if found:
+                last_rect = max(found, key=lambda r: r.area())
         rect = last_rect or dlib.rectangle(int(w * 0.15), int(h * 0.15), int(w * 0.85), int(h * 0.85))
         shape = predictor(gray, rect)
         pts = np.array([(shape.part(k).x, shape.part(k).y) for k in range(68)], np.float32)

@@ -33,10 +33,6 @@ def load_clip_audio(settings: HvbenchSettings, warehouse: WarehouseResource, vid
         raise dg.Failure(description=str(exc), metadata={"path": str(clip.path)}) from exc
 
 
-def backend_or_fail(audio_models: AudioModelsResource, kind: str, settings: HvbenchSettings):
-    return audio_models.backend(kind, settings.is_full)
-
-
 def run_backend(fn, *args):
     """Model-unavailable in the full profile is a configuration problem: fail with its message."""
     try:
@@ -60,7 +56,7 @@ def write(warehouse: WarehouseResource, spec: TableSpec, video_id: str, row: dic
 def gated_label(context, settings, warehouse, audio_models, kind: str, spec: TableSpec, compute) -> dg.MaterializeResult:
     """Shared body of L8-L10: gate on L6 (no_audio / no_speech rows), else run the backend."""
     video_id = context.partition_key
-    backend = backend_or_fail(audio_models, kind, settings)
+    backend = audio_models.backend(kind, settings.is_full)
     tags = (warehouse.get().rows(AUDIO_TAGS, video_id=video_id) or [None])[0]
     gate = labels.speech_gate(tags)
     version = CODE_VERSIONS[spec.name]
@@ -81,7 +77,7 @@ COMMON = dict(partitions_def=videos_partitions, group_name="labels")
 def audio_tags(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                audio_models: AudioModelsResource) -> dg.MaterializeResult:
     video_id = context.partition_key
-    tagger = backend_or_fail(audio_models, "tagger", settings)
+    tagger = audio_models.backend("tagger", settings.is_full)
     clip, audio = load_clip_audio(settings, warehouse, video_id)
     if audio is None:
         row = {**labels.status_row("no_audio", f"{clip.path} has no audio stream"), "is_speech": False,
