@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+import math
 from statistics import fmean
 
 from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS, tasks_of, task_info
@@ -90,3 +91,14 @@ def random_baseline(n_options_by_task: Mapping[str, Iterable[int]]) -> dict[str,
             continue
         out[task] = {"expected": fmean(1.0 / n for n in ns), "reference": len(ns) / sum(ns), "n_items": len(ns)}
     return out
+
+
+def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95 % Wilson score interval of an accuracy k/n: honest for the small per-task item counts
+    (HumanVBench tasks have 100-200 items) where the normal approximation misbehaves near 0 or 1."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))

@@ -17,7 +17,9 @@ from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS, task_info
 from hvbench_assets.core.scoring import svg
 from hvbench_assets.core.scoring.circular import circular_correct
 from hvbench_assets.core.scoring.items import ItemStats, distractor_histogram, item_statistics
-from hvbench_assets.core.scoring.metrics import Summary, TaskScore, aggregate, canonical_task, random_baseline, task_scores
+from hvbench_assets.core.scoring.metrics import (
+    Summary, TaskScore, aggregate, canonical_task, random_baseline, task_scores, wilson_interval,
+)
 
 
 @dataclass
@@ -224,9 +226,14 @@ def counts_table(data: ReportData) -> Table:
     for t in data.tasks:
         r = data.random.get(t, {})
         rows.append([_abbrev(t), t, str(int(r.get("n_items", 0))), pct(r.get("expected")), pct(r.get("reference"))]
-                    + [str(data.scores[label][t].n_correct) + "/" + str(data.scores[label][t].n_items)
-                       if t in data.scores[label] else "-" for label in data.scores])
-    return Table(["Task", "File", "Items", "Random mean 1/n", "Random items/options"] + list(data.scores), rows)
+                    + [_count_with_ci(data.scores[label][t]) if t in data.scores[label] else "-" for label in data.scores])
+    return Table(["Task", "File", "Items", "Random mean 1/n", "Random items/options"]
+                 + [f"{label} right/answered [95% CI %]" for label in data.scores], rows)
+
+
+def _count_with_ci(score: TaskScore) -> str:
+    lo, hi = wilson_interval(score.n_correct, score.n_items)
+    return f"{score.n_correct}/{score.n_items} [{100 * lo:.0f}-{100 * hi:.0f}]"
 
 
 def distractor_table(data: ReportData) -> Table:

@@ -4,7 +4,7 @@ category Avg columns; Table 1 overall 16-task means), plus the random-guess base
 import pytest
 
 from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS
-from hvbench_assets.core.scoring.metrics import aggregate, random_baseline, task_scores
+from hvbench_assets.core.scoring.metrics import aggregate, random_baseline, task_scores, wilson_interval
 
 # HumanVBench supplement, Table 4: per category the 4 task accuracies then the Avg column ("-" = refused).
 TABLE4 = """
@@ -126,3 +126,10 @@ def test_random_baseline_two_ways():
     assert avsm["expected"] == pytest.approx((0.5 + 0.5 + 1 / 3 + 0.25) / 4)  # mean of 1/n: exact expectation
     assert avsm["reference"] == pytest.approx(4 / 11)  # item count / option count
     assert base["Human_Count"] == {"expected": 0.25, "reference": 0.25, "n_items": 2}
+
+
+def test_wilson_interval():
+    lo, hi = wilson_interval(81, 100)  # 81 of 100: 0.7222 - 0.8749
+    assert (round(lo, 4), round(hi, 4)) == (0.7222, 0.8749)
+    assert wilson_interval(0, 10)[0] == 0.0 and wilson_interval(10, 10)[1] == 1.0
+    assert wilson_interval(0, 0) == (0.0, 1.0)
