@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def clip_audio(path: str | Path, sha256: str, cache_dir: str | Path | None = Non
             raise
         if npy is not None:
             npy.parent.mkdir(parents=True, exist_ok=True)
-            tmp = npy.with_name(npy.stem + ".tmp.npy")
+            tmp = npy.with_name(f"{npy.stem}.{os.getpid()}.{threading.get_ident()}.tmp.npy")  # writers never share a temp file
             np.save(tmp, audio)
             tmp.replace(npy)
     with _LOCK:

@@ -31,6 +31,20 @@ def test_tone_and_silence_are_not_speech():
     assert not s.is_speech and s.sound_type == SILENCE
 
 
+def test_melody_with_percussion_is_other_sound():
+    rng = np.random.default_rng(1)
+    t = np.arange(4000) / 16000
+    notes = []
+    for i in range(32):  # 8 s of harmonic notes with decaying noise hits on every other beat
+        f = [262, 294, 330, 349, 392, 440, 494, 523][rng.integers(0, 8)]
+        x = sum((0.2 / k) * np.sin(2 * np.pi * f * k * t) for k in range(1, 6)) * np.exp(-3 * t)
+        if i % 2 == 0:
+            x[:800] += 0.3 * rng.standard_normal(800) * np.exp(-np.arange(800) / 200)
+        notes.append(x)
+    tags = VadEnergyTagger().tag(np.concatenate(notes).astype(np.float32))
+    assert not tags.is_speech and tags.sound_type == OTHER and tags.tags[0] == {"label": OTHER, "score": 1.0}
+
+
 def test_real_clips_hold_speech(man_talking_head, two_people_talking):
     for clip in (man_talking_head, two_people_talking):
         tags = VadEnergyTagger().tag(load_audio(clip))
