@@ -39,8 +39,9 @@ APPEARANCE = Prompt(
     user=(
         "The frames are taken in order from a clip cropped around one person's body. "
         "Describe this person so that a reader could pick them out of a crowd: apparent gender and age "
-        "group, hair, clothing (garments, colours, patterns), accessories, body posture, and where they "
-        "are relative to the scene. Then state in one sentence what the person does during the clip. "
+        "group, hair, clothing (garments, colours, patterns), accessories and body posture. The crop may "
+        "include parts of other people; describe only the person in the centre. Then state in one sentence "
+        "what this person does during the clip. "
         "Use at most 90 words."
     ),
     n_frames=8,
