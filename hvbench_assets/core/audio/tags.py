@@ -74,6 +74,7 @@ class AstTagger:
     model_id: str = "MIT/ast-finetuned-audioset-10-10-0.4593"
     speech_threshold: float = 0.3
     top_k: int = 5
+    window_s: float = 10.0
     device: str = "cpu"
     backend: str = "full"
     model: str = ""
@@ -96,9 +97,13 @@ class AstTagger:
         import torch
 
         extractor, net = self.load()
-        inputs = extractor(audio, sampling_rate=SAMPLE_RATE, return_tensors="pt").to(self.device)
+        # AST sees ~10 s at a time: tag every window, keep each class's best score
+        step = int(self.window_s * SAMPLE_RATE)
+        windows = [audio[i : i + step] for i in range(0, max(1, len(audio)), step)]
+        windows = [w for w in windows if len(w) >= SAMPLE_RATE // 2] or windows[:1]
+        inputs = extractor(windows, sampling_rate=SAMPLE_RATE, return_tensors="pt").to(self.device)
         with torch.no_grad():
-            scores = torch.sigmoid(net(**inputs).logits[0]).cpu().numpy()
+            scores = torch.sigmoid(net(**inputs).logits).max(dim=0).values.cpu().numpy()
         labels = net.config.id2label
         order = np.argsort(scores)[::-1]
         tags = [{"label": labels[int(i)], "score": round(float(scores[i]), 4)} for i in order[: self.top_k]]

@@ -34,6 +34,14 @@ def test_ast_tagger_loads_a_local_checkpoint(tiny_ast, man_talking_head):
         assert tags.speech_segments and tags.speech_s > 0
 
 
+def test_ast_tags_long_clips_window_by_window(tiny_ast, two_people_talking):
+    audio = load_audio(two_people_talking)  # 22.5 s: three AST windows, best score per class
+    tags = AstTagger(model_id=str(tiny_ast), top_k=4).tag(audio)
+    first = AstTagger(model_id=str(tiny_ast), top_k=4).tag(audio[:160000])
+    best = {t["label"]: t["score"] for t in tags.tags}
+    assert all(best[t["label"]] >= t["score"] - 1e-4 for t in first.tags)
+
+
 def test_wav2vec2_age_gender_loads_a_local_checkpoint(tmp_path, man_talking_head):
     from transformers import Wav2Vec2Config, Wav2Vec2FeatureExtractor
 
