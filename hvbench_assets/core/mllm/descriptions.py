@@ -116,7 +116,7 @@ def describe_tracks(
         if not Path(path).exists():
             raise BadCropClip(f"{path_column} of track {tr['track_id']} does not exist: {path} (rematerialize human_tracks)")
         try:
-            frames = sample_frames(path, n_frames=prompt.n_frames, max_side=spec.max_side)
+            frames = sample_frames(path, n_frames=prompt.n_frames, fps=prompt.fps, max_side=spec.max_side)
         except MediaError as exc:
             raise BadCropClip(f"{path_column} of track {tr['track_id']}: {exc}") from exc
         row = _row(None, spec, prompt, path, track_id=tr["track_id"])
@@ -139,7 +139,7 @@ def describe_video(
     """The L11 row of one clip. The clip's audio goes along when the model accepts audio."""
     prompt = VIDEO_CAPTION
     try:
-        frames = sample_frames(clip_path, n_frames=prompt.n_frames, max_side=spec.max_side)
+        frames = sample_frames(clip_path, n_frames=prompt.n_frames, fps=prompt.fps, max_side=spec.max_side)
     except MediaError as exc:
         raise BadCropClip(str(exc)) from exc
     audio = None

@@ -18,6 +18,7 @@ class Prompt:
     system: str | None
     user: str
     n_frames: int = 8  # frames sampled from the clip (then capped by the model's max_frames)
+    fps: float | None = None  # set: one frame per 1/fps s, at most n_frames; None: n_frames evenly spaced
     params: dict = field(default_factory=dict)
 
     @property
