@@ -36,6 +36,12 @@ def clip_labels_job():
     return defs().resolve_job_def("clip_labels_job")
 
 
+def clip_offline_labels_job():
+    from hvbench_assets.definitions import defs
+
+    return defs().resolve_job_def("clip_offline_labels_job")
+
+
 def _speech(text: str, seconds: float) -> np.ndarray:
     """espeak-ng speech when installed, else a voiced-like harmonic tone; padded to `seconds`."""
     n = int(seconds * AUDIO_RATE)
@@ -89,9 +95,10 @@ def _execute(job_fn, partition_key: str, instance: dg.DagsterInstance) -> bool:
 
 def run(videos: Path | None) -> int:
     from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
+    from hvbench_assets.defs.mllm_resources import build_mllm_resource
     from hvbench_assets.defs.resources import build_core_resources
 
-    resources = build_core_resources()
+    resources = {**build_core_resources(), "mllm": build_mllm_resource()}
     settings = resources["settings"]
     inbox = Path(os.environ.get("HVBENCH_INBOX_DIR") or Path(os.environ.get("HVBENCH_DATA_DIR", PROJECT_ROOT / "data")) / "inbox")
     if videos:
@@ -126,9 +133,11 @@ def run(videos: Path | None) -> int:
         ctx = dg.build_sensor_context(instance=instance, resources=resources)
         clips = clip_sensor(ctx)
         clip_requests = list(clips.run_requests or []) if isinstance(clips, dg.SensorResult) else []
-        print(f"clip_sensor requested {len(clip_requests)} clip_labels_job run(s)")
+        print(f"clip_sensor requested {len(clip_requests)} per-clip run(s)")
+        jobs = {"clip_labels_job": clip_labels_job, "clip_offline_labels_job": clip_offline_labels_job}
         for req in clip_requests:
-            success = _execute(clip_labels_job, req.partition_key, instance)
+            print(f"  {req.job_name} videos/{req.partition_key} ...", flush=True)
+            success = _execute(jobs[req.job_name], req.partition_key, instance)
             ok &= success
             print(f"  videos/{req.partition_key}: {'ok' if success else 'FAILED (see the run in the UI)'}")
     print()

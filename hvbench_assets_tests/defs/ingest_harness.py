@@ -12,13 +12,15 @@ import dagster as dg
 
 from hvbench_assets.defs.ingest.assets import scene_clips, video_probe
 from hvbench_assets.defs.ingest.checks import clip_duration_in_paper_range, has_audio_stream, paper_resolution
+from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 
 
-def resources_for(data_dir: Path) -> dict:
+def resources_for(data_dir: Path, describer: str = "") -> dict:
     return {
         "settings": HvbenchSettings(data_dir=str(data_dir), inbox_settle_s=1.0),
         "warehouse": WarehouseResource(path=str(data_dir / "hvbench.duckdb")),
+        "mllm": MllmResource(describer_model=describer),
     }
 
 

@@ -100,8 +100,13 @@ def test_scene_clips_and_probe_end_to_end(tmp_path, two_children):
         # the clip sensor requests the per-clip run once per content
         s1, _ = _tick(clip_sensor, instance, res)
         assert [r.partition_key for r in s1.run_requests] == ["kids__000"]
+        assert s1.run_requests[0].job_name == "clip_offline_labels_job"  # no MLLM describer configured
         s2, _ = _tick(clip_sensor, instance, res, cursor=s1.cursor)
         assert not s2.run_requests
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("HVBENCH_MLLM_QWEN25_VL_BASE_URL", "http://127.0.0.1:9/v1")
+            s3, _ = _tick(clip_sensor, instance, resources_for(tmp_path, describer="qwen25_vl"))
+            assert [r.job_name for r in s3.run_requests] == ["clip_labels_job"]
         result = _materialize(video_probe, "kids__000", res, instance)
         assert result.success
         probe = wh.rows(VIDEO_PROBE, video_id="kids__000")[0]

@@ -13,9 +13,20 @@ raw_video_job = dg.define_asset_job(
 )
 
 # Every per-clip asset lives in group `labels` (plus the probe): the whole per-clip graph in one run.
+PER_CLIP = dg.AssetSelection.assets(video_probe) | dg.AssetSelection.groups("labels")
+# MLLM-written labels (kind `openai`) need a configured endpoint; without one they would only fail.
+MLLM_LABELS = dg.AssetSelection.kind("openai")
+
 clip_labels_job = dg.define_asset_job(
     "clip_labels_job",
-    selection=dg.AssetSelection.assets(video_probe) | dg.AssetSelection.groups("labels"),
+    selection=PER_CLIP,
     partitions_def=videos_partitions,
-    description="Probe one clip and compute every per-clip label (L1-L11)",
+    description="Probe one clip and compute every per-clip label (L1-L11, MLLM descriptions included)",
+)
+
+clip_offline_labels_job = dg.define_asset_job(
+    "clip_offline_labels_job",
+    selection=PER_CLIP - MLLM_LABELS,
+    partitions_def=videos_partitions,
+    description="Probe one clip and compute the labels that need no MLLM endpoint",
 )

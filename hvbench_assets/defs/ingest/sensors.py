@@ -10,7 +10,9 @@ import dagster as dg
 from hvbench_assets.core.ingest.inbox import list_inbox, scan
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS
 from hvbench_assets.core.media import file_sha256
-from hvbench_assets.defs.ingest.jobs import clip_labels_job, raw_video_job
+from hvbench_assets.core.mllm.registry import ModelNotConfigured
+from hvbench_assets.defs.ingest.jobs import clip_labels_job, clip_offline_labels_job, raw_video_job
+from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.partitions import raw_videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 
@@ -51,23 +53,38 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings,
     )
 
 
+def describer_configured(mllm: MllmResource) -> str | None:
+    """None when an MLLM describer is reachable by configuration, else what is missing."""
+    try:
+        mllm.describer()
+        return None
+    except ModelNotConfigured as exc:
+        return str(exc)
+
+
 @dg.sensor(
-    job=clip_labels_job,
+    jobs=[clip_labels_job, clip_offline_labels_job],
     minimum_interval_seconds=15,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Requests the per-clip label run for every kept clip whose content is new or changed",
+    description="Requests the per-clip label run for every kept clip whose content is new or changed "
+    "(without the MLLM descriptions while no describer model is configured)",
 )
-def clip_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResource):
+def clip_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResource, mllm: MllmResource):
     requested: dict = json.loads(context.cursor) if context.cursor else {}
     wh = warehouse.get()
     if not wh.has_table(CLIPS.name):
         return dg.SkipReason("no clips yet")
     rows = wh.query("SELECT video_id, sha256 FROM clips WHERE kept ORDER BY video_id")
+    missing = describer_configured(mllm)
+    job = clip_offline_labels_job if missing else clip_labels_job
     runs = []
     for r in rows:
         if requested.get(r["video_id"]) != r["sha256"]:
             requested[r["video_id"]] = r["sha256"]
-            runs.append(dg.RunRequest(partition_key=r["video_id"], run_key=f"{r['video_id']}:{r['sha256'][:16]}"))
+            runs.append(dg.RunRequest(partition_key=r["video_id"], job_name=job.name,
+                                      run_key=f"{r['video_id']}:{r['sha256'][:16]}"))
     if not runs:
         return dg.SensorResult(cursor=json.dumps(requested), skip_reason="no new clips")
+    if missing:
+        context.log.info(f"MLLM descriptions skipped for {len(runs)} clip(s): {missing}")
     return dg.SensorResult(run_requests=runs, cursor=json.dumps(requested))
