@@ -46,7 +46,8 @@ def _benchmark_name(args) -> str:
 def _eval_args(p: argparse.ArgumentParser) -> None:
     _common(p)
     p.add_argument("--model", action="append", required=True,
-                   help="model name from config/models.toml (repeat for several models, run one after another)")
+                   help="model name from config/models.toml (repeat for several models, run one after another; "
+                        "'active' = every active model: HVBENCH_MLLM_MODELS or all configured)")
     p.add_argument("--video-root", type=Path, default=None, help="where `Video` paths resolve (default: benchmark folder)")
     sampling = p.add_mutually_exclusive_group()
     sampling.add_argument("--frames", type=int, default=None, help="evenly spaced frames per video (default 8)")
@@ -89,7 +90,16 @@ def _run_eval(args: argparse.Namespace) -> int:
     tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip()) if args.tasks else None
     _term_as_interrupt()
     code = 0
-    for model in args.model:
+    models = args.model
+    if "active" in models:
+        try:
+            active = [m.name for m in answerer.client.registry.active()]
+        except ModelNotConfigured as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        models = [m for m in models if m != "active"] + [m for m in active if m not in models]
+        print(f"models: {', '.join(models) or 'none configured'}", file=sys.stderr)
+    for model in models:
         cfg = EvalConfig(model=model, n_frames=None if args.fps else (args.frames or 8), fps=args.fps,
                          max_side=args.max_side, audio=args.audio, circular=args.circular, judge_model=args.judge,
                          concurrency=args.concurrency, limit=args.limit, tasks=tasks)

@@ -66,9 +66,9 @@ def test_eval_then_report(bench, tmp_path, capsys, monkeypatch):
         assert code == 0 and server.request_count == 2 * N_ITEMS
         out = capsys.readouterr().out
         assert f"asked {N_ITEMS}, already answered 0, recorded {N_ITEMS}, failed 0 (complete)" in out
-        assert main(["eval", "--benchmark", str(root), "--model", "good", "--frames", "4", "--warehouse", str(wh),
+        assert main(["eval", "--benchmark", str(root), "--model", "active", "--frames", "4", "--warehouse", str(wh),
                      "--models-file", str(mf), "--no-progress"]) == 0
-        assert server.request_count == 2 * N_ITEMS  # resumed: nothing asked again
+        assert server.request_count == 2 * N_ITEMS  # both active models resumed: nothing asked again
     human = tmp_path / "human.json"
     human.write_text('{"ER": 87.6, "HC": 92.5}')
     capsys.readouterr()

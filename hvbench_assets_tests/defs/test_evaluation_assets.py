@@ -56,6 +56,8 @@ def test_responses_per_model_then_report(setup):
         meta = result.asset_materializations_for_node("eval_responses")[0].metadata
         assert meta["rows"].value == N_ITEMS and meta["failed_calls"].value == 0
         assert "Overall (7 tasks)" in meta["scores"].value
+        check = result.get_asset_check_evaluations()[0]
+        assert check.check_name == "unparsed_rate" and check.passed == (model == "sharp")
     assert server.request_count == 2 * N_ITEMS
     wh = resources["warehouse"].get()
     assert wh.count(EVAL_RESPONSES, model="sharp", correct=True) == N_ITEMS

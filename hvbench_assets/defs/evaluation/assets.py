@@ -5,6 +5,7 @@ benchmark folder and the model client, call it, and surface the numbers as metad
 """
 
 
+from collections import Counter
 from pathlib import Path
 
 import dagster as dg
@@ -50,6 +51,8 @@ def _scores_markdown(rows: list[dict]) -> str:
     code_version=f"{EVAL_CODE_VERSION}:{PROMPT_VERSION}",
     pool="mllm",
     description="Every reply of one model to every item of one benchmark: raw text, parsed option, correctness, latency, tokens",
+    check_specs=[dg.AssetCheckSpec("unparsed_rate", asset="eval_responses",
+                                   description="Share of replies no rule could map to an option (counted wrong)")],
 )
 def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                    mllm: MllmResource, evaluation: EvaluationSettings) -> dg.MaterializeResult:
@@ -88,7 +91,16 @@ def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings,
     if out.failed:
         raise dg.Failure(description=f"{out.failed} call(s) failed for {model} on {name}; every answered item is "
                                      "stored and a re-materialization asks only the rest", metadata=metadata)
-    return dg.MaterializeResult(metadata=metadata)
+    unparsed = metadata["unparsed"] / max(1, len(rows))
+    check = dg.AssetCheckResult(
+        check_name="unparsed_rate", passed=unparsed <= evaluation.max_unparsed_rate,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={"unparsed_rate": round(unparsed, 4), "threshold": evaluation.max_unparsed_rate,
+                  "methods": dict(Counter(r["method"] for r in rows))},
+        description="many replies ignore the letter-only instruction: read eval_responses.response, or add a judge"
+        if unparsed > evaluation.max_unparsed_rate else None,
+    )
+    return dg.MaterializeResult(metadata=metadata, check_results=[check])
 
 
 @dg.asset(

@@ -28,6 +28,7 @@ class EvaluationSettings(dg.ConfigurableResource):
     judge_model: str = ""
     concurrency: int = 4
     human_baseline: str = ""  # JSON or CSV file of human per-task accuracy
+    max_unparsed_rate: float = 0.1  # the eval_responses check warns above this share of unparsed replies
 
     def roots(self, data_dir: str) -> dict[str, tuple[Path, Path | None]]:
         """Benchmark name -> (folder, video root or None): sub-folders of benchmarks_dir holding *.jsonl,
