@@ -81,6 +81,9 @@ def _track_asset(label: str, version: str):
             raise dg.Failure(description=f"{label} of {video_id}: {exc}") from exc
         except BadCropClip as exc:
             raise dg.Failure(description=f"{label} of {video_id}: {exc}", allow_retries=False) from exc
+        for r in results:
+            if not r.ok:
+                context.log.warning(f"{label} call {r.call_id[:12]} failed: {r.error}")
         wh.replace(table, {"video_id": video_id}, rows,
                    provenance={"backend": spec.backend, "model": spec.model_id, "code_version": version})
         statuses = {s: sum(r["status"] == s for r in rows) for s in sorted({r["status"] for r in rows})}
@@ -122,6 +125,8 @@ def video_caption(context: dg.AssetExecutionContext, warehouse: WarehouseResourc
         raise dg.Failure(description=f"video_caption of {video_id} ({clip.path}): {exc}") from exc
     except BadCropClip as exc:
         raise dg.Failure(description=f"video_caption of {video_id} ({clip.path}): {exc}", allow_retries=False) from exc
+    if not result.ok:
+        context.log.warning(f"video_caption call {result.call_id[:12]} failed: {result.error}")
     wh.replace(VIDEO_CAPTION_TABLE, {"video_id": video_id}, [row],
                provenance={"backend": spec.backend, "model": spec.model_id, "code_version": VIDEO_CAPTION_VERSION})
     return dg.MaterializeResult(metadata={
