@@ -61,6 +61,8 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--circular", action="store_true", help="ask every rotation of the options")
     p.add_argument("--judge", default=None, help="model that maps unparsable replies to a letter (optional)")
     p.add_argument("--temperature", type=float, default=None)
+    p.add_argument("--repeats", type=int, default=1,
+                   help="runs per model with request seeds 0..N-1; the report shows their mean and spread")
     p.add_argument("--models-file", default=None, help="model registry (default: config/models.toml)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--report", action="store_true", help="write the benchmark report afterwards")
@@ -99,10 +101,11 @@ def _run_eval(args: argparse.Namespace) -> int:
             return 2
         models = [m for m in models if m != "active"] + [m for m in active if m not in models]
         print(f"models: {', '.join(models) or 'none configured'}", file=sys.stderr)
-    for model in models:
+    seeds = list(range(args.repeats)) if args.repeats > 1 else [None]
+    for model, seed in ((m, k) for m in models for k in seeds):
         cfg = EvalConfig(model=model, n_frames=None if args.fps else (args.frames or 8), fps=args.fps,
                          max_side=args.max_side, audio=args.audio, circular=args.circular, judge_model=args.judge,
-                         concurrency=args.concurrency, limit=args.limit, tasks=tasks)
+                         concurrency=args.concurrency, limit=args.limit, tasks=tasks, seed=seed)
         try:
             out = evaluate(bench, answerer, warehouse, cfg, progress=not args.no_progress)
         except ModelNotConfigured as exc:

@@ -124,3 +124,15 @@ def test_benchmark_roots_with_a_separate_video_folder(tmp_path):
     settings = EvaluationSettings(benchmarks_dir=str(tmp_path / "none"),
                                   benchmark_roots=f"hv={tmp_path}/qa|{tmp_path}/videos; other={tmp_path}/o")
     assert settings.roots(str(tmp_path)) == {"hv": (tmp_path / "qa", tmp_path / "videos"), "other": (tmp_path / "o", None)}
+
+
+def test_repeats_make_seeded_runs_that_the_report_averages(setup):
+    server, resources, instance, _, _ = setup
+    resources = {**resources, "evaluation": EvaluationSettings(n_frames=1, repeats=2)}
+    result = _materialize(eval_responses, dg.MultiPartitionKey({"benchmark": "toy", "model": "sharp"}), resources, instance)
+    meta = result.asset_materializations_for_node("eval_responses")[0].metadata
+    assert len(meta["run_ids"].value) == 2 and meta["rows"].value == 2 * N_ITEMS
+    assert sorted({r.body.get("seed") for r in server.requests}) == [0, 1]
+    report = _materialize(eval_report, "toy", resources, instance)
+    md = report.asset_materializations_for_node("eval_report")[0].metadata["report"].value
+    assert "| sharp (mean of 2) | 100.0 |" in md and "Spread over seeds" in md

@@ -18,8 +18,10 @@ class MllmAnswerer:
         self.params = params  # request params for every call, e.g. {"temperature": 0}
         self.name = "mllm_client"
 
-    def answer(self, model: str, prompt: str, frames: Sequence[np.ndarray] = (), audio: np.ndarray | None = None):
-        return self.client.chat(model, prompt, frames=list(frames), audio=audio, params=self.params,
+    def answer(self, model: str, prompt: str, frames: Sequence[np.ndarray] = (), audio: np.ndarray | None = None,
+               params: dict | None = None):
+        merged = {**(self.params or {}), **(params or {})} or None
+        return self.client.chat(model, prompt, frames=list(frames), audio=audio, params=merged,
                                 context={"stage": "evaluation"})
 
     def accepts_audio(self, model: str) -> bool:

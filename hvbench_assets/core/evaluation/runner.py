@@ -41,7 +41,8 @@ FLUSH_S = 0.5
 
 class Answerer(Protocol):
     """What the runner needs from a model backend. `answer` returns a ChatResult-like object with
-    text, call_id, prompt_hash, tokens_in, tokens_out, latency_s, cached, error (missing ones = None)."""
+    text, call_id, prompt_hash, tokens_in, tokens_out, latency_s, cached, error (missing ones = None).
+    Seeded runs also pass `params={"seed": k}`; an answerer without that keyword cannot run them."""
 
     name: str
 
@@ -62,6 +63,7 @@ class EvalConfig:
     concurrency: int = 4
     limit: int | None = None  # at most this many items per task (smoke runs); not part of the run id
     tasks: tuple[str, ...] | None = None
+    seed: int | None = None  # repeated runs (the paper averages 5 seeds): sent as the request's `seed`
 
     def __post_init__(self) -> None:
         if self.audio not in ("auto", "always", "never"):
@@ -71,9 +73,10 @@ class EvalConfig:
 
     def answer_settings(self) -> dict[str, Any]:
         """What changes the replies, hence the run id (not concurrency, limit or task selection)."""
-        return {"model": self.model, "n_frames": self.n_frames, "fps": self.fps, "max_side": self.max_side,
-                "audio": self.audio, "circular": self.circular, "judge_model": self.judge_model,
-                "prompt": PROMPT_VERSION}
+        settings = {"model": self.model, "n_frames": self.n_frames, "fps": self.fps, "max_side": self.max_side,
+                    "audio": self.audio, "circular": self.circular, "judge_model": self.judge_model,
+                    "prompt": PROMPT_VERSION}
+        return settings if self.seed is None else {**settings, "seed": self.seed}
 
 
 def run_id_for(benchmark: str, config: EvalConfig) -> str:
@@ -185,7 +188,8 @@ class Evaluator:
         except (MediaError, OSError) as exc:
             return {**row, "status": "failed", "method": "video", "error": f"{item.video_path}: {exc}",
                     "frames_sent": 0, "audio_sent": False, "answered_at": _now()}
-        result = self.answerer.answer(self.config.model, prompt, frames, audio)
+        extra = {} if self.config.seed is None else {"params": {"seed": self.config.seed}}
+        result = self.answerer.answer(self.config.model, prompt, frames, audio, **extra)
         text = getattr(result, "text", None)
         error = getattr(result, "error", None)
         row.update({

@@ -5,13 +5,14 @@ Rendered as Markdown and as self-contained HTML with SVG charts."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from statistics import fmean
+from statistics import fmean, pstdev
 
 from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS, task_info
 from hvbench_assets.core.scoring import svg
@@ -25,9 +26,11 @@ from hvbench_assets.core.scoring.metrics import (
 @dataclass
 class RunView:
     run_id: str
-    label: str
+    label: str  # this run
     model: str
     config: dict
+    group: str = ""  # runs that differ only by seed share a group; the accuracy tables show group means
+    seed: int | None = None
 
 
 @dataclass
@@ -35,11 +38,11 @@ class ReportData:
     benchmark: str
     runs: list[RunView]
     tasks: list[str]  # tasks present, in the paper's order
-    scores: dict[str, dict[str, TaskScore]]  # label -> task -> counts (rotation 0, answered rows)
-    summaries: dict[str, Summary]
+    scores: dict[str, dict[str, TaskScore]]  # run label -> task -> counts (rotation 0, answered rows)
+    summaries: dict[str, Summary]  # group label -> summary (mean over the group's seeds)
     failed: dict[str, int]
-    methods: dict[str, Counter]  # label -> extraction method counts
-    circular: dict[str, dict[str, float]]  # label -> task -> accuracy under every rotation
+    methods: dict[str, Counter]  # run label -> extraction method counts
+    circular: dict[str, dict[str, float]]  # group label -> task -> accuracy under every rotation
     circular_summaries: dict[str, Summary]
     random: dict[str, dict[str, float]]
     random_summary: Summary
@@ -48,40 +51,65 @@ class ReportData:
     items: list[ItemStats]
     histogram: dict[str, dict[int, int]]
     load_issues: list[dict] = field(default_factory=list)
+    spread: dict[str, dict[str, tuple[float, float, int]]] = field(default_factory=dict)  # group -> task -> (mean, sd, n)
+
+
+_NOT_ANSWER_SETTINGS = ("seed", "concurrency", "limit", "tasks", "send_audio")
 
 
 def _label_runs(runs: Sequence[Mapping], response_rows: Sequence[Mapping]) -> list[RunView]:
-    cfg_by_id = {r["run_id"]: (r.get("model"), r.get("config") or {}) for r in runs}
-    ids = sorted({r["run_id"] for r in response_rows}, key=lambda i: (cfg_by_id.get(i, ("", {}))[0] or "", i))
+    cfg_by_id = {r["run_id"]: r.get("config") or {} for r in runs}
     model_of = {r["run_id"]: r["model"] for r in response_rows}
-    per_model = Counter(model_of[i] for i in ids)
+    ids = sorted(model_of, key=lambda i: (model_of[i], cfg_by_id.get(i, {}).get("seed") or 0, i))
+    group_key = {i: json.dumps([model_of[i], {k: v for k, v in cfg_by_id.get(i, {}).items()
+                                              if k not in _NOT_ANSWER_SETTINGS}], sort_keys=True, default=str)
+                 for i in ids}
+    groups_per_model = Counter(model_of[i] for i in {group_key[i]: i for i in ids}.values())
+    members = Counter(group_key.values())
     out = []
     for i in ids:
-        model = model_of[i]
-        cfg = cfg_by_id.get(i, (model, {}))[1]
-        label = model
-        if per_model[model] > 1:
+        model, cfg = model_of[i], cfg_by_id.get(i, {})
+        base = model
+        if groups_per_model[model] > 1:
             sampling = f"{cfg.get('n_frames')}f" if cfg.get("n_frames") else f"{cfg.get('fps')}fps"
-            label = f"{model} [{sampling}{', circular' if cfg.get('circular') else ''}, {i[-8:]}]"
-        out.append(RunView(i, label, model, cfg))
+            base = f"{model} [{sampling}{', circular' if cfg.get('circular') else ''}, {_short(group_key[i])}]"
+        seed = cfg.get("seed")
+        if members[group_key[i]] > 1:
+            out.append(RunView(i, f"{base} seed {seed}", model, cfg, group=f"{base} (mean of {members[group_key[i]]})", seed=seed))
+        else:
+            out.append(RunView(i, base, model, cfg, group=base, seed=seed))
     return out
+
+
+def _short(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
+
+
+def _group_summary(per_run: list[dict[str, float]]) -> tuple[dict[str, float], dict[str, tuple[float, float, int]]]:
+    tasks = sorted({t for acc in per_run for t in acc})
+    means, spread = {}, {}
+    for t in tasks:
+        vals = [acc[t] for acc in per_run if t in acc]
+        means[t] = fmean(vals)
+        spread[t] = (means[t], pstdev(vals) if len(vals) > 1 else 0.0, len(vals))
+    return means, spread
 
 
 def build_report(response_rows: Iterable[Mapping], runs: Sequence[Mapping] = (), benchmark: str = "",
                  human: Mapping[str, float] | None = None, load_issues: Sequence[Mapping] = ()) -> ReportData:
     """`response_rows`: eval_responses rows of one benchmark (any number of runs); `runs`: eval_runs rows
-    (labels and configs); `human`: task (name or acronym) -> accuracy as a fraction or a percentage."""
+    (labels and configs); `human`: task (name or acronym) -> accuracy as a fraction or a percentage.
+    Runs that differ only by seed are averaged per task (as the paper averages its five seeds)."""
     rows = list(response_rows)
     views = _label_runs(runs, rows)
-    label_of = {v.run_id: v.label for v in views}
     answered = [r for r in rows if r["status"] != "failed"]
     plain = [r for r in answered if int(r["rotation"]) == 0]
     tasks = sorted({r["task"] for r in rows}, key=_task_order)
-    scores, summaries, failed, methods, circ, circ_sum = {}, {}, {}, {}, {}, {}
+    scores, failed, methods = {}, {}, {}
+    circ_runs: dict[str, dict[str, float]] = {}
     for v in views:
         mine = [r for r in plain if r["run_id"] == v.run_id]
         scores[v.label] = task_scores(mine)
-        summaries[v.label] = aggregate({t: s.accuracy for t, s in scores[v.label].items()})
         failed[v.label] = sum(1 for r in rows if r["run_id"] == v.run_id and r["status"] == "failed")
         methods[v.label] = Counter(r["method"] for r in mine)
         rotated = [r for r in answered if r["run_id"] == v.run_id]
@@ -90,15 +118,29 @@ def build_report(response_rows: Iterable[Mapping], runs: Sequence[Mapping] = (),
             per_task: dict[str, list[bool]] = defaultdict(list)
             for (_, task, _), ok in verdicts.items():
                 per_task[task].append(ok)
-            circ[v.label] = {t: fmean(oks) for t, oks in per_task.items()}
-            circ_sum[v.label] = aggregate(circ[v.label])
+            circ_runs[v.label] = {t: fmean(oks) for t, oks in per_task.items()}
+    summaries, spread, circ, circ_sum = {}, {}, {}, {}
+    for group in dict.fromkeys(v.group for v in views):
+        labels = [v.label for v in views if v.group == group]
+        means, sp = _group_summary([{t: s.accuracy for t, s in scores[lb].items()} for lb in labels])
+        summaries[group] = aggregate(means)
+        if len(labels) > 1:
+            spread[group] = sp
+        if any(lb in circ_runs for lb in labels):
+            circ[group] = _group_summary([circ_runs[lb] for lb in labels if lb in circ_runs])[0]
+            circ_sum[group] = aggregate(circ[group])
     n_options: dict[str, dict[str, int]] = defaultdict(dict)
     for r in rows:
         n_options[r["task"]][str(r["question_id"])] = int(r["n_options"])
     random = random_baseline({t: list(q.values()) for t, q in n_options.items()})
-    stat_rows = [{**r, "model": label_of[r["run_id"]], "letters": r["letters"] if isinstance(r["letters"], list)
+    # item statistics count each model once: the first seed of every group
+    first = {}
+    for v in views:
+        first.setdefault(v.group, v)
+    group_of = {v.run_id: g for g, v in first.items()}
+    stat_rows = [{**r, "model": group_of[r["run_id"]], "letters": r["letters"] if isinstance(r["letters"], list)
                   else json.loads(r["letters"]), "answer": r["answer_original"], "chosen": r["chosen_original"]}
-                 for r in plain]
+                 for r in plain if r["run_id"] in group_of]
     items = item_statistics(stat_rows)
     return ReportData(
         benchmark=benchmark or (rows[0]["benchmark"] if rows else ""), runs=views, tasks=tasks, scores=scores,
@@ -106,7 +148,7 @@ def build_report(response_rows: Iterable[Mapping], runs: Sequence[Mapping] = (),
         random=random, random_summary=aggregate({t: v["expected"] for t, v in random.items()}),
         random_reference_summary=aggregate({t: v["reference"] for t, v in random.items()}),
         human=aggregate(normalize_baseline(human)) if human else None, items=items,
-        histogram=distractor_histogram(items), load_issues=list(load_issues),
+        histogram=distractor_histogram(items), load_issues=list(load_issues), spread=spread,
     )
 
 
@@ -205,6 +247,15 @@ def circular_table(data: ReportData) -> Table | None:
                  [[label] + _row(s, cols) for label, s in data.circular_summaries.items()])
 
 
+def spread_table(data: ReportData) -> Table | None:
+    """Mean and standard deviation over seeds, for groups evaluated more than once."""
+    if not data.spread:
+        return None
+    return Table(["Model (seeds)"] + [_abbrev(t) for t in data.tasks],
+                 [[group] + [f"{100 * sp[t][0]:.1f} ± {100 * sp[t][1]:.1f}" if t in sp else "-" for t in data.tasks]
+                  for group, sp in data.spread.items()])
+
+
 def unparsed_table(data: ReportData) -> Table:
     headers = ["Model", "answered", "failed calls", "unparsed", "unparsed %"] + [_abbrev(t) for t in data.tasks]
     rows = []
@@ -290,6 +341,9 @@ def render_markdown(data: ReportData) -> str:
     parts = [f"# Evaluation report: {data.benchmark}", "",
              f"{len(data.runs)} run(s), {len(data.tasks)} task(s), {len({(s.task, s.question_id) for s in data.items})} item(s).",
              "", "## Accuracy (%)", "", accuracy_table(data).markdown(), "", NOTES, ""]
+    spread = spread_table(data)
+    if spread:
+        parts += ["## Spread over seeds (%): mean ± standard deviation of the repeated runs", "", spread.markdown(), ""]
     circ = circular_table(data)
     if circ:
         parts += ["## Circular evaluation (%): right under every rotation of the options", "", circ.markdown(), ""]
@@ -344,6 +398,9 @@ def render_html(data: ReportData) -> str:
     sections = [f"<h1>Evaluation report: {escape(data.benchmark)}</h1>",
                 "<h2>Accuracy (%)</h2>", accuracy_table(data).html(), f"<p>{escape(NOTES)}</p>",
                 '<div class="charts">' + "".join(charts(data)) + "</div>"]
+    spread = spread_table(data)
+    if spread:
+        sections += ["<h2>Spread over seeds (%)</h2>", spread.html()]
     circ = circular_table(data)
     if circ:
         sections += ["<h2>Circular evaluation (%)</h2>", circ.html()]

@@ -66,7 +66,7 @@ def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings,
         raise dg.Failure(description=f"benchmark {name}: no readable items under {root}", allow_retries=False)
     wh = warehouse.get()
     answerer = MllmAnswerer(mllm.client(wh))
-    config: EvalConfig = evaluation.config_for(model)
+    configs: list[EvalConfig] = evaluation.configs_for(model)
     try:
         answerer.accepts_audio(model)
     except ModelNotConfigured as exc:
@@ -78,18 +78,24 @@ def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings,
         if done[0] % 50 == 0:
             context.log.info(f"{done[0]} replies recorded")
 
-    out = evaluate(bench, answerer, wh, config, progress=False, on_result=log_progress)
-    rows = wh.query("SELECT task, rotation, status, correct, method, latency_s, tokens_in, tokens_out "
-                    "FROM eval_responses WHERE run_id = ?", [out.run_id])
+    outs = [evaluate(bench, answerer, wh, cfg, progress=False, on_result=log_progress) for cfg in configs]
+    run_ids = [o.run_id for o in outs]
+    rows = [r for run_id in run_ids for r in wh.query(
+        "SELECT run_id, task, rotation, status, correct, method, latency_s, tokens_in, tokens_out "
+        "FROM eval_responses WHERE run_id = ?", [run_id])]
+    failed = sum(o.failed for o in outs)
     metadata = {
-        "run_id": out.run_id, "benchmark_root": str(root), "asked_now": out.asked, "already_answered": out.skipped,
-        "failed_calls": out.failed, "status": out.status, "skipped_lines": len(bench.issues),
-        "rows": len(rows), "unparsed": sum(r["status"] == "unparsed" for r in rows),
+        "run_ids": run_ids, "benchmark_root": str(root), "asked_now": sum(o.asked for o in outs),
+        "already_answered": sum(o.skipped for o in outs), "failed_calls": failed,
+        "status": "complete" if all(o.status == "complete" for o in outs) else "partial",
+        "skipped_lines": len(bench.issues), "rows": len(rows), "unparsed": sum(r["status"] == "unparsed" for r in rows),
         "tokens_in": sum(r["tokens_in"] or 0 for r in rows), "tokens_out": sum(r["tokens_out"] or 0 for r in rows),
-        "scores": dg.MetadataValue.md(_scores_markdown(rows)),
+        "scores": dg.MetadataValue.md("\n\n".join(
+            (f"**{run_id}**\n\n" if len(run_ids) > 1 else "") + _scores_markdown([r for r in rows if r["run_id"] == run_id])
+            for run_id in run_ids)),
     }
-    if out.failed:
-        raise dg.Failure(description=f"{out.failed} call(s) failed for {model} on {name}; every answered item is "
+    if failed:
+        raise dg.Failure(description=f"{failed} call(s) failed for {model} on {name}; every answered item is "
                                      "stored and a re-materialization asks only the rest", metadata=metadata)
     unparsed = metadata["unparsed"] / max(1, len(rows))
     check = dg.AssetCheckResult(

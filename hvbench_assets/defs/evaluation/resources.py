@@ -2,7 +2,8 @@
 
 Environment: HVBENCH_BENCHMARKS_DIR, HVBENCH_BENCHMARK_ROOTS ("name=/path;other=/jsonl_dir|/video_root",
 e.g. the published HumanVBench task files and videos), HVBENCH_EVAL_FRAMES, HVBENCH_EVAL_FPS, HVBENCH_EVAL_MAX_SIDE,
-HVBENCH_EVAL_AUDIO, HVBENCH_EVAL_CIRCULAR, HVBENCH_EVAL_JUDGE, HVBENCH_EVAL_CONCURRENCY, HVBENCH_HUMAN_BASELINE.
+HVBENCH_EVAL_AUDIO, HVBENCH_EVAL_CIRCULAR, HVBENCH_EVAL_JUDGE, HVBENCH_EVAL_CONCURRENCY, HVBENCH_EVAL_REPEATS,
+HVBENCH_HUMAN_BASELINE.
 A change to any answer setting gives a new run id, so earlier runs stay comparable side by side.
 """
 
@@ -28,6 +29,7 @@ class EvaluationSettings(dg.ConfigurableResource):
     judge_model: str = ""
     concurrency: int = 4
     human_baseline: str = ""  # JSON or CSV file of human per-task accuracy
+    repeats: int = 1  # runs per model with request seeds 0..repeats-1 (the report averages them)
     max_unparsed_rate: float = 0.1  # the eval_responses check warns above this share of unparsed replies
 
     def roots(self, data_dir: str) -> dict[str, tuple[Path, Path | None]]:
@@ -44,10 +46,13 @@ class EvaluationSettings(dg.ConfigurableResource):
                 found[name.strip()] = (Path(folder.strip()), Path(videos.strip()) if videos.strip() else None)
         return found
 
-    def config_for(self, model: str) -> EvalConfig:
-        return EvalConfig(model=model, n_frames=None if self.fps else (self.n_frames or 8), fps=self.fps or None,
-                          max_side=self.max_side, audio=self.audio, circular=self.circular,
-                          judge_model=self.judge_model or None, concurrency=self.concurrency)
+    def configs_for(self, model: str) -> list[EvalConfig]:
+        """One config per run: a single unseeded run, or seeds 0..repeats-1."""
+        seeds = list(range(self.repeats)) if self.repeats > 1 else [None]
+        return [EvalConfig(model=model, n_frames=None if self.fps else (self.n_frames or 8), fps=self.fps or None,
+                           max_side=self.max_side, audio=self.audio, circular=self.circular,
+                           judge_model=self.judge_model or None, concurrency=self.concurrency, seed=seed)
+                for seed in seeds]
 
 
 def build_evaluation_resource() -> EvaluationSettings:
@@ -62,6 +67,7 @@ def build_evaluation_resource() -> EvaluationSettings:
         judge_model=env_or("HVBENCH_EVAL_JUDGE", ""),
         concurrency=env_or("HVBENCH_EVAL_CONCURRENCY", 4),
         human_baseline=env_or("HVBENCH_HUMAN_BASELINE", ""),
+        repeats=env_or("HVBENCH_EVAL_REPEATS", 1),
     )
 
 

@@ -186,3 +186,14 @@ def test_missing_video_fails_that_item_only(tmp_path, toy_bench, fake_server, wa
     assert all(r["method"] == "video" and f"{r['question_id']}.mp4" in r["error"] for r in rows)
     assert evaluate(bench, MllmAnswerer(make_client(fake_server)), warehouse,
                     EvalConfig(model="fake_vl", n_frames=1), progress=False).answered == ITEMS_PER_TASK
+
+
+def test_seeded_runs_are_separate_and_send_the_seed(bench, fake_server, warehouse):
+    fake_server.responder = lambda req: "A" if req.body.get("seed") == 0 else "B"
+    answerer = MllmAnswerer(make_client(fake_server))
+    outs = [evaluate(bench, answerer, warehouse, EvalConfig(model="fake_vl", n_frames=1, tasks=("ER",), seed=k),
+                     progress=False) for k in (0, 1)]
+    assert outs[0].run_id != outs[1].run_id and all(o.answered == ITEMS_PER_TASK for o in outs)
+    assert sorted(r.body["seed"] for r in fake_server.requests) == [0] * ITEMS_PER_TASK + [1] * ITEMS_PER_TASK
+    unseeded = EvalConfig(model="fake_vl", n_frames=1)
+    assert "seed" not in unseeded.answer_settings()  # run ids of unseeded runs do not change

@@ -107,3 +107,23 @@ def test_report_numbers(tmp_path):
     assert paths["markdown"].read_text() == md and paths["html"].exists()
     scores = {(r["label"], r["task"]): r for r in task_score_rows(data)}
     assert scores[("m4", "Emotion_Recognition")]["unparsed_rate"] == 0.5
+
+
+def test_seeds_are_averaged_and_counted_once_in_item_statistics():
+    base = [r for r in rows() if r["model"] == "m2"]
+    runs, all_rows = [], []
+    for seed, flip in ((0, False), (1, True)):
+        run_id = f"bench__m2__s{seed}"
+        runs.append({"run_id": run_id, "model": "m2", "config": {"n_frames": 8, "seed": seed, "concurrency": 4}})
+        for r in base:
+            correct = (not r["correct"]) if flip and r["task"] == "Human_Count" else r["correct"]
+            all_rows.append({**r, "run_id": run_id, "correct": correct})
+    data = build_report(all_rows, runs, benchmark="bench")
+    assert [v.label for v in data.runs] == ["m2 seed 0", "m2 seed 1"]
+    assert list(data.summaries) == ["m2 (mean of 2)"]
+    group = data.summaries["m2 (mean of 2)"]
+    assert group.tasks["Human_Count"] == pytest.approx(0.5)  # right in seed 0, wrong in seed 1
+    assert data.spread["m2 (mean of 2)"]["Human_Count"] == pytest.approx((0.5, 0.5, 2))
+    assert all(s.n_models == 1 for s in data.items)
+    md = render_markdown(data)
+    assert "Spread over seeds" in md and "50.0 ± 50.0" in md
