@@ -158,13 +158,18 @@ def format_choices(options: Iterable[Option | str]) -> str:
     return "\n\n".join(blocks) + "\n\n"
 
 
-def normalize_answer(value: Any) -> str:
-    """'B', ' b ', '(B)', 'B.', 'Option B' -> 'B'; anything else raises."""
-    text = str(value).strip()
-    m = re.fullmatch(r"(?:Option\s+)?\(?([A-Za-z])\)?[.:：]?", text)
-    if not m:
-        raise BenchmarkFormatError(f"Answer {text!r} is not an option letter")
-    return m.group(1).upper()
+def normalize_answer(value: Any, options: Sequence[Option] = ()) -> str:
+    """'B', ' b ', '(B)', 'B.', 'Option B', 'B. happy' -> 'B'; an option's exact text -> its letter;
+    anything else raises."""
+    text = " ".join(str(value).split())
+    m = re.fullmatch(r"(?:Option\s+)?\(?([A-Za-z])\)?[.:：]?", text) or \
+        re.match(r"(?:Option\s+)?\(?([A-Z])\)?[.:：)]\s+\S", text)
+    if m:
+        return m.group(1).upper()
+    by_text = [o.letter for o in options if o.text == _unbrace(text)]
+    if len(by_text) == 1:
+        return by_text[0]
+    raise BenchmarkFormatError(f"Answer {text!r} is not an option letter")
 
 
 # -- loading -----------------------------------------------------------------------------------
@@ -187,7 +192,7 @@ def parse_line(raw: str, task: str, video_roots: Sequence[Path], source: str, li
     if missing:
         raise BenchmarkFormatError(f"missing field(s) {missing}")
     options = parse_choices(obj["choices"])
-    answer = normalize_answer(obj["Answer"])
+    answer = normalize_answer(obj["Answer"], options)
     if answer not in [o.letter for o in options]:
         raise BenchmarkFormatError(f"Answer {answer!r} is not one of the options {[o.letter for o in options]}")
     video = str(obj["Video"]).strip()

@@ -120,3 +120,18 @@ def test_writer_output_reads_back_identically(tmp_path):
     assert again.items[0].extra == {"extra_field": 1}
     assert json.loads((out / "Human_Count.jsonl").read_text().splitlines()[0])["choices"] == PUBLISHED_STYLE
     assert again.fingerprint == bench.fingerprint
+
+
+@pytest.mark.parametrize("given,letter", [("B", "B"), (" b ", "B"), ("(C)", "C"), ("D.", "D"), ("Option A", "A"),
+                                          ("B. 5", "B"), ("7", "C"), ("{4}", "D")])
+def test_answer_forms(given, letter):
+    from hvbench_assets.core.benchmark.layout import normalize_answer
+
+    assert normalize_answer(given, parse_choices(PUBLISHED_STYLE)) == letter
+
+
+def test_answer_that_is_neither_letter_nor_option_text():
+    from hvbench_assets.core.benchmark.layout import normalize_answer
+
+    with pytest.raises(BenchmarkFormatError):
+        normalize_answer("nine", parse_choices(PUBLISHED_STYLE))
