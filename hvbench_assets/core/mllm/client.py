@@ -129,7 +129,7 @@ class MllmClient:
         sent = cap_frames(frames, spec.max_frames)
         jpegs = tuple(encode_jpeg(f, spec.jpeg_quality, spec.max_side) for f in sent)
         wav = encode_wav(audio, audio_rate) if audio is not None and spec.accepts_audio else None
-        payload = Payload(system=system, prompt=prompt, jpegs=jpegs, wav=wav, params={**spec.extra_params, **(params or {})})
+        payload = Payload(system=system, prompt=prompt, jpegs=jpegs, wav=wav, params=spec.request_params(params))
         request = build_messages(payload, wire=False)
         call_id = _call_id(spec, request, payload.params)
         p_hash = prompt_hash(prompt, system)
@@ -174,7 +174,7 @@ class MllmClient:
         """The cache id `chat` would use (audio-less), without calling."""
         spec = self.registry.get(model)
         jpegs = tuple(encode_jpeg(f, spec.jpeg_quality, spec.max_side) for f in cap_frames(frames, spec.max_frames))
-        payload = Payload(system=system, prompt=prompt, jpegs=jpegs, params={**spec.extra_params, **(params or {})})
+        payload = Payload(system=system, prompt=prompt, jpegs=jpegs, params=spec.request_params(params))
         return _call_id(spec, build_messages(payload, wire=False), payload.params)
 
     # -- internals ---------------------------------------------------------------------------

@@ -49,6 +49,8 @@ class ModelSpec:
     max_concurrency: int = 4  # in-flight requests per process
     local_path: str = ""  # transformers backend: a folder with weights + processor
     extra_params: dict = field(default_factory=dict)  # default request params (temperature, max_tokens)
+    rename_params: dict = field(default_factory=dict)  # e.g. {max_tokens = "max_completion_tokens"} for o-series
+    drop_params: list = field(default_factory=list)  # params this endpoint rejects, e.g. ["temperature"]
 
     @property
     def env_prefix(self) -> str:
@@ -66,6 +68,16 @@ class ModelSpec:
         elif not self.local_path:
             missing.append(f"{self.env_prefix}_LOCAL_PATH (a folder holding {self.model_id} weights + processor)")
         return missing
+
+    def request_params(self, params: Mapping | None) -> dict:
+        """The entry's defaults, then the caller's params, adapted to what this endpoint accepts."""
+        merged = {**self.extra_params, **(params or {})}
+        for old, new in self.rename_params.items():
+            if old in merged:
+                merged.setdefault(new, merged.pop(old))
+        for name in self.drop_params:
+            merged.pop(name, None)
+        return merged
 
     def api_key(self) -> str:
         """The key from the environment at call time; endpoints without auth get a dummy value
@@ -123,7 +135,7 @@ def _apply_env(spec: ModelSpec, environ: Mapping[str, str]) -> ModelSpec:
     changes = {}
     aliases = {"MODEL": "model_id"}
     for f in fields(ModelSpec):
-        if f.name in ("name", "extra_params"):
+        if f.name == "name" or f.type not in ("str", "int", "float", "bool"):
             continue
         for suffix in [k for k, v in aliases.items() if v == f.name] + [f.name.upper()]:
             raw = environ.get(f"{spec.env_prefix}_{suffix}", "")

@@ -75,3 +75,11 @@ def test_endpoint_drops_credentials_and_query_from_the_url():
     spec = reg.get("gw")
     assert spec.endpoint == "https://gw.example:8443/v1"
     assert "SECRET" not in str(spec.describe()) and "pw" not in str(spec.describe())
+
+
+def test_params_are_adapted_to_what_the_endpoint_accepts():
+    reg = parse_registry({"models": {"o": {
+        "model_id": "o-mini", "base_url": "https://api.example/v1", "extra_params": {"seed": 7},
+        "rename_params": {"max_tokens": "max_completion_tokens"}, "drop_params": ["temperature"],
+    }}}, environ={})
+    assert reg.get("o").request_params({"temperature": 0, "max_tokens": 64}) == {"seed": 7, "max_completion_tokens": 64}
