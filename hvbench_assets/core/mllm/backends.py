@@ -151,6 +151,8 @@ class OpenAIBackend:
             if status in (408, 409, 429) or status >= 500:
                 raise TransientCallError(detail, _retry_after(exc.response.headers)) from exc
             raise CallError(detail) from exc
+        except openai.OpenAIError as exc:  # anything else the library raises is a failed call, not a crash
+            raise CallError(scrub(f"{type(exc).__name__}: {exc}", secret)) from exc
         try:
             body = json.loads(body_text)
         except ValueError as exc:

@@ -110,7 +110,10 @@ class TransformersBackend:
         with lock, torch.inference_mode():
             if "seed" in params:
                 torch.manual_seed(int(params["seed"]))
-            out = model.generate(**inputs, **gen)
+            try:
+                out = model.generate(**inputs, **gen)
+            except (RuntimeError, ValueError) as exc:  # out of memory, a sequence too long for the model
+                raise CallError(f"generation failed: {type(exc).__name__}: {exc}") from exc
         new = out[:, inputs["input_ids"].shape[1]:]
         reply = processor.batch_decode(new, skip_special_tokens=True)[0].strip()
         if not reply:
