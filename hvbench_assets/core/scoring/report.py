@@ -58,26 +58,30 @@ _NOT_ANSWER_SETTINGS = ("seed", "concurrency", "limit", "tasks", "send_audio")
 
 
 def _label_runs(runs: Sequence[Mapping], response_rows: Sequence[Mapping]) -> list[RunView]:
+    """Readable, unique labels. Runs of one model that differ only by seed form a group; a model with
+    several groups (other frames, circular, judge) gets the sampling and a short config hash."""
     cfg_by_id = {r["run_id"]: r.get("config") or {} for r in runs}
     model_of = {r["run_id"]: r["model"] for r in response_rows}
     ids = sorted(model_of, key=lambda i: (model_of[i], cfg_by_id.get(i, {}).get("seed") or 0, i))
-    group_key = {i: json.dumps([model_of[i], {k: v for k, v in cfg_by_id.get(i, {}).items()
-                                              if k not in _NOT_ANSWER_SETTINGS}], sort_keys=True, default=str)
-                 for i in ids}
-    groups_per_model = Counter(model_of[i] for i in {group_key[i]: i for i in ids}.values())
-    members = Counter(group_key.values())
+
+    def group_key(i: str) -> str:
+        cfg = cfg_by_id.get(i) or {"run_id": i}  # without its eval_runs row a run stands alone
+        return json.dumps([model_of[i], {k: v for k, v in cfg.items() if k not in _NOT_ANSWER_SETTINGS}],
+                          sort_keys=True, default=str)
+
+    keys = {i: group_key(i) for i in ids}
+    groups_per_model = Counter(model_of[i] for i in {keys[i]: i for i in ids}.values())
+    members = Counter(keys.values())
     out = []
     for i in ids:
         model, cfg = model_of[i], cfg_by_id.get(i, {})
         base = model
         if groups_per_model[model] > 1:
             sampling = f"{cfg.get('n_frames')}f" if cfg.get("n_frames") else f"{cfg.get('fps')}fps"
-            base = f"{model} [{sampling}{', circular' if cfg.get('circular') else ''}, {_short(group_key[i])}]"
-        seed = cfg.get("seed")
-        if members[group_key[i]] > 1:
-            out.append(RunView(i, f"{base} seed {seed}", model, cfg, group=f"{base} (mean of {members[group_key[i]]})", seed=seed))
-        else:
-            out.append(RunView(i, base, model, cfg, group=base, seed=seed))
+            base = f"{model} [{sampling}{', circular' if cfg.get('circular') else ''}, {_short(keys[i])}]"
+        seed, n = cfg.get("seed"), members[keys[i]]
+        label, group = (f"{base} seed {seed}", f"{base} (mean of {n})") if n > 1 else (base, base)
+        out.append(RunView(i, label, model, cfg, group=group, seed=seed))
     return out
 
 

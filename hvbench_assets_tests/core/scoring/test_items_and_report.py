@@ -127,3 +127,13 @@ def test_seeds_are_averaged_and_counted_once_in_item_statistics():
     assert all(s.n_models == 1 for s in data.items)
     md = render_markdown(data)
     assert "Spread over seeds" in md and "50.0 ± 50.0" in md
+
+
+def test_one_model_with_two_samplings_gets_two_labelled_rows():
+    base = [r for r in rows() if r["model"] == "m1"]
+    runs = [{"run_id": "a", "model": "m1", "config": {"n_frames": 4}},
+            {"run_id": "b", "model": "m1", "config": {"n_frames": None, "fps": 1.0}}]
+    data = build_report([{**r, "run_id": rid} for rid in ("a", "b") for r in base], runs, benchmark="bench")
+    labels = sorted(data.summaries)
+    assert len(labels) == 2 and labels[0].startswith("m1 [1.0fps, ") and labels[1].startswith("m1 [4f, ")
+    assert all(s.n_models == 2 for s in data.items)  # two configurations count as two examinees
