@@ -7,7 +7,7 @@ import dagster as dg
 import pytest
 
 from hvbench_assets.core.evaluation import EVAL_RESPONSES
-from hvbench_assets.core.evaluation.tables import EVAL_ITEM_STATS, EVAL_TASK_SCORES
+from hvbench_assets.core.evaluation.tables import EVAL_DISTRACTORS, EVAL_ITEM_STATS, EVAL_TASK_SCORES
 from hvbench_assets.defs.evaluation.assets import eval_report, eval_responses
 from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions, eval_models_partitions
 from hvbench_assets.defs.evaluation.resources import EvaluationSettings
@@ -74,6 +74,10 @@ def test_responses_per_model_then_report(setup):
     assert (data / "reports" / "toy" / "report.html").exists()
     assert wh.count(EVAL_TASK_SCORES, benchmark="toy") == 2 * len(SPEC)
     assert wh.count(EVAL_ITEM_STATS, benchmark="toy") == N_ITEMS
+    picks = wh.rows(EVAL_DISTRACTORS, benchmark="toy")
+    assert len(picks) == sum(n * ITEMS_PER_TASK for _, n in SPEC)
+    right = [p for p in picks if p["is_answer"]]
+    assert len(right) == N_ITEMS and all(p["models"] == ["sharp"] and p["text"] for p in right)
 
 
 def test_failed_calls_fail_the_partition_but_keep_answers(setup):

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from hvbench_assets.core.evaluation.tables import EVAL_ITEM_STATS, EVAL_RESPONSES, EVAL_RUNS, EVAL_TASK_SCORES
+from hvbench_assets.core.evaluation.tables import (
+    EVAL_DISTRACTORS, EVAL_ITEM_STATS, EVAL_RESPONSES, EVAL_RUNS, EVAL_TASK_SCORES,
+)
 from hvbench_assets.core.scoring.report import ReportData, build_report, item_stat_rows, task_score_rows, write_report
 from hvbench_assets.core.warehouse import Warehouse
 
@@ -22,7 +24,7 @@ def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] 
                run_ids: Sequence[str] | None = None, out_dir: str | Path | None = None,
                store: bool = True) -> tuple[ReportData, dict[str, Path]]:
     """Build the report of every run (or `run_ids`) on `benchmark`; write it to `out_dir` and, with
-    `store`, replace the benchmark's rows in eval_task_scores / eval_item_stats."""
+    `store`, replace the benchmark's rows in eval_task_scores / eval_item_stats / eval_distractors."""
     runs = warehouse.rows(EVAL_RUNS, benchmark=benchmark)
     if run_ids:
         runs = [r for r in runs if r["run_id"] in set(run_ids)]
@@ -36,5 +38,6 @@ def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] 
         warehouse.replace(EVAL_TASK_SCORES, {"benchmark": benchmark},
                           [{**r, "model": model_of[r["run_id"]]} for r in task_score_rows(data)], provenance=prov)
         warehouse.replace(EVAL_ITEM_STATS, {"benchmark": benchmark}, item_stat_rows(data), provenance=prov)
+        warehouse.replace(EVAL_DISTRACTORS, {"benchmark": benchmark}, data.option_picks, provenance=prov)
     paths = write_report(data, out_dir) if out_dir else {}
     return data, paths

@@ -179,6 +179,7 @@ class Evaluator:
         row: dict[str, Any] = {
             "run_id": self.run_id, "benchmark": self.bench.name, "task": item.task, "question_id": item.question_id,
             "rotation": shift, "item_hash": item.fingerprint, "n_options": item.n_options, "letters": asked.letters,
+            "options": [o.text for o in asked.options],
             "answer": asked.answer, "answer_original": item.answer, "correct": False,
             "prompt_hash": hashlib.sha256(prompt.encode()).hexdigest()[:16],
         }

@@ -34,6 +34,7 @@ EVAL_RESPONSES = TableSpec(
         ("item_hash", "VARCHAR"),  # content hash of the item; a changed item is asked again
         ("n_options", "INTEGER"),
         ("letters", "JSON"),
+        ("options", "JSON"),  # option texts in the order asked
         ("answer", "VARCHAR"),  # right letter as asked (after rotation)
         ("answer_original", "VARCHAR"),  # right letter in the published order
         ("prompt_hash", "VARCHAR"),
@@ -93,5 +94,21 @@ EVAL_ITEM_STATS = TableSpec(
         ("non_functional", "JSON"),
         ("entropy_bits", "DOUBLE"),
         ("entropy_norm", "DOUBLE"),
+    ),
+)
+
+EVAL_DISTRACTORS = TableSpec(
+    name="eval_distractors",
+    key=("benchmark",),
+    description="Per option of every item: which evaluated models chose it (distractor selection frequency).",
+    columns=(
+        ("benchmark", "VARCHAR"),
+        ("task", "VARCHAR"),
+        ("question_id", "VARCHAR"),
+        ("letter", "VARCHAR"),  # in the published order
+        ("text", "VARCHAR"),
+        ("is_answer", "BOOLEAN"),
+        ("n_models", "INTEGER"),  # how many models chose this option
+        ("models", "JSON"),
     ),
 )

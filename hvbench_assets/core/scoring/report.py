@@ -52,6 +52,7 @@ class ReportData:
     histogram: dict[str, dict[int, int]]
     load_issues: list[dict] = field(default_factory=list)
     spread: dict[str, dict[str, tuple[float, float, int]]] = field(default_factory=dict)  # group -> task -> (mean, sd, n)
+    option_picks: list[dict] = field(default_factory=list)  # per item option: text, is_answer, models choosing it
 
 
 _NOT_ANSWER_SETTINGS = ("seed", "concurrency", "limit", "tasks", "send_audio")
@@ -147,6 +148,7 @@ def build_report(response_rows: Iterable[Mapping], runs: Sequence[Mapping] = (),
                  for r in plain if r["run_id"] in group_of]
     items = item_statistics(stat_rows)
     return ReportData(
+        option_picks=_option_picks(stat_rows),
         benchmark=benchmark or (rows[0]["benchmark"] if rows else ""), runs=views, tasks=tasks, scores=scores,
         summaries=summaries, failed=failed, methods=methods, circular=circ, circular_summaries=circ_sum,
         random=random, random_summary=aggregate({t: v["expected"] for t, v in random.items()}),
@@ -154,6 +156,27 @@ def build_report(response_rows: Iterable[Mapping], runs: Sequence[Mapping] = (),
         human=aggregate(normalize_baseline(human)) if human else None, items=items,
         histogram=distractor_histogram(items), load_issues=list(load_issues), spread=spread,
     )
+
+
+def _option_picks(stat_rows: Sequence[Mapping]) -> list[dict]:
+    """One row per option of every item, in the published order, with the models that chose it."""
+    chosen: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    first: dict[tuple[str, str], Mapping] = {}
+    for r in stat_rows:
+        key = (r["task"], str(r["question_id"]))
+        first.setdefault(key, r)
+        if r["chosen"]:
+            chosen[(*key, r["chosen"])].append(r["model"])
+    out = []
+    for (task, qid), r in sorted(first.items(), key=lambda kv: (_task_order(kv[0][0]), kv[0][1])):
+        texts = r.get("options") or [None] * len(r["letters"])
+        if isinstance(texts, str):
+            texts = json.loads(texts)
+        for letter, text in zip(r["letters"], texts):
+            models = sorted(chosen.get((task, qid, letter), []))
+            out.append({"task": task, "question_id": qid, "letter": letter, "text": text,
+                        "is_answer": letter == r["answer"], "n_models": len(models), "models": models})
+    return out
 
 
 def _task_order(name: str) -> tuple[int, str]:

@@ -137,3 +137,11 @@ def test_one_model_with_two_samplings_gets_two_labelled_rows():
     labels = sorted(data.summaries)
     assert len(labels) == 2 and labels[0].startswith("m1 [1.0fps, ") and labels[1].startswith("m1 [4f, ")
     assert all(s.n_models == 2 for s in data.items)  # two configurations count as two examinees
+
+
+def test_option_picks_name_the_models_behind_each_distractor():
+    picks = {(p["task"], p["question_id"], p["letter"]): p for p in build_report(rows(), benchmark="b").option_picks}
+    assert len(picks) == 4 + 4 + 4 + 2
+    er1 = [picks[("Emotion_Recognition", "q1", x)] for x in "ABCD"]
+    assert [(p["is_answer"], p["n_models"], p["models"]) for p in er1] == \
+        [(True, 2, ["m1", "m2"]), (False, 1, ["m3"]), (False, 0, []), (False, 0, [])]
