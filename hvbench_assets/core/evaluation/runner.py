@@ -30,7 +30,7 @@ from hvbench_assets.core.media import NoAudioError, load_audio
 from hvbench_assets.core.media.errors import MediaError
 from hvbench_assets.core.scoring.circular import original_letter, rotate_item, rotations
 from hvbench_assets.core.scoring.extraction import PARSED, extract_option
-from hvbench_assets.core.scoring.judge import judge_option
+from hvbench_assets.core.scoring.judge import JUDGE_PROMPT_VERSION, judge_option
 from hvbench_assets.core.warehouse import Warehouse
 
 EVAL_CODE_VERSION = "eval-v1"
@@ -76,6 +76,8 @@ class EvalConfig:
         settings = {"model": self.model, "n_frames": self.n_frames, "fps": self.fps, "max_side": self.max_side,
                     "audio": self.audio, "circular": self.circular, "judge_model": self.judge_model,
                     "prompt": PROMPT_VERSION}
+        if self.judge_model:
+            settings["judge_prompt"] = JUDGE_PROMPT_VERSION
         return settings if self.seed is None else {**settings, "seed": self.seed}
 
 

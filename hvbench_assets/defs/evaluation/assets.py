@@ -16,6 +16,7 @@ from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION
 from hvbench_assets.core.evaluation.reporting import REPORT_CODE_VERSION, report_for
 from hvbench_assets.core.evaluation.runner import EVAL_CODE_VERSION
 from hvbench_assets.core.mllm import ModelNotConfigured
+from hvbench_assets.core.scoring.judge import JUDGE_PROMPT_VERSION
 from hvbench_assets.core.scoring.metrics import aggregate, task_scores
 from hvbench_assets.core.scoring.report import load_baseline_file, pct, render_markdown
 from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions, eval_partitions
@@ -48,7 +49,7 @@ def _scores_markdown(rows: list[dict]) -> str:
     partitions_def=eval_partitions,
     group_name="evaluation",
     kinds={"duckdb", "openai"},
-    code_version=f"{EVAL_CODE_VERSION}:{PROMPT_VERSION}",
+    code_version=f"{EVAL_CODE_VERSION}:{PROMPT_VERSION}:{JUDGE_PROMPT_VERSION}",
     pool="mllm",
     description="Every reply of one model to every item of one benchmark: raw text, parsed option, correctness, latency, tokens",
     check_specs=[dg.AssetCheckSpec("unparsed_rate", asset="eval_responses",
