@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -32,16 +33,25 @@ def _models():
     return dlib.get_frontal_face_detector(), dlib.shape_predictor(str(landmarks_model_path()))
 
 
-def mouth_openings(frames_bgr: list[np.ndarray] | np.ndarray, redetect_every: int = 5) -> np.ndarray:
-    """Inner-lip gap / eye-corner distance per face-crop frame; NaN where no face is found.
-    The crop follows the face, so the face box is searched only every `redetect_every` frames (and
+@dataclass(frozen=True)
+class MouthSignals:
+    """Per face-crop frame: inner-lip gap / eye-corner distance (NaN: no landmarks) and the mean
+    absolute change of the mouth region's pixels since the previous frame (0 on the first)."""
+
+    opening: np.ndarray
+    motion: np.ndarray
+
+
+def mouth_signals(frames_bgr, redetect_every: int = 5) -> MouthSignals:
+    """The crop follows the face, so the face box is searched only every `redetect_every` frames (and
     until one is found) and reused in between; before any detection the crop's centre is assumed."""
     import cv2
     import dlib
 
     detector, predictor = _models()
-    out = np.full(len(frames_bgr), np.nan, np.float32)
-    last_rect = None
+    opening = np.full(len(frames_bgr), np.nan, np.float32)
+    motion = np.zeros(len(frames_bgr), np.float32)
+    last_rect, prev_roi = None, None
     for i, img in enumerate(frames_bgr):
         gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
         h, w = gray.shape
@@ -52,9 +62,30 @@ def mouth_openings(frames_bgr: list[np.ndarray] | np.ndarray, redetect_every: in
         rect = last_rect or dlib.rectangle(int(w * 0.15), int(h * 0.15), int(w * 0.85), int(h * 0.85))
         shape = predictor(gray, rect)
         pts = np.array([(shape.part(k).x, shape.part(k).y) for k in range(68)], np.float32)
-        scale = np.linalg.norm(pts[EYE_CORNERS[0]] - pts[EYE_CORNERS[1]])
+        scale = float(np.linalg.norm(pts[EYE_CORNERS[0]] - pts[EYE_CORNERS[1]]))
         if scale < 4:
+            prev_roi = None
             continue
-        gap = np.mean([np.linalg.norm(pts[a] - pts[b]) for a, b in INNER_LIP_PAIRS])
-        out[i] = gap / scale
-    return out
+        opening[i] = np.mean([np.linalg.norm(pts[a] - pts[b]) for a, b in INNER_LIP_PAIRS]) / scale
+        roi = _mouth_roi(gray, pts[48:68], scale)
+        if prev_roi is not None and roi is not None:
+            motion[i] = float(np.abs(roi - prev_roi).mean())
+        prev_roi = roi
+    return MouthSignals(opening, motion)
+
+
+def _mouth_roi(gray: np.ndarray, mouth_pts: np.ndarray, scale: float) -> np.ndarray | None:
+    """The mouth region (sized from the eye distance, so jaw motion does not rescale it) at 32x24."""
+    import cv2
+
+    cx, cy = mouth_pts.mean(axis=0)
+    hw, hh = 0.4 * scale, 0.3 * scale
+    x1, y1 = max(0, int(cx - hw)), max(0, int(cy - hh))
+    x2, y2 = min(gray.shape[1], int(cx + hw)), min(gray.shape[0], int(cy + hh))
+    if x2 - x1 < 4 or y2 - y1 < 4:
+        return None
+    return cv2.resize(gray[y1:y2, x1:x2], (32, 24)).astype(np.float32)
+
+
+def mouth_openings(frames_bgr, redetect_every: int = 5) -> np.ndarray:
+    return mouth_signals(frames_bgr, redetect_every).opening
