@@ -53,6 +53,7 @@ class ReportData:
     load_issues: list[dict] = field(default_factory=list)
     spread: dict[str, dict[str, tuple[float, float, int]]] = field(default_factory=dict)  # group -> task -> (mean, sd, n)
     option_picks: list[dict] = field(default_factory=list)  # per item option: text, is_answer, models choosing it
+    letter_counts: dict[str, Counter] = field(default_factory=dict)  # run label (and "answer key") -> letter -> count
 
 
 _NOT_ANSWER_SETTINGS = ("seed", "concurrency", "limit", "tasks", "send_audio")
@@ -147,8 +148,12 @@ def build_report(response_rows: Iterable[Mapping], runs: Sequence[Mapping] = (),
                   else json.loads(r["letters"]), "answer": r["answer_original"], "chosen": r["chosen_original"]}
                  for r in plain if r["run_id"] in group_of]
     items = item_statistics(stat_rows)
+    letters: dict[str, Counter] = {"answer key": Counter(r["answer"] for r in plain if r["run_id"] == views[0].run_id)} \
+        if views else {}
+    for v in views:
+        letters[v.label] = Counter(r["chosen"] or "unparsed" for r in plain if r["run_id"] == v.run_id)
     return ReportData(
-        option_picks=_option_picks(stat_rows),
+        option_picks=_option_picks(stat_rows), letter_counts=letters,
         benchmark=benchmark or (rows[0]["benchmark"] if rows else ""), runs=views, tasks=tasks, scores=scores,
         summaries=summaries, failed=failed, methods=methods, circular=circ, circular_summaries=circ_sum,
         random=random, random_summary=aggregate({t: v["expected"] for t, v in random.items()}),
@@ -294,6 +299,17 @@ def unparsed_table(data: ReportData) -> Table:
     return Table(headers, rows)
 
 
+def letter_table(data: ReportData) -> Table:
+    """Share of each letter among the replies (as asked) next to the answer key: a model far above the
+    key's share on one letter has a position bias that circular mode would expose."""
+    letters = sorted({x for c in data.letter_counts.values() for x in c if x != "unparsed"}) + ["unparsed"]
+    rows = []
+    for label, c in data.letter_counts.items():
+        total = sum(c.values())
+        rows.append([label] + [pct(c.get(x, 0) / total if total else None) for x in letters])
+    return Table(["Letters (%)"] + letters, rows)
+
+
 def methods_table(data: ReportData) -> Table:
     methods = sorted({m for c in data.methods.values() for m in c})
     return Table(["Model"] + methods, [[label] + [str(c.get(m, 0)) for m in methods] for label, c in data.methods.items()])
@@ -377,6 +393,7 @@ def render_markdown(data: ReportData) -> str:
     parts += ["## Items, baselines and correct counts", "", counts_table(data).markdown(), "",
               "## Unparsed replies", "", unparsed_table(data).markdown(), "",
               "Extraction methods (how each reply was read):", "", methods_table(data).markdown(), "",
+              "## Letter choice vs answer key (position bias)", "", letter_table(data).markdown(), "",
               "## Distractor selection across models", "",
               "For every wrong option: how many models chose it (x = number of models).", "",
               distractor_table(data).markdown(), "",
@@ -433,6 +450,7 @@ def render_html(data: ReportData) -> str:
         sections += ["<h2>Circular evaluation (%)</h2>", circ.html()]
     sections += ["<h2>Items, baselines and correct counts</h2>", counts_table(data).html(),
                  "<h2>Unparsed replies</h2>", unparsed_table(data).html(), methods_table(data).html(),
+                 "<h2>Letter choice vs answer key</h2>", letter_table(data).html(),
                  "<h2>Distractor selection across models</h2>", distractor_table(data).html(),
                  "<h2>Item statistics</h2>", item_summary_table(data).html(),
                  "<h3>Flagged items</h3>", flagged_items_table(data).html()]

@@ -145,3 +145,10 @@ def test_option_picks_name_the_models_behind_each_distractor():
     er1 = [picks[("Emotion_Recognition", "q1", x)] for x in "ABCD"]
     assert [(p["is_answer"], p["n_models"], p["models"]) for p in er1] == \
         [(True, 2, ["m1", "m2"]), (False, 1, ["m3"]), (False, 0, []), (False, 0, [])]
+
+
+def test_letter_choice_table_against_the_key():
+    data = build_report(rows(), benchmark="b")
+    assert data.letter_counts["answer key"] == {"A": 2, "B": 1, "C": 1}
+    assert data.letter_counts["m4"] == {"unparsed": 1, "B": 2, "A": 1}
+    assert "| m4 | 25.0 | 50.0 | 0.0 | 0.0 | 25.0 |" in render_markdown(data)  # A, B, C, D, unparsed
