@@ -85,5 +85,14 @@ class SenseVoiceTranscriber:
         result = self.engine.recognise(audio)
         segments = [{"text": s.text, "language": s.language, "emotion": s.emotion, "event": s.event}
                     for s in result.segments if s.text]
-        words = [{"start_s": round(a / 1000, 3), "end_s": round(b / 1000, 3)} for a, b in result.timestamps]
+        words = [w for w in (_timed_token(t) for t in result.timestamps) if w]
         return Transcript(result.text, result.language, words, segments)
+
+
+def _timed_token(entry) -> dict | None:
+    """funasr timestamps come as [start_ms, end_ms] or [token, start_ms, end_ms] depending on version."""
+    if isinstance(entry, (list, tuple)) and len(entry) in (2, 3):
+        *token, a, b = entry
+        word = {"start_s": round(float(a) / 1000, 3), "end_s": round(float(b) / 1000, 3)}
+        return {"word": str(token[0]), **word} if token else word
+    return None

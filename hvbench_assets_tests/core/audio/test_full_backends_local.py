@@ -66,7 +66,7 @@ class RecordingSenseVoiceModel:
         self.calls += 1
         assert input.dtype == np.float32 and kwargs["language"] == "auto"
         return [{"key": "clip", "text": "<|en|><|HAPPY|><|Speech|><|withitn|>Hello there, nice to meet you.",
-                 "timestamp": [[120, 480], [480, 900]]}]
+                 "timestamp": [[120, 480], ["there", 480, 900]]}]
 
 
 def test_sensevoice_feeds_transcript_and_emotion_with_one_call():
@@ -76,6 +76,6 @@ def test_sensevoice_feeds_transcript_and_emotion_with_one_call():
     t = SenseVoiceTranscriber(engine).transcribe(audio, [])
     e = SenseVoiceEmotion(engine).recognise(audio)
     assert t.text == "Hello there, nice to meet you." and t.language == "en"
-    assert t.words == [{"start_s": 0.12, "end_s": 0.48}, {"start_s": 0.48, "end_s": 0.9}]
+    assert t.words == [{"start_s": 0.12, "end_s": 0.48}, {"word": "there", "start_s": 0.48, "end_s": 0.9}]
     assert e.status == "ok" and e.emotion == "happy" and e.score == 1.0
     assert engine._model.calls == 1  # L8 and L9 share one recognition per clip
