@@ -79,3 +79,14 @@ def test_unprobed_clip_is_a_clear_failure(tmp_path):
     instance.add_dynamic_partitions("videos", ["ghost"])
     with pytest.raises(dg.Failure, match="no video_probe row"):
         dg.materialize([audio_tags], partition_key="ghost", resources=resources(tmp_path), instance=instance)
+
+
+def test_audio_is_decoded_once_for_all_audio_labels(tmp_path, man_talking_head, monkeypatch):
+    from hvbench_assets.core.audio import cache
+
+    calls = []
+    real = cache.load_audio
+    monkeypatch.setattr(cache, "_MEMO", {})
+    monkeypatch.setattr(cache, "load_audio", lambda *a, **k: calls.append(a) or real(*a, **k))
+    result, _ = run(tmp_path, "man", man_talking_head)
+    assert result.success and len(calls) == 1
