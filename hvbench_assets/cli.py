@@ -4,6 +4,7 @@ so other stages add theirs the same way without touching the dispatcher.
     hvbench eval --benchmark DIR --model NAME [--frames 8 | --fps 1] [--concurrency 4] [--limit N]
     hvbench report --benchmark DIR [--human baseline.csv] [--out DIR]
     hvbench aggregate scores.csv        (per-task numbers in, category averages and overall out)
+    hvbench demo [--videos DIR]         (the main job on sample clips, printed)
 """
 
 from __future__ import annotations
@@ -215,6 +216,18 @@ def build_parser() -> argparse.ArgumentParser:
         add_arguments(p)
         p.set_defaults(_run=run)
     return parser
+
+
+# -- demo --------------------------------------------------------------------------------------
+def _demo_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--videos", type=Path, default=None, help="a folder of your own videos instead of generated samples")
+
+
+@command("demo", "run the main job on sample clips (or --videos DIR) on the local instance and print the result", _demo_args)
+def _demo(args: argparse.Namespace) -> int:
+    from hvbench_assets.demo import main as demo_main
+
+    return demo_main(["--videos", str(args.videos)] if args.videos else [])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

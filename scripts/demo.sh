@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export DAGSTER_HOME="${DAGSTER_HOME:-$PWD/dagster_home}"
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" YOLO_OFFLINE="${YOLO_OFFLINE:-1}"
-exec .venv/bin/python -m hvbench_assets.demo "$@"
+exec .venv/bin/hvbench demo "$@"
