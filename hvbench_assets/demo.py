@@ -58,19 +58,46 @@ def _speech(text: str, seconds: float) -> np.ndarray:
     return np.pad(audio, (0, max(0, n - len(audio))))[:n].astype(np.float32)
 
 
+def packaged_photo() -> np.ndarray | None:
+    """A real photograph of a person that ships inside scikit-image (the `demo` extra), read without
+    importing the package; None when it is not installed."""
+    import importlib.util
+
+    import cv2
+
+    spec = importlib.util.find_spec("skimage")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    img = cv2.imread(str(Path(spec.submodule_search_locations[0]) / "data" / "astronaut.png"))
+    return img
+
+
 def make_samples(inbox: Path) -> list[Path]:
-    """Two generated files: a two-shot video with speech (split into two clips) and a static one (dropped)."""
+    """Generated input: a two-shot video with speech (a slow pan over a photo of a person, then moving
+    shapes), split into two clips, and a static video that the motion filter drops."""
+    import cv2
+
     inbox.mkdir(parents=True, exist_ok=True)
     fps, w, h, shot = 25, 480, 360, 4.0
+    n = int(shot * fps)
     yy, xx = np.mgrid[0:h, 0:w]
+    photo = packaged_photo()
 
-    def shot_frames(seed: int):
+    def person_shot():
+        big = cv2.resize(photo, (720, 720))
+        for i in range(n):  # pan and zoom in slowly, like a handheld camera
+            zoom = 1.0 + 0.15 * i / n
+            cw, ch = int(w / zoom * 1.2), int(h / zoom * 1.2)
+            x0 = int(40 + 80 * i / n)
+            yield cv2.resize(big[60 : 60 + ch, x0 : x0 + cw], (w, h))
+
+    def shapes_shot(seed: int):
         base = np.stack([(xx * 255 // w), (yy * 255 // h), np.full_like(xx, 60 + 120 * seed)], -1).astype(np.uint8)
         checker = ((np.indices((90, 90)).sum(0) // 10) % 2).astype(bool)[..., None]
         tile = np.where(checker, np.uint8(230), np.uint8(30 + 100 * seed))
-        for i in range(int(shot * fps)):
+        for i in range(n):
             img = base.copy()
-            x = int((w - 90) * i / (shot * fps - 1))
+            x = int((w - 90) * i / (n - 1))
             y = h // 2 - 45 + int(40 * np.sin(i / 6 + seed))
             img[y : y + 90, x : x + 90] = tile
             yield img
@@ -79,8 +106,8 @@ def make_samples(inbox: Path) -> list[Path]:
     audio = _speech("Hello, this is the hvbench demo. The first shot ends here. Now the second shot begins.", 2 * shot)
 
     def both():
-        yield from shot_frames(0)
-        yield from shot_frames(1)
+        yield from (person_shot() if photo is not None else shapes_shot(0))
+        yield from shapes_shot(1)
 
     write_video(two_shots, both(), fps=fps, audio=audio)
     static = inbox / "sample_static.mp4"
