@@ -44,20 +44,22 @@ class CropClipWriter:
         self.frames = 0
         self._q: queue.Queue = queue.Queue(maxsize=max_queued)
         self._error: BaseException | None = None
+        self._ended = False  # the encoder thread has taken the end marker
         self._thread = threading.Thread(target=self._run, args=(fps, audio), daemon=True)
         self._thread.start()
 
     def _iter(self):
         while (item := self._q.get()) is not self._END:
             yield item
+        self._ended = True
 
     def _run(self, fps, audio) -> None:
         try:
             write_video(self.dst, self._iter(), fps=fps, audio=audio)
         except BaseException as exc:  # surfaced by push/close in the caller's thread
             self._error = exc
-            while self._q.get() is not self._END:  # drain so the producer never blocks
-                pass
+            while not self._ended:  # drain so the producer never blocks
+                self._ended = self._q.get() is self._END
 
     def push(self, image: np.ndarray) -> None:
         if self._error is not None:
