@@ -39,6 +39,7 @@ class TrackingParams:
     face_crop: int = 224
     face_margin: float = 0.25  # face crop side = (1 + 2 * margin) * face size
     body_crop: tuple[int, int] = (256, 384)  # w, h
+    crop_smoothing: float = 0.35  # per-frame weight of the new box in the crop window (1 = no smoothing)
     embed_every_s: float = 1.5
     max_embeddings: int = 6
     min_embed_face_px: int = 40
@@ -73,6 +74,8 @@ class _State:
     last_body: tuple[Box, str] | None = None  # body box and source at the last emitted detection
     rows: list[dict] = field(default_factory=list)
     embeddings: list[np.ndarray] = field(default_factory=list)
+    face_view: Box | None = None  # smoothed crop windows (see _smooth)
+    body_view: Box | None = None
     last_embed_t: float = -1e9
 
 
@@ -134,9 +137,10 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
             else:
                 body_box, body_src = estimate_body(face, width, height), "estimated"
             img = _frame(buffer, f)
-            st.face_writer.push(crop_to(img, scale(square_around(face, params.face_margin), 1 / to_src),
-                                        params.face_crop, params.face_crop))
-            st.body_writer.push(crop_to(img, scale(body_box, 1 / to_src), *params.body_crop))
+            st.face_view = _smooth(st.face_view, square_around(face, params.face_margin), params.crop_smoothing)
+            st.body_view = _smooth(st.body_view, body_box, params.crop_smoothing)
+            st.face_writer.push(crop_to(img, scale(st.face_view, 1 / to_src), params.face_crop, params.face_crop))
+            st.body_writer.push(crop_to(img, scale(st.body_view, 1 / to_src), *params.body_crop))
             st.rows.append({
                 "frame": f, "t": times.get(f, f / fps), "face": face, "body": body_box,
                 "face_source": "detected" if f == frame else "interpolated", "body_source": body_src,
@@ -197,6 +201,12 @@ def _body_now(body: Box | None, last: tuple[Box, str] | None, face: Box, backend
     if backend.person is not None and last is not None and last[1] != "estimated":
         return last[0], "filled"
     return estimate_body(face, width, height), "estimated"
+
+
+def _smooth(view: Box | None, box: Box, weight: float) -> Box:
+    """Exponential smoothing of a crop window: detectors snap between scales every few frames, which
+    would make the crop clip zoom in and out. Stored boxes stay unsmoothed."""
+    return box if view is None else lerp(view, box, weight)
 
 
 def _frame(buffer: dict[int, np.ndarray], f: int) -> np.ndarray:
