@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import cv2
@@ -80,3 +80,19 @@ class CropClipWriter:
             self._q.put(self._END)
             self._thread.join()
         self.dst.unlink(missing_ok=True)
+
+
+def render_crop(src: str | Path, dst: str | Path, boxes: Mapping[int, Box], out_w: int, out_h: int,
+                fps: float) -> Path:
+    """Re-cut a crop clip from the source for stored per-frame boxes ({frame: box}, source pixels, e.g.
+    square face windows or body boxes of one track) at another size, with the matching audio. The
+    tracking pass already wrote the standard crops; this is for other sizes or lost files."""
+    from hvbench_assets.core.media import iter_frames, source_audio
+
+    if not boxes:
+        raise ValueError("render_crop needs at least one box")
+    first, last = min(boxes), max(boxes)
+    start, end = first / fps, (last + 1) / fps
+    frames = (crop_to(f.image, boxes[f.index], out_w, out_h)
+              for f in iter_frames(src, start_s=max(0.0, start - 0.5 / fps), end_s=end) if f.index in boxes)
+    return write_video(dst, frames, fps=fps, audio=source_audio(src, start, end))

@@ -51,3 +51,13 @@ def test_writer_errors_reach_the_caller_and_abort_removes_the_file(tmp_path):
     w.push(np.zeros((32, 32, 3), np.uint8))
     w.abort()
     assert not (tmp_path / "gone.mp4").exists()
+
+
+def test_render_crop_recuts_a_track_from_stored_boxes(tmp_path, man_talking_head):
+    from hvbench_assets.core.render import render_crop
+
+    boxes = {f: (300.0, 150.0, 560.0, 410.0) for f in range(10, 40)}
+    out = render_crop(man_talking_head, tmp_path / "c.mp4", boxes, 112, 112, fps=25.0)
+    info = probe_video(out)
+    assert info.frame_count == 30 and (info.width, info.height) == (112, 112) and info.has_audio
+    assert abs(len(load_audio(out)) / 16000 - 30 / 25) < 0.05
