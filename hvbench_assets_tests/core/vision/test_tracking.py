@@ -119,3 +119,49 @@ def test_the_clip_is_decoded_once(tmp_path, backend, two_children, monkeypatch):
     monkeypatch.setattr(pipeline, "iter_frames", counting)
     res = track_video(two_children, tmp_path / "t", backend, TrackingParams(max_embeddings=1))
     assert calls == [str(two_children)] and len(res.tracks) == 2
+
+
+def test_clip_without_audio_gives_silent_crops(tmp_path, backend, man_talking_head):
+    from hvbench_assets.core.media import write_video
+
+    video = write_video(tmp_path / "mute.mp4", (f.image for f in iter_frames(man_talking_head, end_s=2.0)), fps=25)
+    res = track_video(video, tmp_path / "t", backend)
+    assert len(res.tracks) == 1
+    info = probe_video(res.tracks[0]["face_clip_path"])
+    assert not info.has_audio and info.frame_count == res.tracks[0]["n_frames"]
+
+
+class _PersonBoxesAroundFaces:
+    """Stands in for YOLO person weights (absent here): on every other call returns a body box under each
+    HOG face plus a wide box far to the left, so the full backend's matching and filling run for real."""
+
+    model = "stand-in-person"
+
+    def __init__(self):
+        from hvbench_assets.core.vision.detectors import DlibHogFaceDetector
+
+        self._faces = DlibHogFaceDetector()
+        self.calls = 0
+
+    def detect(self, image):
+        self.calls += 1
+        if self.calls % 2 == 0:
+            return []
+        boxes = [(0.0, 0.0, 5.0, float(image.shape[0]))]
+        for d in self._faces.detect(image):
+            x1, y1, x2, y2 = d.box
+            w = x2 - x1
+            boxes.append((x1 - w, y1 - 0.3 * w, x2 + w, float(image.shape[0])))
+        return boxes
+
+
+def test_full_style_backend_matches_and_fills_body_boxes(tmp_path, man_talking_head):
+    from hvbench_assets.core.vision.backends import VisionBackend
+    from hvbench_assets.core.vision.detectors import DlibHogFaceDetector
+
+    be = VisionBackend("full", DlibHogFaceDetector(), _PersonBoxesAroundFaces(), None)
+    res = track_video(man_talking_head, tmp_path / "t", be, TrackingParams(max_embeddings=0))
+    assert len(res.tracks) == 1 and res.tracks[0]["body_source"] in ("detected", "filled")
+    assert {b["body_source"] for b in res.boxes} == {"detected", "filled"}
+    for b in res.boxes:  # the thin box at the left edge is never chosen
+        assert b["body_x2"] > 100 and b["body_x1"] <= b["face_x2"] and b["body_x2"] >= b["face_x1"]
