@@ -30,7 +30,9 @@ from hvbench_assets.core.vision.tracker import Detection, IouTracker, LiveTrack
 @dataclass(frozen=True)
 class TrackingParams:
     detect_fps: float = 6.0  # face detections per second of video (every k-th frame)
-    detect_max_side: int = 640  # detector input size
+    detect_max_side: int = 640  # detector input size on most detection frames
+    fine_max_side: int = 1280  # larger input for faces too small at detect_max_side ...
+    fine_every_s: float = 1.0  # ... used on one detection frame per this many seconds
     buffer_max_side: int = 1280  # frames held for crops are shrunk to this
     iou_threshold: float = 0.5  # the paper's overlap rule
     max_gap_s: float = 1.5  # a track survives this long without a detection (boxes interpolated)
@@ -100,6 +102,7 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
     fps, width, height = info.fps, info.width, info.height
     audio = source_audio(src, rate=AUDIO_RATE) if info.has_audio else None
     step = max(1, round(fps / params.detect_fps))
+    fine_every = max(1, round(params.fine_every_s * fps / step))
     tracker = IouTracker(params.iou_threshold, max_gap=round(params.max_gap_s * fps))
     clock = _Clock()
     states: dict[int, _State] = {}
@@ -161,7 +164,8 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
         t0 = clock.add("decode", t0)
         if n % step:
             continue
-        small, k = _shrink(fr.image, params.detect_max_side)
+        fine = (n // step) % fine_every == 0 and params.fine_max_side > params.detect_max_side
+        small, k = _shrink(fr.image, params.fine_max_side if fine else params.detect_max_side)
         dets = [Detection(scale(d.box, to_src / k), d.score) for d in backend.face.detect(small)]
         persons = [scale(b, to_src / k) for b in backend.person.detect(small)] if backend.person else []
         t0 = clock.add("detect", t0)

@@ -18,6 +18,8 @@ class VisionResource(dg.ConfigurableResource):
     upsample: int = 0  # dlib upsampling: 1 finds faces half the size, 4x slower
     detect_fps: float = 6.0
     detect_max_side: int = 640
+    fine_max_side: int = 1280  # once per fine_every_s, detect at this size to catch small faces
+    fine_every_s: float = 1.0
     max_gap_s: float = 1.5
     min_track_s: float = 0.5
     yolo_weights: str = "yolov8n.pt"  # full: local path or a name inside ultralytics' weights_dir
@@ -31,6 +33,7 @@ class VisionResource(dg.ConfigurableResource):
 
     def tracking_params(self) -> TrackingParams:
         return TrackingParams(detect_fps=self.detect_fps, detect_max_side=self.detect_max_side,
+                              fine_max_side=self.fine_max_side, fine_every_s=self.fine_every_s,
                               max_gap_s=self.max_gap_s, min_track_s=self.min_track_s)
 
     def demographics_estimator(self, profile: str) -> DemographicsEstimator | None:

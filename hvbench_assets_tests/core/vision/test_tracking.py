@@ -165,3 +165,23 @@ def test_full_style_backend_matches_and_fills_body_boxes(tmp_path, man_talking_h
     assert {b["body_source"] for b in res.boxes} == {"detected", "filled"}
     for b in res.boxes:  # the thin box at the left edge is never chosen
         assert b["body_x2"] > 100 and b["body_x1"] <= b["face_x2"] and b["body_x2"] >= b["face_x1"]
+
+
+def test_small_faces_in_a_large_frame_are_found_by_the_fine_pass(tmp_path, backend, man_talking_head):
+    import cv2
+
+    from hvbench_assets.core.media import write_video
+
+    def frames():  # two ~120 px faces on a 1920x1080 canvas: below HOG's size at the 640 px detection scale
+        for f in iter_frames(man_talking_head, end_s=3.0):
+            canvas = np.full((1080, 1920, 3), 90, np.uint8)
+            canvas[600:900, 200:500] = cv2.resize(f.image, (300, 300), interpolation=cv2.INTER_AREA)
+            canvas[100:400, 1400:1700] = cv2.resize(f.image[:, ::-1], (300, 300), interpolation=cv2.INTER_AREA)
+            yield canvas
+
+    video = write_video(tmp_path / "small.mp4", frames(), fps=25)
+    coarse_only = track_video(video, tmp_path / "a", backend, TrackingParams(fine_max_side=0, max_embeddings=0))
+    assert coarse_only.tracks == []
+    res = track_video(video, tmp_path / "b", backend, TrackingParams(max_embeddings=0))
+    assert len(res.tracks) == 2 and all(t["coverage"] > 0.6 for t in res.tracks)
+    assert all(100 < t["face_size_median"] < 160 for t in res.tracks)
