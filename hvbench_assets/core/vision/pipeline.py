@@ -35,7 +35,9 @@ class TrackingParams:
     fine_every_s: float = 1.0  # ... used on one detection frame per this many seconds
     buffer_max_side: int = 1280  # frames held for crops are shrunk to this
     iou_threshold: float = 0.5  # the paper's overlap rule
-    max_gap_s: float = 1.5  # a track survives this long without a detection (boxes interpolated)
+    max_gap_s: float = 2.5  # a track survives this long without a detection (boxes interpolated) ...
+    verify_gap_s: float = 0.5  # ... but links across gaps longer than this need a matching face descriptor
+    same_face_distance: float = 0.6  # dlib's threshold for one descriptor against a track's mean
     min_track_s: float = 0.5  # shorter tracks are dropped
     min_detections: int = 3
     face_crop: int = 224
@@ -169,7 +171,16 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
         dets = [Detection(scale(d.box, to_src / k), d.score) for d in backend.face.detect(small)]
         persons = [scale(b, to_src / k) for b in backend.person.detect(small)] if backend.person else []
         t0 = clock.add("detect", t0)
-        for track, det, prev in tracker.update(fr.index, dets):
+        def same_face(track: LiveTrack, det: Detection) -> bool:
+            st = states.get(track.key)
+            if backend.embedder is None or st is None or not st.embeddings:
+                return True  # nothing to compare with: position and size decide, as for short gaps
+            vec = backend.embedder.embed(fr.image, scale(det.box, 1 / to_src))
+            ref = np.mean(st.embeddings, axis=0)
+            return vec is None or float(np.linalg.norm(vec - ref)) < params.same_face_distance
+
+        verify_after = round(params.verify_gap_s * fps)
+        for track, det, prev in tracker.update(fr.index, dets, verify=same_face, verify_after=verify_after):
             st = states.get(track.key) or states.setdefault(track.key, open_state(track, fr.index))
             body = None
             if backend.person is not None:

@@ -7,6 +7,7 @@ centres moved less than `max_shift` face sizes and whose sizes differ less than 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hvbench_assets.core.vision.boxes import iou, size
@@ -47,9 +48,13 @@ class IouTracker:
         self.alive: list[LiveTrack] = []
         self._next_key = 0
 
-    def update(self, frame: int, detections: list[Detection]) -> list[tuple[LiveTrack, Detection, int | None]]:
+    def update(self, frame: int, detections: list[Detection],
+               verify: Callable[[LiveTrack, Detection], bool] | None = None,
+               verify_after: int = 0) -> list[tuple[LiveTrack, Detection, int | None]]:
         """Assign detections of `frame` greedily by highest IoU. Returns (track, detection, previous
-        detected frame or None for a new track) for every detection."""
+        detected frame or None for a new track) for every detection. A link across a gap longer than
+        `verify_after` frames must also pass `verify` (an identity check), so a long gap cannot hand a
+        track to a different person who appears at the same place."""
         grid = [(ti, di) for ti in range(len(self.alive)) for di in range(len(detections))]
         by_iou = sorted(((-iou(self.alive[ti].last_box, detections[di].box), ti, di) for ti, di in grid))
         by_shift = sorted((shift(self.alive[ti].last_box, detections[di].box), ti, di) for ti, di in grid)
@@ -62,6 +67,8 @@ class IouTracker:
         ]
         for _, ti, di in candidates:
             if ti in used_t or di in used_d:
+                continue
+            if verify is not None and frame - self.alive[ti].last > verify_after and not verify(self.alive[ti], detections[di]):
                 continue
             used_t.add(ti)
             used_d.add(di)

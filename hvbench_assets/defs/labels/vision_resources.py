@@ -20,7 +20,7 @@ class VisionResource(dg.ConfigurableResource):
     detect_max_side: int = 640
     fine_max_side: int = 1280  # once per fine_every_s, detect at this size to catch small faces
     fine_every_s: float = 1.0
-    max_gap_s: float = 1.5
+    max_gap_s: float = 2.5
     min_track_s: float = 0.5
     yolo_weights: str = "yolov8n.pt"  # full: local path or a name inside ultralytics' weights_dir
     deepface_detector: str = "retinaface"  # full: any DeepFace detector backend

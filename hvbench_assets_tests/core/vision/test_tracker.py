@@ -48,3 +48,15 @@ def test_tracks_survive_gaps_up_to_max_gap():
     assert tr.alive == []
     assert tr.update(22, [det(101)])[0][2] is None  # too late: a new track
     assert len(tr.expire(None)) == 1
+
+
+def test_links_across_long_gaps_need_the_identity_check():
+    tr = IouTracker(max_gap=50)
+    tr.update(0, [det(100)])
+    refuse = lambda track, d: False  # noqa: E731
+    assert tr.update(5, [det(101)], verify=refuse, verify_after=10)[0][2] == 0  # short gap: no check
+    out = tr.update(30, [det(101)], verify=refuse, verify_after=10)
+    assert out[0][2] is None  # long gap and the check says "different face": a new track
+    assert [t.key for t in tr.expire(60)] == [0]
+    out = tr.update(60, [det(101)], verify=lambda t, d: True, verify_after=10)
+    assert out[0][2] == 30 and out[0][0].key == 1  # the check passes: linked across the gap

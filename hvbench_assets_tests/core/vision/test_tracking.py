@@ -185,3 +185,30 @@ def test_small_faces_in_a_large_frame_are_found_by_the_fine_pass(tmp_path, backe
     res = track_video(video, tmp_path / "b", backend, TrackingParams(max_embeddings=0))
     assert len(res.tracks) == 2 and all(t["coverage"] > 0.6 for t in res.tracks)
     assert all(100 < t["face_size_median"] < 160 for t in res.tracks)
+
+
+def _face_aligned_frames(src, end_s, place=(180, 100, 300), out=(480, 360)):
+    """Frames of `src` cropped and scaled so its first detected face lands at `place` (x, y, size)."""
+    import cv2
+
+    from hvbench_assets.core.vision.detectors import DlibHogFaceDetector
+
+    frames = [f.image for f in iter_frames(src, end_s=end_s)]
+    x1, y1, x2, y2 = max(DlibHogFaceDetector().detect(frames[0]), key=lambda d: d.box[2] - d.box[0]).box
+    k = place[2] / (x2 - x1)
+    m = np.array([[k, 0, place[0] - k * x1], [0, k, place[1] - k * y1]])
+    return [cv2.warpAffine(f, m, out) for f in frames]
+
+
+def test_short_gap_keeps_one_track_but_not_across_a_different_face(tmp_path, backend, man_talking_head, two_children):
+    from hvbench_assets.core.media import write_video
+
+    man = _face_aligned_frames(man_talking_head, 2.0, place=(180, 100, 120))
+    child = _face_aligned_frames(two_children, 2.0, place=(180, 100, 120))
+    blank = [np.full_like(man[0], 90)] * 25  # 1 s without a face
+    same = write_video(tmp_path / "same.mp4", man + blank + man, fps=25)
+    res = track_video(same, tmp_path / "a", backend)
+    assert len(res.tracks) == 1  # the gap is bridged (boxes interpolated through it)
+    other = write_video(tmp_path / "other.mp4", man + blank + child, fps=25)
+    res = track_video(other, tmp_path / "b", backend)
+    assert len(res.tracks) == 2 and _people(res) == 2  # same place, different face: no link
