@@ -89,3 +89,21 @@ def test_vision_modules_define_assets_checks_and_resource():
     assert {"human_tracks", "person_count", "demographics"} <= keys
     assert {c.name for c in graph.asset_check_keys} == {"face_presence_ratio", "track_boxes_complete"}
     assert isinstance(d.resources["vision"], VisionResource)
+
+
+def test_unreadable_clip_fails_its_partition_naming_the_file(tmp_path, man_talking_head, dagster_home):
+    bad = tmp_path / "broken.mp4"
+    bad.write_bytes(b"not a video at all" * 100)
+    wh = WarehouseResource(path=str(tmp_path / "wh.duckdb"))
+    row = {**probe_video(man_talking_head).as_row(), "path": str(bad), "status": "ok", "reason": None}
+    wh.get().replace(VIDEO_PROBE, {"video_id": "bad"}, [row])
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("videos", ["bad"])
+    result = dg.materialize(
+        [human_tracks], partition_key="bad", instance=instance, raise_on_error=False,
+        resources={"settings": HvbenchSettings(data_dir=str(tmp_path / "data")), "warehouse": wh,
+                   "vision": VisionResource()},
+    )
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "broken.mp4" in str(failure.event_specific_data.error)
