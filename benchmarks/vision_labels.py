@@ -98,11 +98,11 @@ def measure(path: Path, backend, work: Path) -> list[tuple[str, float, int, int]
     res = run("L1 human_tracks", lambda: track_video(path, work / vid, backend))
     wh.replace(HUMAN_TRACKS, {"video_id": vid}, res.tracks)
     wh.replace(HUMAN_TRACK_BOXES, {"video_id": vid}, res.boxes)
-    run("L2 person_count", lambda: count_people(
+    people = run("L2 person_count", lambda: count_people(
         [TrackSpan(t["track_id"], t["first_frame"], t["last_frame"], t["face_embedding"]) for t in res.tracks]))
     run("L3 demographics (offline: unavailable)", lambda: demographics_rows(load_tracks(wh, vid), None))
     run("L3 crop sampling (full path, 8/track)", lambda: demographics_rows(load_tracks(wh, vid), _CropReader()))
-    return out, res
+    return out, res, people.count
 
 
 def main() -> None:
@@ -121,11 +121,11 @@ def main() -> None:
             info = probe_video(path)
             base = min(plain_decode(path) for _ in range(2))
             print(f"{path.stem:24} {'plain PyAV decode (baseline)':40} {base / info.duration_s:9.3f} {1.0:9.2f} {1:9d} {0:9d}")
-            rows, res = measure(path, backend, Path(tmp))
+            rows, res, people = measure(path, backend, Path(tmp))
             for label, dt, vdec, adec in rows:
                 print(f"{'':24} {label:40} {dt / info.duration_s:9.3f} {dt / base:9.2f} {vdec:9d} {adec:9d}")
             stages = ", ".join(f"{k} {v:.2f}s" for k, v in res.timings.items())
-            print(f"{'':24} L1 tracks={len(res.tracks)} face_presence={res.face_presence:.2f} "
+            print(f"{'':24} L1 tracks={len(res.tracks)} L2 people={people} face_presence={res.face_presence:.2f} "
                   f"({info.duration_s:.1f}s, {info.frame_count} frames; {stages})")
 
 

@@ -212,3 +212,23 @@ def test_short_gap_keeps_one_track_but_not_across_a_different_face(tmp_path, bac
     other = write_video(tmp_path / "other.mp4", man + blank + child, fps=25)
     res = track_video(other, tmp_path / "b", backend)
     assert len(res.tracks) == 2 and _people(res) == 2  # same place, different face: no link
+
+
+def test_rendered_red_box_sits_on_the_stored_face_box(tmp_path, man):
+    from hvbench_assets.core.render import render_marked
+    from hvbench_assets.core.vision import HUMAN_TRACK_BOXES, HUMAN_TRACKS, boxes_by_frame, load_tracks
+    from hvbench_assets.core.warehouse import Warehouse
+
+    src, res = man
+    wh = Warehouse(tmp_path / "wh.duckdb")
+    wh.replace(HUMAN_TRACKS, {"video_id": "m"}, res.tracks)
+    wh.replace(HUMAN_TRACK_BOXES, {"video_id": "m"}, res.boxes)
+    tracks = load_tracks(wh, "m")
+    out = render_marked(src, tmp_path / "red.mp4", boxes_by_frame(tracks), highlight=0, start_s=1.0, end_s=1.6)
+    for f in iter_frames(out):
+        img = f.image.astype(int)
+        red = (img[..., 2] > 200) & (img[..., 1] < 60) & (img[..., 0] < 60)
+        ys, xs = np.nonzero(red)
+        box = tracks[0].box_at(25 + f.index).face  # the rendered clip starts at source frame 25
+        assert abs(xs.min() - box[0]) < 6 and abs(xs.max() - box[2]) < 6
+        assert abs(ys.min() - box[1]) < 6 and abs(ys.max() - box[3]) < 6
