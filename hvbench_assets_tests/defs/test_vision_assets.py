@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import dagster as dg
-import pytest
 
 from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import probe_video
