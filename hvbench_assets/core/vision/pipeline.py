@@ -155,48 +155,54 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
         st.last_body = (cur_body, cur_src)
         clock.add("crops", t0)
 
+    def same_face(track: LiveTrack, det: Detection) -> bool:
+        """Identity check for links across long gaps (reads `fr`, the frame being processed)."""
+        st = states.get(track.key)
+        if backend.embedder is None or st is None or not st.embeddings:
+            return True  # nothing to compare with: position and size decide, as for short gaps
+        vec = backend.embedder.embed(fr.image, scale(det.box, 1 / to_src))
+        return vec is None or float(np.linalg.norm(vec - np.mean(st.embeddings, axis=0))) < params.same_face_distance
+
+    verify_after = round(params.verify_gap_s * fps)
     n = -1
     t0 = time.perf_counter()
-    for fr in iter_frames(src, max_side=params.buffer_max_side):
-        n += 1
-        if n == 0:
-            to_src = width / fr.image.shape[1]
-        buffer[fr.index] = fr.image
-        times[fr.index] = fr.t
-        t0 = clock.add("decode", t0)
-        if n % step:
-            continue
-        fine = (n // step) % fine_every == 0 and params.fine_max_side > params.detect_max_side
-        small, k = _shrink(fr.image, params.fine_max_side if fine else params.detect_max_side)
-        dets = [Detection(scale(d.box, to_src / k), d.score) for d in backend.face.detect(small)]
-        persons = [scale(b, to_src / k) for b in backend.person.detect(small)] if backend.person else []
-        t0 = clock.add("detect", t0)
-        def same_face(track: LiveTrack, det: Detection) -> bool:
-            st = states.get(track.key)
-            if backend.embedder is None or st is None or not st.embeddings:
-                return True  # nothing to compare with: position and size decide, as for short gaps
-            vec = backend.embedder.embed(fr.image, scale(det.box, 1 / to_src))
-            ref = np.mean(st.embeddings, axis=0)
-            return vec is None or float(np.linalg.norm(vec - ref)) < params.same_face_distance
-
-        verify_after = round(params.verify_gap_s * fps)
-        for track, det, prev in tracker.update(fr.index, dets, verify=same_face, verify_after=verify_after):
-            st = states.get(track.key) or states.setdefault(track.key, open_state(track, fr.index))
-            body = None
-            if backend.person is not None:
-                i = match_body(det.box, persons)
-                body = persons[i] if i is not None else None
-            emit(st, fr.index, det, prev, body)
-            if backend.embedder is not None:
-                t1 = time.perf_counter()
-                _maybe_embed(st, backend, fr.image, scale(det.box, 1 / to_src), fr.t, params)
-                clock.add("embed", t1)
-        for track in tracker.expire(fr.index):
-            finished.append(_close(states.pop(track.key)))
-        keep_from = min((s.written for s in states.values()), default=fr.index) + 1
-        for f in [f for f in buffer if f < keep_from]:
-            del buffer[f], times[f]
-        t0 = time.perf_counter()
+    try:
+        for fr in iter_frames(src, max_side=params.buffer_max_side):
+            n += 1
+            if n == 0:
+                to_src = width / fr.image.shape[1]
+            buffer[fr.index] = fr.image
+            times[fr.index] = fr.t
+            t0 = clock.add("decode", t0)
+            if n % step:
+                continue
+            fine = (n // step) % fine_every == 0 and params.fine_max_side > params.detect_max_side
+            small, k = _shrink(fr.image, params.fine_max_side if fine else params.detect_max_side)
+            dets = [Detection(scale(d.box, to_src / k), d.score) for d in backend.face.detect(small)]
+            persons = [scale(b, to_src / k) for b in backend.person.detect(small)] if backend.person else []
+            t0 = clock.add("detect", t0)
+            for track, det, prev in tracker.update(fr.index, dets, verify=same_face, verify_after=verify_after):
+                st = states.get(track.key) or states.setdefault(track.key, open_state(track, fr.index))
+                body = None
+                if backend.person is not None:
+                    i = match_body(det.box, persons)
+                    body = persons[i] if i is not None else None
+                emit(st, fr.index, det, prev, body)
+                if backend.embedder is not None:
+                    t1 = time.perf_counter()
+                    _maybe_embed(st, backend, fr.image, scale(det.box, 1 / to_src), fr.t, params)
+                    clock.add("embed", t1)
+            for track in tracker.expire(fr.index):
+                finished.append(_close(states.pop(track.key)))
+            keep_from = min((s.written for s in states.values()), default=fr.index) + 1
+            for f in [f for f in buffer if f < keep_from]:
+                del buffer[f], times[f]
+            t0 = time.perf_counter()
+    except BaseException:
+        for st in list(states.values()) + finished:  # no half-written clips, no blocked encoder threads
+            st.face_writer.abort()
+            st.body_writer.abort()
+        raise
     for track in tracker.expire(None):
         finished.append(_close(states.pop(track.key)))
     frame_count = n + 1

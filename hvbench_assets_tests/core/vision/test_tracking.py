@@ -232,3 +232,22 @@ def test_rendered_red_box_sits_on_the_stored_face_box(tmp_path, man):
         box = tracks[0].box_at(25 + f.index).face  # the rendered clip starts at source frame 25
         assert abs(xs.min() - box[0]) < 6 and abs(xs.max() - box[2]) < 6
         assert abs(ys.min() - box[1]) < 6 and abs(ys.max() - box[3]) < 6
+
+
+def test_a_failing_detector_leaves_no_half_written_crops(tmp_path, man_talking_head):
+    from hvbench_assets.core.vision.backends import VisionBackend
+    from hvbench_assets.core.vision.detectors import DlibHogFaceDetector
+
+    class BreaksOnThirdFrame(DlibHogFaceDetector):
+        calls = 0
+
+        def detect(self, image):
+            self.calls += 1
+            if self.calls == 3:
+                raise RuntimeError("detector crashed")
+            return super().detect(image)
+
+    be = VisionBackend("offline", BreaksOnThirdFrame(), None, None)
+    with pytest.raises(RuntimeError, match="detector crashed"):
+        track_video(man_talking_head, tmp_path / "t", be)
+    assert [p.name for p in (tmp_path / "t").iterdir()] == []
