@@ -35,6 +35,10 @@ APPEARANCE_VERSION = code_version("l4.1", APPEARANCE, _DESCRIBER)
 FACIAL_DESCRIPTION_VERSION = code_version("l5.1", FACIAL_DESCRIPTION, _DESCRIBER)
 VIDEO_CAPTION_VERSION = code_version("l11.1", VIDEO_CAPTION, _DESCRIBER)
 
+def _schema(table) -> dg.TableSchema:
+    return dg.TableSchema(columns=[dg.TableColumn(name, kind) for name, kind in table.all_columns])
+
+
 def _describer(mllm: MllmResource) -> ModelSpec:
     try:
         return mllm.describer()
@@ -65,7 +69,7 @@ def _track_asset(label: str, version: str):
         code_version=version,
         pool="mllm",
         description=f"{'L4' if crop == 'body' else 'L5'}: MLLM description of each track's {crop}-cropped clip",
-        metadata={"prompt_hash": prompt.fingerprint, "table": table.name},
+        metadata={"prompt_hash": prompt.fingerprint, "table": table.name, "dagster/column_schema": _schema(table)},
     )
     def _asset(context: dg.AssetExecutionContext, warehouse: WarehouseResource, mllm: MllmResource) -> dg.MaterializeResult:
         video_id = context.partition_key
@@ -109,7 +113,8 @@ facial_description = _track_asset("facial_description", FACIAL_DESCRIPTION_VERSI
     code_version=VIDEO_CAPTION_VERSION,
     pool="mllm",
     description="L11: MLLM summary of the clip's setting, people and events (context for questions)",
-    metadata={"prompt_hash": VIDEO_CAPTION.fingerprint, "table": VIDEO_CAPTION_TABLE.name},
+    metadata={"prompt_hash": VIDEO_CAPTION.fingerprint, "table": VIDEO_CAPTION_TABLE.name,
+              "dagster/column_schema": _schema(VIDEO_CAPTION_TABLE)},
 )
 def video_caption(context: dg.AssetExecutionContext, warehouse: WarehouseResource, mllm: MllmResource) -> dg.MaterializeResult:
     video_id = context.partition_key
