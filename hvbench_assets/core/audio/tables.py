@@ -47,6 +47,7 @@ VOICE_DEMOGRAPHICS = TableSpec(
         ("age_years", "DOUBLE"),
         ("method", "VARCHAR"),  # model | heuristic
         ("pitch_hz", "DOUBLE"),
+        ("segments", "JSON"),  # heuristic: class per voiced stretch (mixed voices show up here)
     ),
     description="L10: voice gender / child-or-adult / age",
 )

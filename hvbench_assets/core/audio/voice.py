@@ -24,6 +24,7 @@ class VoiceDemographics:
     age_years: float | None = None
     method: str = "model"  # model | heuristic
     pitch_hz: float | None = None  # heuristic only: the baseline (low-percentile) pitch of voiced speech
+    segments: list = field(default_factory=list)  # heuristic: per voiced stretch {start_s, end_s, voice_class, ...}
     reason: str | None = None
 
 
@@ -54,31 +55,51 @@ class PitchDemographer:
     backend: str = "offline"
     model: str = "yin-pitch heuristic"
 
-    def voiced_pitch(self, audio: np.ndarray) -> np.ndarray:
+    min_segment_frames: int = 8  # 160 ms of voicing
+    segment_gap_s: float = 0.3
+
+    def voiced_pitch(self, audio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(f0 in Hz, time in s) of the voiced speech frames (20 ms steps)."""
         f0, periodicity = features.pitch_yin(audio, threshold=0.3)
-        hop_s = 320 / SAMPLE_RATE
+        times = np.arange(len(f0)) * (320 / SAMPLE_RATE)
         probs = vad.speech_probabilities(audio)
         # a low VAD gate: shouting children score low with silero but are clearly voiced
-        speechy = features.resample_track(probs, vad.VAD_RATE, np.arange(len(f0)) * hop_s + 0.032) >= 0.15
+        speechy = features.resample_track(probs, vad.VAD_RATE, times + 0.032) >= 0.15
         keep = (f0 >= 70) & (f0 <= 500) & (periodicity >= 0.7) & speechy
-        return f0[keep]
+        return f0[keep], times[keep]
 
-    def estimate(self, audio: np.ndarray) -> VoiceDemographics:
-        f0 = self.voiced_pitch(audio)
-        if len(f0) < self.min_voiced_frames:
-            return VoiceDemographics("unavailable", None, None, method="heuristic",
-                                     reason=f"only {len(f0)} voiced frames; pitch cannot be estimated")
+    def classify(self, f0: np.ndarray) -> tuple[str, float, float]:
+        """(class, confidence, baseline pitch) of a set of voiced frames."""
         baseline = float(np.percentile(f0, self.baseline_percentile))
         best = int(pitch_class(np.array([baseline]), self.male_below, self.child_above)[0])
         octaves = min(abs(np.log2(baseline / self.male_below)), abs(np.log2(baseline / self.child_above)))
         confidence = 0.5 + 0.5 * min(1.0, octaves / 0.5)  # half an octave from a boundary: certain
+        return VOICE_CLASSES[best], round(float(confidence), 3), round(baseline, 1)
+
+    def segments(self, f0: np.ndarray, times: np.ndarray) -> list[dict]:
+        """Runs of voiced frames (gaps under segment_gap_s bridged), each classed on its own:
+        a clip where a man talks and then children shout shows both."""
+        out, start = [], 0
+        for i in range(1, len(times) + 1):
+            if i == len(times) or times[i] - times[i - 1] > self.segment_gap_s:
+                if i - start >= self.min_segment_frames:
+                    label, conf, pitch = self.classify(f0[start:i])
+                    out.append({"start_s": round(float(times[start]), 2), "end_s": round(float(times[i - 1]) + 0.02, 2),
+                                "voice_class": label, "confidence": conf, "pitch_hz": pitch})
+                start = i
+        return out
+
+    def estimate(self, audio: np.ndarray) -> VoiceDemographics:
+        f0, times = self.voiced_pitch(audio)
+        if len(f0) < self.min_voiced_frames:
+            return VoiceDemographics("unavailable", None, None, method="heuristic",
+                                     reason=f"only {len(f0)} voiced frames; pitch cannot be estimated")
+        label, confidence, baseline = self.classify(f0)
         shares = np.bincount(pitch_class(f0, self.male_below, self.child_above), minlength=3) / len(f0)
         adult = shares[0] + shares[1]
         gender = {"male": round(float(shares[0] / adult), 3), "female": round(float(shares[1] / adult), 3)} if adult else {}
-        return VoiceDemographics(
-            "ok", VOICE_CLASSES[best], round(float(confidence), 3), gender, round(float(shares[2]), 3), None,
-            "heuristic", round(baseline, 1),
-        )
+        return VoiceDemographics("ok", label, confidence, gender, round(float(shares[2]), 3), None, "heuristic",
+                                 baseline, segments=self.segments(f0, times))
 
 
 def _age_gender_model_class():
@@ -162,4 +183,4 @@ def demographics_from_outputs(age_unit: float, probs_fmc: np.ndarray) -> VoiceDe
     adult = male + female
     gender = {"male": round(male / adult, 3), "female": round(female / adult, 3)} if adult > 0 else {}
     return VoiceDemographics("ok", best, round(scores[best], 3), gender, round(child, 3),
-                             round(age_unit * 100, 1), "model", None)
+                             round(age_unit * 100, 1), "model")

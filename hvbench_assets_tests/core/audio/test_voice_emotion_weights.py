@@ -30,8 +30,12 @@ def test_pitch_on_real_clips(man_talking_head, two_children):
     man = PitchDemographer().estimate(load_audio(man_talking_head))
     assert man.voice_class == "male" and man.pitch_hz < 165
     kids = PitchDemographer().estimate(load_audio(two_children))
-    # an adult man talks first (~125-150 Hz); the children's voices (300-400 Hz) still show as a share
+    # an adult man (off screen) talks first at ~125-150 Hz with clear harmonics; the children's
+    # voices (300-400 Hz) follow: both show up, as a share and as classed segments in time order
     assert kids.status == "ok" and kids.child_prob >= 0.3
+    classes = [s["voice_class"] for s in kids.segments]
+    assert classes[0] == "male" and kids.segments[0]["end_s"] < 1.5
+    assert "child" in classes and kids.segments[classes.index("child")]["start_s"] > 2.5
 
 
 def test_pitch_on_silence_is_unavailable():
