@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import dagster as dg
 import pytest
 
@@ -28,13 +30,16 @@ def run(tmp_path, key, path, assets=AUDIO_ASSETS, profile="offline", raise_on_er
     return result, wh
 
 
-def test_talking_head_speech_english_transcript(tmp_path, man_talking_head):
+def test_talking_head_speech_english_transcript(tmp_path, man_talking_head, monkeypatch):
+    from hvbench_assets.core.audio import cache
+
+    monkeypatch.setattr(cache, "_MEMO", {})  # decode for real, so the disk cache is written
     result, wh = run(tmp_path, "man", man_talking_head)
     assert result.success
     tags = wh.rows(AUDIO_TAGS, video_id="man")[0]
     assert tags["status"] == "ok" and tags["is_speech"] and tags["sound_type"] == "speech"
     assert tags["backend"] == "offline" and "silero" in tags["model"]
-    assert any((tmp_path / "data" / "media" / "man").glob("audio_16k_*.npy"))  # the shared decode
+    assert tags["audio_cache"].endswith(".npy") and Path(tags["audio_cache"]).exists()  # the shared decode
     tr = wh.rows(TRANSCRIPT, video_id="man")[0]
     assert tr["status"] == "ok" and tr["language"] == "en" and tr["n_chars"] > 20 and tr["words"]
     assert tr["model"].startswith("pocketsphinx")
