@@ -95,3 +95,14 @@ def test_audio_is_decoded_once_for_all_audio_labels(tmp_path, man_talking_head, 
     monkeypatch.setattr(cache, "load_audio", lambda *a, **k: calls.append(a) or real(*a, **k))
     result, _ = run(tmp_path, "man", man_talking_head)
     assert result.success and len(calls) == 1
+
+
+def test_rows_and_asset_versions_name_the_backend_profile(tmp_path, monkeypatch):
+    from hvbench_assets.defs.labels.audio import profiled
+
+    clip = moving_square_video(tmp_path / "tone.mp4", seconds=1.0, tone_hz=440.0)
+    _, wh = run(tmp_path, "tone", clip, assets=[audio_tags])
+    assert wh.rows(AUDIO_TAGS, video_id="tone")[0]["code_version"] == "1-offline"
+    assert audio_tags.code_versions_by_key[dg.AssetKey("audio_tags")] == profiled("1")
+    monkeypatch.setenv("HVBENCH_BACKEND_PROFILE", "full")
+    assert profiled("1") == "1-full"  # a location started in full mode marks offline rows stale

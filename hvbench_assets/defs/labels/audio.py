@@ -1,5 +1,6 @@
 """L6 audio_tags, L8 transcript, L9 speech_emotion, L10 voice_demographics: thin assets over core.audio."""
 
+import os
 
 import dagster as dg
 
@@ -14,7 +15,15 @@ from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 
-CODE_VERSIONS = {"audio_tags": "1", "transcript": "1", "speech_emotion": "1", "voice_demographics": "1"}
+
+def profiled(version: str) -> str:
+    """Code version plus the backend profile the code location was started with: switching
+    offline <-> full swaps the model, so every audio partition must show as stale."""
+    return f"{version}-{os.environ.get('HVBENCH_BACKEND_PROFILE', '').strip() or 'offline'}"
+
+
+BASE_VERSIONS = {"audio_tags": "1", "transcript": "1", "speech_emotion": "1", "voice_demographics": "2"}
+CODE_VERSIONS = {k: profiled(v) for k, v in BASE_VERSIONS.items()}
 
 
 def load_clip_audio(settings: HvbenchSettings, warehouse: WarehouseResource, video_id: str):
@@ -43,7 +52,8 @@ def run_backend(fn, *args):
 
 def write(warehouse: WarehouseResource, spec: TableSpec, video_id: str, row: dict, backend, version: str,
           extra: dict | None = None) -> dg.MaterializeResult:
-    provenance = {"backend": backend.backend, "model": backend.model, "code_version": version}
+    # rows carry the version of the backend that really ran (resources may override the env profile)
+    provenance = {"backend": backend.backend, "model": backend.model, "code_version": f"{version}-{backend.backend}"}
     warehouse.get().replace(spec, {"video_id": video_id}, [row], provenance=provenance)
     shown = {k: v for k, v in row.items() if k not in ("words", "speech_segments") and v is not None}
     preview = "| field | value |\n|---|---|\n" + "\n".join(f"| {k} | {str(v)[:200]} |" for k, v in shown.items())
@@ -59,7 +69,7 @@ def gated_label(context, settings, warehouse, audio_models, kind: str, spec: Tab
     backend = audio_models.backend(kind, settings.is_full)
     tags = (warehouse.get().rows(AUDIO_TAGS, video_id=video_id) or [None])[0]
     gate = labels.speech_gate(tags)
-    version = CODE_VERSIONS[spec.name]
+    version = BASE_VERSIONS[spec.name]
     if gate is not None:
         return write(warehouse, spec, video_id, gate, backend, version)
     _, audio = load_clip_audio(settings, warehouse, video_id)
@@ -85,7 +95,7 @@ def audio_tags(context: dg.AssetExecutionContext, settings: HvbenchSettings, war
     else:
         row = {**run_backend(labels.tags_row, tagger, audio),
                "audio_cache": str(cache_path(settings.media_dir(video_id), clip.sha256))}
-    return write(warehouse, AUDIO_TAGS, video_id, row, tagger, CODE_VERSIONS["audio_tags"],
+    return write(warehouse, AUDIO_TAGS, video_id, row, tagger, BASE_VERSIONS["audio_tags"],
                  {"is_speech": bool(row.get("is_speech")), "sound_type": row.get("sound_type") or row["status"]})
 
 

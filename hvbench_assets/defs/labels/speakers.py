@@ -10,12 +10,13 @@ from hvbench_assets.core.speakers import rules
 from hvbench_assets.core.speakers.scoring import track_row
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
 from hvbench_assets.core.vision.tables import DEMOGRAPHICS, HUMAN_TRACKS, load_tracks
-from hvbench_assets.defs.labels.audio import load_clip_audio, run_backend
+from hvbench_assets.defs.labels.audio import load_clip_audio, profiled, run_backend
 from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 
-SPEAKER_SCORES_VERSION = "1"
+SPEAKER_SCORES_BASE = "2"
+SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
 
 
 @dg.asset(
@@ -31,7 +32,7 @@ def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings,
     video_id = context.partition_key
     wh = warehouse.get()
     scorer = audio_models.backend("asd", settings.is_full)
-    prov = {"backend": scorer.backend, "model": scorer.model, "code_version": SPEAKER_SCORES_VERSION}
+    prov = {"backend": scorer.backend, "model": scorer.model, "code_version": f"{SPEAKER_SCORES_BASE}-{scorer.backend}"}
     track_rows = wh.rows(HUMAN_TRACKS, video_id=video_id)
     if not track_rows:
         raise dg.Failure(description=f"clip {video_id!r} has no human_tracks rows: materialize human_tracks first")
