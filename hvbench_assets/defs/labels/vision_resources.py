@@ -46,4 +46,5 @@ def resources() -> dg.Definitions:
     return dg.Definitions(resources={"vision": VisionResource(
         face_detector=env_or("HVBENCH_FACE_DETECTOR", "hog"),
         yolo_weights=env_or("HVBENCH_YOLO_WEIGHTS", "yolov8n.pt"),
+        deepface_detector=env_or("HVBENCH_DEEPFACE_DETECTOR", "retinaface"),
     )})
