@@ -61,15 +61,15 @@ def _speech(text: str, seconds: float) -> np.ndarray:
 def packaged_photo() -> np.ndarray | None:
     """A real photograph of a person that ships inside scikit-image (the `demo` extra), read without
     importing the package; None when it is not installed."""
-    import importlib.util
-
     import cv2
 
-    spec = importlib.util.find_spec("skimage")
-    if spec is None or not spec.submodule_search_locations:
+    from hvbench_assets.core.package_data import PackageDataMissing, package_file
+
+    try:
+        path = package_file("skimage", "data", "astronaut.png", what="sample photographs", install="scikit-image")
+    except PackageDataMissing:
         return None
-    img = cv2.imread(str(Path(spec.submodule_search_locations[0]) / "data" / "astronaut.png"))
-    return img
+    return cv2.imread(str(path))
 
 
 def make_samples(inbox: Path) -> list[Path]:

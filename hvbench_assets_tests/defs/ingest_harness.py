@@ -38,7 +38,7 @@ def ingest_defs() -> dg.Definitions:
         assets=[scene_clips, video_probe],
         asset_checks=[clip_duration_in_paper_range, paper_resolution, has_audio_stream],
         jobs=[
-            dg.define_asset_job("raw_job", selection=[scene_clips], executor_def=dg.multiprocess_executor),
+            dg.define_asset_job("raw_job", selection=[scene_clips], executor_def=dg.in_process_executor),
             dg.define_asset_job("clip_job", selection=[video_probe], executor_def=dg.multiprocess_executor),
         ],
         resources=build_core_resources(),

@@ -45,6 +45,8 @@ def test_inbox_sensor_adds_partitions_requests_runs_and_notices_changes(tmp_path
     with dg.instance_for_test() as instance:
         first, _ = _tick(inbox_sensor, instance, res)
         assert not first.run_requests  # nothing has looked the same twice yet
+        with open(inbox / "copying.mp4", "ab") as f:  # the copy is still going on
+            f.write(b"\0" * 1000)
         second, _ = _tick(inbox_sensor, instance, res, cursor=first.cursor)
         assert [r.partition_key for r in second.run_requests] == ["talk_show_1"]
         assert second.dynamic_partitions_requests[0].partition_keys == ["talk_show_1"]

@@ -4,7 +4,6 @@ The package itself is not imported (its __init__ pulls torchaudio); only its dat
 
 from __future__ import annotations
 
-import importlib.util
 from functools import lru_cache
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import numpy as np
 
 from hvbench_assets.core.audio.weights import ModelUnavailable
 from hvbench_assets.core.media import SAMPLE_RATE
+from hvbench_assets.core.package_data import package_file
 
 CHUNK = 512  # samples per VAD decision at 16 kHz (32 ms)
 CONTEXT = 64  # samples of the previous chunk the model expects in front of each chunk
@@ -20,13 +20,8 @@ MODEL_NAME = "silero-vad (bundled ONNX)"
 
 
 def silero_onnx_path() -> Path:
-    spec = importlib.util.find_spec("silero_vad")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelUnavailable("silero-vad is not installed (pip install silero-vad --no-deps)")
-    path = Path(list(spec.submodule_search_locations)[0]) / "data" / "silero_vad.onnx"
-    if not path.exists():
-        raise ModelUnavailable(f"silero-vad's ONNX model is missing at {path}")
-    return path
+    return package_file("silero_vad", "data", "silero_vad.onnx", what="silero-vad's ONNX model",
+                        install="silero-vad --no-deps", error=ModelUnavailable)
 
 
 @lru_cache(maxsize=1)

@@ -12,11 +12,10 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np

@@ -7,6 +7,7 @@ from pathlib import Path
 import av
 import numpy as np
 
+from hvbench_assets.core.media.container import open_media
 from hvbench_assets.core.media.errors import MediaError, NoAudioError
 
 SAMPLE_RATE = 16_000
@@ -18,10 +19,7 @@ def load_audio(
     """Decode the first audio stream, downmix to mono and resample. Returns float32 in [-1, 1].
     Raises NoAudioError when the file has no audio stream."""
     path = Path(path)
-    try:
-        container = av.open(str(path), metadata_errors="ignore")
-    except (av.error.FFmpegError, UnicodeDecodeError) as exc:
-        raise MediaError(path, f"cannot open media ({exc})") from exc
+    container = open_media(path)
     try:
         if not container.streams.audio:
             raise NoAudioError(path)

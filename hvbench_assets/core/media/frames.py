@@ -9,6 +9,7 @@ from pathlib import Path
 import av
 import numpy as np
 
+from hvbench_assets.core.media.container import open_media
 from hvbench_assets.core.media.errors import MediaError
 
 
@@ -29,10 +30,7 @@ def iter_frames(
     """Yield decoded frames in order. `sample_fps=None` yields every frame; otherwise the first
     frame at or after each tick of 1/sample_fps. `max_side` shrinks frames (never enlarges)."""
     path = Path(path)
-    try:
-        container = av.open(str(path), metadata_errors="ignore")
-    except (av.error.FFmpegError, UnicodeDecodeError) as exc:
-        raise MediaError(path, f"cannot open video ({exc})") from exc
+    container = open_media(path)
     try:
         if not container.streams.video:
             raise MediaError(path, "no video stream")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import av
 
+from hvbench_assets.core.media.container import open_media
 from hvbench_assets.core.media.errors import MediaError
 
 
@@ -40,19 +41,6 @@ def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def _open(path: Path) -> av.container.InputContainer:
-    if not path.exists():
-        raise MediaError(path, "file does not exist")
-    if path.is_dir():
-        raise MediaError(path, "is a directory, not a video file")
-    if path.stat().st_size == 0:
-        raise MediaError(path, "empty file (0 bytes)")
-    try:
-        return av.open(str(path), metadata_errors="ignore")
-    except (av.error.FFmpegError, UnicodeDecodeError) as exc:
-        raise MediaError(path, f"not a readable media container ({exc.__class__.__name__}: {exc})") from exc
-
-
 def _stream_duration(stream, container) -> float | None:
     if stream.duration is not None and stream.time_base is not None:
         return float(stream.duration * stream.time_base)
@@ -65,7 +53,7 @@ def probe_video(path: str | Path, count_frames: bool = True) -> VideoProbe:
     """Probe a video. Counting frames decodes packets only (no pixel decoding) unless the header
     lacks a frame count. Raises MediaError for missing, empty, corrupt, audio-only or 0-frame files."""
     path = Path(path)
-    container = _open(path)
+    container = open_media(path)
     try:
         if not container.streams.video:
             kind = "audio-only file" if container.streams.audio else "no video stream"

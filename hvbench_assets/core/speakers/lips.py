@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -10,20 +9,16 @@ from pathlib import Path
 import numpy as np
 
 from hvbench_assets.core.audio.weights import ModelUnavailable
+from hvbench_assets.core.package_data import package_file
 
 INNER_LIP_PAIRS = ((61, 67), (62, 66), (63, 65))  # upper / lower inner lip points
 EYE_CORNERS = (36, 45)  # outer corners: a scale that does not move with the jaw
 
 
 def landmarks_model_path() -> Path:
-    # the package's __init__ needs pkg_resources; only its folder is needed
-    spec = importlib.util.find_spec("face_recognition_models")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelUnavailable("face-recognition-models is not installed (it ships dlib's 68-point model)")
-    path = Path(list(spec.submodule_search_locations)[0]) / "models" / "shape_predictor_68_face_landmarks.dat"
-    if not path.exists():
-        raise ModelUnavailable(f"dlib's 68-point landmark model is missing at {path}")
-    return path
+    return package_file("face_recognition_models", "models", "shape_predictor_68_face_landmarks.dat",
+                        what="dlib's 68-point landmark model", install="face-recognition-models",
+                        error=ModelUnavailable)
 
 
 @lru_cache(maxsize=1)

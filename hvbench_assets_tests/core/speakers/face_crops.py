@@ -8,7 +8,6 @@ from pathlib import Path
 
 import cv2
 import dlib
-import numpy as np
 
 from hvbench_assets.core.media import iter_frames, probe_video
 
