@@ -115,6 +115,13 @@ def make_samples(inbox: Path) -> list[Path]:
     return [two_shots, static]
 
 
+def _apply_partitions(result: dg.SensorResult, instance: dg.DagsterInstance) -> list[dg.RunRequest]:
+    """Do what the daemon does with a sensor result's partition requests; return its run requests."""
+    for req in result.dynamic_partitions_requests or []:
+        instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
+    return list(result.run_requests or [])
+
+
 def _execute(job_fn, partition_key: str, instance: dg.DagsterInstance) -> bool:
     result = dg.execute_job(dg.reconstructable(job_fn), instance=instance, tags={"dagster/partition": partition_key})
     return result.success
@@ -149,9 +156,7 @@ def run(videos: Path | None) -> int:
             ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources)
             result = inbox_sensor(ctx)
             cursor = result.cursor
-            for req in result.dynamic_partitions_requests or []:
-                instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
-            requests += list(result.run_requests or [])
+            requests += _apply_partitions(result, instance)
         print(f"inbox_sensor requested {len(requests)} raw_video_job run(s)")
         for req in requests:
             success = _execute(raw_video_job, req.partition_key, instance)
@@ -159,7 +164,7 @@ def run(videos: Path | None) -> int:
             print(f"  raw_videos/{req.partition_key}: {'ok' if success else 'FAILED (see the run in the UI)'}")
         ctx = dg.build_sensor_context(instance=instance, resources=resources)
         clips = clip_sensor(ctx)
-        clip_requests = list(clips.run_requests or []) if isinstance(clips, dg.SensorResult) else []
+        clip_requests = _apply_partitions(clips, instance) if isinstance(clips, dg.SensorResult) else []
         print(f"clip_sensor requested {len(clip_requests)} per-clip run(s)")
         jobs = {"clip_labels_job": clip_labels_job, "clip_offline_labels_job": clip_offline_labels_job}
         for req in clip_requests:

@@ -105,6 +105,9 @@ def test_scene_clips_and_probe_end_to_end(tmp_path, two_children):
         assert s1.run_requests[0].job_name == "clip_offline_labels_job"  # no MLLM describer configured
         s2, _ = _tick(clip_sensor, instance, res, cursor=s1.cursor)
         assert not s2.run_requests
+        with dg.instance_for_test() as fresh:  # a new Dagster home over the same warehouse
+            s4, _ = _tick(clip_sensor, fresh, res)
+            assert s4.dynamic_partitions_requests[0].partition_keys == ["kids__000"]
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("HVBENCH_MLLM_QWEN25_VL_BASE_URL", "http://127.0.0.1:9/v1")
             s3, _ = _tick(clip_sensor, instance, resources_for(tmp_path, describer="qwen25_vl"))

@@ -13,7 +13,7 @@ from hvbench_assets.core.media import file_sha256
 from hvbench_assets.core.mllm.registry import ModelNotConfigured
 from hvbench_assets.defs.ingest.jobs import clip_labels_job, clip_offline_labels_job, raw_video_job
 from hvbench_assets.defs.mllm_resources import MllmResource
-from hvbench_assets.defs.partitions import raw_videos_partitions
+from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 
 
@@ -87,4 +87,10 @@ def clip_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResourc
         return dg.SensorResult(cursor=json.dumps(requested), skip_reason="no new clips")
     if missing:
         context.log.info(f"MLLM descriptions skipped for {len(runs)} clip(s): {missing}")
-    return dg.SensorResult(run_requests=runs, cursor=json.dumps(requested))
+    # the warehouse is the record of clips: an instance that never saw them (a new DAGSTER_HOME) gets them now
+    known = set(context.instance.get_dynamic_partitions(videos_partitions.name))
+    absent = sorted({r.partition_key for r in runs} - known)
+    return dg.SensorResult(
+        run_requests=runs, cursor=json.dumps(requested),
+        dynamic_partitions_requests=[videos_partitions.build_add_request(absent)] if absent else [],
+    )
