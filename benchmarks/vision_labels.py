@@ -2,7 +2,8 @@
 
 For each clip and label: wall seconds per second of video, the ratio to decoding every frame of the clip
 with PyAV (to BGR arrays, nothing else), and how often the source clip was opened for video / audio
-decoding (counted by wrapping `av.open`). Run: .venv/bin/python benchmarks/vision_labels.py [clips...]
+decoding (counted by wrapping `av.open`). L1 also runs once without the rescue passes (rotated / enlarged
+HOG second look) to show what they cost and which detections they add. Run: .venv/bin/python benchmarks/vision_labels.py [clips...]
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ class _CropReader:
         return [FaceAttributes(0.0, "-", "-") for _ in faces]
 
 
-def measure(path: Path, backend, work: Path) -> list[tuple[str, float, int, int]]:
+def measure(path: Path, backend, work: Path, plain_backend=None) -> list[tuple[str, float, int, int]]:
     from hvbench_assets.core.vision.pipeline import track_video
 
     wh = Warehouse(work / "wh.duckdb")
@@ -95,7 +96,11 @@ def measure(path: Path, backend, work: Path) -> list[tuple[str, float, int, int]
         out.append((label, dt, DECODES[(str(path), "video")], DECODES[(str(path), "audio")]))
         return value
 
+    if plain_backend is not None:  # the same tracker without the rescue passes, for their cost and yield
+        plain = run("L1 human_tracks (first pass only)", lambda: track_video(path, work / f"{vid}_plain", plain_backend))
+        out[-1] = (*out[-1], _summary(plain))
     res = run("L1 human_tracks", lambda: track_video(path, work / vid, backend))
+    out[-1] = (*out[-1], _summary(res))
     wh.replace(HUMAN_TRACKS, {"video_id": vid}, res.tracks)
     wh.replace(HUMAN_TRACK_BOXES, {"video_id": vid}, res.boxes)
     people = run("L2 person_count", lambda: count_people(
@@ -103,6 +108,12 @@ def measure(path: Path, backend, work: Path) -> list[tuple[str, float, int, int]
     run("L3 demographics (offline: unavailable)", lambda: demographics_rows(load_tracks(wh, vid), None))
     run("L3 crop sampling (full path, 8/track)", lambda: demographics_rows(load_tracks(wh, vid), _CropReader()))
     return out, res, people.count
+
+
+def _summary(res) -> str:
+    """Tracks as [first-last frame, detections (rescued)] and the clip's face presence."""
+    spans = " ".join(f"[{t['first_frame']}-{t['last_frame']} {t['n_detections']}({t.get('n_rescued', 0)})]" for t in res.tracks)
+    return f"tracks={len(res.tracks)} presence={res.face_presence:.3f} {spans}"
 
 
 def main() -> None:
@@ -113,6 +124,7 @@ def main() -> None:
     if not clips:
         sys.exit(f"no clips given and none in {SHARED}")
     backend = build_backend("offline")
+    plain_backend = build_backend("offline", rescue=False) if backend.rescue is not None else None
     av.open = _counting_open
     print(f"backend: {backend.model}")
     print(f"{'clip':24} {'label':40} {'s/video-s':>9} {'x decode':>9} {'video dec':>9} {'audio dec':>9}")
@@ -121,9 +133,10 @@ def main() -> None:
             info = probe_video(path)
             base = min(plain_decode(path) for _ in range(2))
             print(f"{path.stem:24} {'plain PyAV decode (baseline)':40} {base / info.duration_s:9.3f} {1.0:9.2f} {1:9d} {0:9d}")
-            rows, res, people = measure(path, backend, Path(tmp))
-            for label, dt, vdec, adec in rows:
-                print(f"{'':24} {label:40} {dt / info.duration_s:9.3f} {dt / base:9.2f} {vdec:9d} {adec:9d}")
+            rows, res, people = measure(path, backend, Path(tmp), plain_backend)
+            for label, dt, vdec, adec, *summary in rows:
+                print(f"{'':24} {label:40} {dt / info.duration_s:9.3f} {dt / base:9.2f} {vdec:9d} {adec:9d}"
+                      + (f"  {summary[0]}" if summary else ""))
             stages = ", ".join(f"{k} {v:.2f}s" for k, v in res.timings.items())
             print(f"{'':24} L1 tracks={len(res.tracks)} L2 people={people} face_presence={res.face_presence:.2f} "
                   f"({info.duration_s:.1f}s, {info.frame_count} frames; {stages})")

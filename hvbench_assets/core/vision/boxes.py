@@ -43,3 +43,13 @@ def square_around(b: Box, margin: float) -> Box:
     cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
     half = size(b) * (1 + 2 * margin) / 2
     return (cx - half, cy - half, cx + half, cy + half)
+
+
+def overlaps(a: Box, b: Box, min_iou: float = 0.3) -> bool:
+    """Two boxes of one face: IoU above `min_iou` or either centre inside the other box."""
+    return iou(a, b) > min_iou or _centre_in(a, b) or _centre_in(b, a)
+
+
+def _centre_in(a: Box, b: Box) -> bool:
+    cx, cy = (a[0] + a[2]) / 2, (a[1] + a[3]) / 2
+    return b[0] <= cx <= b[2] and b[1] <= cy <= b[3]

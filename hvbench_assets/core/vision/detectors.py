@@ -13,6 +13,8 @@ from typing import Protocol, runtime_checkable
 import cv2
 import numpy as np
 
+from hvbench_assets.core.package_data import package_file
+from hvbench_assets.core.vision.boxes import overlaps
 from hvbench_assets.core.vision.tables import Box
 from hvbench_assets.core.vision.tracker import Detection
 
@@ -50,17 +52,9 @@ class FaceEmbedder(Protocol):
 
 @lru_cache(maxsize=1)
 def dlib_models_dir() -> Path:
-    """The model folder of face-recognition-models, found without importing the package (its __init__
-    needs pkg_resources, which recent setuptools no longer ships)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("face_recognition_models")
-    if spec is None or spec.origin is None:
-        raise BackendUnavailable(
-            "face-recognition-models is not installed: pip install face-recognition-models "
-            "(it ships dlib's face landmark and descriptor weights)"
-        )
-    return Path(spec.origin).parent / "models"
+    """The model folder of face-recognition-models (dlib's landmark and descriptor weights)."""
+    return package_file("face_recognition_models", "models", what="dlib's face landmark and descriptor weights",
+                        install="face-recognition-models", error=BackendUnavailable)
 
 
 def _rgb(image: np.ndarray) -> np.ndarray:
@@ -83,6 +77,41 @@ class DlibHogFaceDetector:
         rects, scores, _ = self._det.run(_rgb(image), self.upsample, self.threshold)
         return [Detection((float(r.left()), float(r.top()), float(r.right()), float(r.bottom())), float(s))
                 for r, s in zip(rects, scores)]
+
+
+class RotatedHogFaceDetector:
+    """A second look with dlib's frontal HOG for faces the first pass misses: the image rotated by each
+    of `angles` degrees (tilted heads), and upright when `upright` (the caller enlarged the image, so
+    faces below HOG's ~80 px window become detectable). Boxes are mapped back axis-aligned at the
+    detected size; duplicates across passes are dropped (best score kept)."""
+
+    def __init__(self, angles: tuple[float, ...] = (-20.0, 20.0), threshold: float = 0.2):
+        import dlib
+
+        self._det = dlib.get_frontal_face_detector()
+        self.angles = tuple(angles)
+        self.threshold = threshold
+        self.model = f"dlib-hog-rotated(angles={list(self.angles)},threshold={threshold})"
+
+    def detect(self, image: np.ndarray, upright: bool = True) -> list[Detection]:
+        rgb = _rgb(image)
+        h, w = rgb.shape[:2]
+        found: list[Detection] = []
+        for angle in ((0.0,) if upright else ()) + self.angles:
+            rot = cv2.getRotationMatrix2D((w / 2, h / 2), angle, 1.0)
+            img = rgb if angle == 0 else cv2.warpAffine(rgb, rot, (w, h), borderMode=cv2.BORDER_REPLICATE)
+            back = cv2.invertAffineTransform(rot)
+            rects, scores, _ = self._det.run(img, 0, self.threshold)
+            for r, s in zip(rects, scores):
+                cx, cy = back @ np.array([(r.left() + r.right()) / 2, (r.top() + r.bottom()) / 2, 1.0])
+                half = max(r.width(), r.height()) / 2
+                tag = "hog-upright" if angle == 0 else f"hog-rot{angle:+g}"
+                found.append(Detection((cx - half, cy - half, cx + half, cy + half), float(s), tag))
+        kept: list[Detection] = []
+        for d in sorted(found, key=lambda d: -d.score):
+            if not any(overlaps(d.box, k.box) for k in kept):
+                kept.append(d)
+        return kept
 
 
 class DlibMmodFaceDetector:

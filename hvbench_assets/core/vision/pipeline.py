@@ -22,9 +22,9 @@ from hvbench_assets.core.media.encode import AUDIO_RATE
 from hvbench_assets.core.render.crops import CropClipWriter, crop_to
 from hvbench_assets.core.vision.backends import VisionBackend
 from hvbench_assets.core.vision.body import estimate_body, fill_missing, match_body
-from hvbench_assets.core.vision.boxes import lerp, scale, size, square_around
+from hvbench_assets.core.vision.boxes import lerp, overlaps, scale, size, square_around
 from hvbench_assets.core.vision.tables import Box
-from hvbench_assets.core.vision.tracker import Detection, IouTracker, LiveTrack
+from hvbench_assets.core.vision.tracker import Detection, IouTracker, LiveTrack, shift, size_ratio
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,10 @@ class TrackingParams:
     fine_max_side: int = 1280  # larger input for faces too small at detect_max_side ...
     fine_every_s: float = 1.0  # ... used on one detection frame per this many seconds
     buffer_max_side: int = 1280  # frames held for crops are shrunk to this
+    rescue_fps: float = 2.0  # whole-frame second look (backend.rescue: rotated, enlarged) per second ...
+    rescue_zoom: float = 1.5  # ... on the detect_max_side image enlarged by this factor ...
+    rescue_max_side: int = 720  # ... but to no more than this size (no enlarging below x1.25)
+    rescue_face_px: int = 100  # around a live track the first pass lost: its last face scaled to this
     iou_threshold: float = 0.5  # the paper's overlap rule
     max_gap_s: float = 2.5  # a track survives this long without a detection (boxes interpolated) ...
     verify_gap_s: float = 0.5  # ... but links across gaps longer than this need a matching face descriptor
@@ -45,6 +49,8 @@ class TrackingParams:
     body_crop: tuple[int, int] = (256, 384)  # w, h
     crop_smoothing: float = 0.35  # per-frame weight of the new box in the crop window (1 = no smoothing)
     embed_every_s: float = 1.5
+    embed_first_every_s: float = 0.5  # the first `embed_first` descriptors come faster: short tracks need
+    embed_first: int = 3  # several to merge reliably in L2 (one descriptor of a tilted face is noisy)
     max_embeddings: int = 6
     min_embed_face_px: int = 40
 
@@ -105,6 +111,7 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
     audio = source_audio(src, rate=AUDIO_RATE) if info.has_audio else None
     step = max(1, round(fps / params.detect_fps))
     fine_every = max(1, round(params.fine_every_s * fps / step))
+    rescue_every = max(1, round(fps / step / params.rescue_fps)) if params.rescue_fps > 0 else 10**9
     tracker = IouTracker(params.iou_threshold, max_gap=round(params.max_gap_s * fps))
     clock = _Clock()
     states: dict[int, _State] = {}
@@ -150,6 +157,7 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
                 "frame": f, "t": times.get(f, f / fps), "face": face, "body": body_box,
                 "face_source": "detected" if f == frame else "interpolated", "body_source": body_src,
                 "score": det.score if f == frame else None,
+                "detector": det.detector if f == frame else None,
             })
         st.written = frame
         st.last_body = (cur_body, cur_src)
@@ -178,7 +186,10 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
                 continue
             fine = (n // step) % fine_every == 0 and params.fine_max_side > params.detect_max_side
             small, k = _shrink(fr.image, params.fine_max_side if fine else params.detect_max_side)
-            dets = [Detection(scale(d.box, to_src / k), d.score) for d in backend.face.detect(small)]
+            dets = [Detection(scale(d.box, to_src / k), d.score, "primary") for d in backend.face.detect(small)]
+            if backend.rescue is not None:
+                whole = (n // step) % rescue_every == 0
+                dets += _rescue(fr.image, whole, dets, tracker.alive, backend.rescue, params, to_src)
             persons = [scale(b, to_src / k) for b in backend.person.detect(small)] if backend.person else []
             t0 = clock.add("detect", t0)
             for track, det, prev in tracker.update(fr.index, dets, verify=same_face, verify_after=verify_after):
@@ -211,6 +222,47 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
     clock.add("finalize", t0)
     result.timings = dict(clock.t)
     return result
+
+
+def _rescue(image: np.ndarray, whole: bool, dets: list[Detection],
+            alive: list[LiveTrack], rescue, params: TrackingParams, to_src: float) -> list[Detection]:
+    """Faces the first pass missed. (1) Around each live track without a nearby first-pass face: its last
+    box enlarged to `rescue_face_px`, upright and rotated, best hit that the tracker would link. (2) When
+    `whole`: the whole detection image enlarged (`rescue_zoom`, `rescue_max_side`) and rotated, for
+    new small or tilted faces. Hits overlapping a first-pass face are dropped."""
+    found: list[Detection] = []
+    for tr in alive:
+        last = tr.last_box
+        if any(shift(last, d.box) < 1.0 for d in dets):
+            continue
+        view = scale(square_around(last, 1.0), 1 / to_src)  # buffer pixels, 3 face sizes wide
+        x1, y1 = max(0, int(view[0])), max(0, int(view[1]))
+        x2, y2 = min(image.shape[1], int(view[2])), min(image.shape[0], int(view[3]))
+        if x2 - x1 < 8 or y2 - y1 < 8:
+            continue
+        z = params.rescue_face_px / max(size(last) / to_src, 1.0)
+        roi = cv2.resize(image[y1:y2, x1:x2], None, fx=z, fy=z, interpolation=cv2.INTER_LINEAR if z > 1 else cv2.INTER_AREA)
+        hits = [Detection(scale(_offset(scale(d.box, 1 / z), x1, y1), to_src), d.score, f"rescue:{d.detector}")
+                for d in rescue.detect(roi)]
+        hits = [d for d in hits if shift(last, d.box) < 0.5 and size_ratio(last, d.box) < 1.5]
+        if hits:
+            found.append(max(hits, key=lambda d: d.score))
+    if whole:
+        img, k = _shrink(image, params.detect_max_side)
+        z = min(params.rescue_zoom, params.rescue_max_side / max(img.shape[:2]))
+        z = z if z >= 1.25 else 1.0  # enlarge only small sources; big ones have the fine pass for small faces
+        big = cv2.resize(img, None, fx=z, fy=z, interpolation=cv2.INTER_LINEAR) if z > 1 else img
+        for d in rescue.detect(big, upright=z > 1):
+            found.append(Detection(scale(d.box, to_src / (k * z)), d.score, f"rescue:{d.detector}"))
+    kept: list[Detection] = []
+    for d in found:
+        if not any(overlaps(d.box, e.box) for e in dets + kept):
+            kept.append(d)
+    return kept
+
+
+def _offset(b: Box, dx: float, dy: float) -> Box:
+    return (b[0] + dx, b[1] + dy, b[2] + dx, b[3] + dy)
 
 
 def _body_now(body: Box | None, last: tuple[Box, str] | None, face: Box, backend: VisionBackend,
@@ -248,7 +300,8 @@ def _shrink(image: np.ndarray, max_side: int) -> tuple[np.ndarray, float]:
 
 def _maybe_embed(st: _State, backend: VisionBackend, image: np.ndarray, face: Box, t: float,
                  params: TrackingParams) -> None:
-    if len(st.embeddings) >= params.max_embeddings or t - st.last_embed_t < params.embed_every_s:
+    every = params.embed_first_every_s if len(st.embeddings) < params.embed_first else params.embed_every_s
+    if len(st.embeddings) >= params.max_embeddings or t - st.last_embed_t < every:
         return
     if size(face) < params.min_embed_face_px:
         return
@@ -285,7 +338,7 @@ def _finalize(states: list[_State], out_dir: Path, fps: float, frame_count: int,
             "track_id": tid, "status": "ok", "reason": None,
             "first_frame": first["frame"], "last_frame": last["frame"],
             "first_s": round(first["t"], 4), "last_s": round(last["t"], 4), "n_frames": n_frames,
-            "n_detections": len(dets), "coverage": round(n_frames / frame_count, 4),
+            "n_detections": len(dets), "n_rescued": sum(d.detector.startswith("rescue") for d in dets), "coverage": round(n_frames / frame_count, 4),
             "face_size_median": float(statistics.median(size(r["face"]) for r in st.rows)),
             "score_mean": float(np.mean([d.score for d in dets])),
             "body_source": Counter(r["body_source"] for r in st.rows).most_common(1)[0][0],
@@ -302,6 +355,7 @@ def _finalize(states: list[_State], out_dir: Path, fps: float, frame_count: int,
                 **{f"face_{c}": round(v, 2) for c, v in zip(("x1", "y1", "x2", "y2"), r["face"])},
                 **{f"body_{c}": round(v, 2) for c, v in zip(("x1", "y1", "x2", "y2"), r["body"])},
                 "face_source": r["face_source"], "body_source": r["body_source"], "score": r["score"],
+                "detector": r["detector"],
             })
     presence = round(len(covered) / frame_count, 4) if frame_count else 0.0
     for row in tracks:

@@ -32,6 +32,7 @@ HUMAN_TRACKS = TableSpec(
         ("last_s", "DOUBLE"),  # time of the last frame's start
         ("n_frames", "INTEGER"),  # last_frame - first_frame + 1
         ("n_detections", "INTEGER"),  # frames where the detector found this face
+        ("n_rescued", "INTEGER"),  # of those, found only by the second-look (rescue) passes
         ("coverage", "DOUBLE"),  # n_frames / frames of the clip
         ("face_size_median", "DOUBLE"),  # median of max(face w, face h), source pixels
         ("score_mean", "DOUBLE"),  # mean detector score over detected frames
@@ -68,6 +69,7 @@ HUMAN_TRACK_BOXES = TableSpec(
         ("face_source", "VARCHAR"),  # detected | interpolated
         ("body_source", "VARCHAR"),  # detected | filled | estimated
         ("score", "DOUBLE"),  # face detector score on detected frames, else null
+        ("detector", "VARCHAR"),  # detected frames: "primary" (backend face detector) or "rescue:<pass>"
     ),
     description="L1: frame-level face and body boxes of every track",
 )

@@ -18,6 +18,7 @@ from hvbench_assets.core.vision.tables import Box
 class Detection:
     box: Box  # source pixels
     score: float
+    detector: str = ""  # which pass found it (stored per box), e.g. "primary" or "rescue:hog-rot-20"
 
 
 @dataclass

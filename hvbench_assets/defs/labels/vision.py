@@ -16,7 +16,7 @@ from hvbench_assets.defs.labels.vision_resources import VisionResource
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 
-HUMAN_TRACKS_VERSION = "3"
+HUMAN_TRACKS_VERSION = "4"
 PERSON_COUNT_VERSION = "1"
 DEMOGRAPHICS_VERSION = "1"
 PAPER_FACE_RATIO = 0.65  # the paper keeps clips whose sampled frames show a face at least this often

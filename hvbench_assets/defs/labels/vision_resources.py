@@ -22,19 +22,21 @@ class VisionResource(dg.ConfigurableResource):
     fine_every_s: float = 1.0
     max_gap_s: float = 2.5
     min_track_s: float = 0.5
+    rescue: bool = True  # offline hog: rotated / enlarged second look for tilted and small faces
+    rescue_fps: float = 2.0  # whole-frame second looks per second (0: only around lost tracks)
     yolo_weights: str = "yolov8n.pt"  # full: local path or a name inside ultralytics' weights_dir
     deepface_detector: str = "retinaface"  # full: any DeepFace detector backend
     same_person_distance: float = SAME_PERSON_DISTANCE
     demographics_samples: int = 8
 
     def backend(self, profile: str) -> VisionBackend:
-        return build_backend(profile, face_detector=self.face_detector, upsample=self.upsample,
+        return build_backend(profile, face_detector=self.face_detector, upsample=self.upsample, rescue=self.rescue,
                              yolo_weights=self.yolo_weights, deepface_detector=self.deepface_detector)
 
     def tracking_params(self) -> TrackingParams:
         return TrackingParams(detect_fps=self.detect_fps, detect_max_side=self.detect_max_side,
                               fine_max_side=self.fine_max_side, fine_every_s=self.fine_every_s,
-                              max_gap_s=self.max_gap_s, min_track_s=self.min_track_s)
+                              max_gap_s=self.max_gap_s, min_track_s=self.min_track_s, rescue_fps=self.rescue_fps)
 
     def demographics_estimator(self, profile: str) -> DemographicsEstimator | None:
         """None offline (no packaged model); the DeepFace estimator in full mode (fails fast when missing)."""

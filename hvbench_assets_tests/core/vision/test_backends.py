@@ -5,7 +5,9 @@ import pytest
 
 from hvbench_assets.core.vision.backends import build_backend
 from hvbench_assets.core.vision.demographics import DeepFaceDemographics
-from hvbench_assets.core.vision.detectors import BackendUnavailable, DlibHogFaceDetector, FaceDetector, dlib_models_dir
+from hvbench_assets.core.vision.detectors import (
+    BackendUnavailable, DlibHogFaceDetector, FaceDetector, RotatedHogFaceDetector, dlib_models_dir,
+)
 from hvbench_assets.core.vision.full import require_deepface_weights, resolve_yolo_weights
 
 
@@ -28,6 +30,29 @@ def test_hog_detector_finds_no_face_in_noise_and_boxes_in_pixels(man_talking_hea
     assert len(faces) == 1 and faces[0].score > 0
     x1, y1, x2, y2 = faces[0].box
     assert 0 <= x1 < x2 <= frame.shape[1] and 0 <= y1 < y2 <= frame.shape[0]
+
+
+def test_rotated_pass_finds_a_tilted_face_the_upright_pass_misses(man_talking_head):
+    import cv2
+
+    from hvbench_assets.core.media import iter_frames
+    from hvbench_assets.core.vision.boxes import iou
+
+    frame = cv2.resize(next(iter_frames(man_talking_head)).image, (480, 480))
+    hog, rescue = DlibHogFaceDetector(), RotatedHogFaceDetector()
+    (upright,) = hog.detect(frame)
+    centre = ((upright.box[0] + upright.box[2]) / 2, (upright.box[1] + upright.box[3]) / 2)
+    tilted = cv2.warpAffine(frame, cv2.getRotationMatrix2D(centre, 45, 1.0), (480, 480), borderMode=cv2.BORDER_REPLICATE)
+    assert hog.detect(tilted) == []
+    (found,) = rescue.detect(tilted, upright=False)
+    assert found.detector == "hog-rot-20" and iou(found.box, upright.box) > 0.8  # mapped back onto the face
+    assert rescue.detect(np.random.default_rng(0).integers(0, 255, (240, 320, 3), dtype=np.uint8)) == []
+
+
+def test_offline_backend_rescue_can_be_switched_off():
+    assert "dlib-hog-rotated" in build_backend("offline").model
+    be = build_backend("offline", rescue=False)
+    assert be.rescue is None and "rotated" not in be.model
 
 
 @pytest.mark.parametrize("needle", ["hvbench[full]", "offline"])

@@ -85,6 +85,14 @@ def test_two_children_give_two_simultaneous_tracks(tmp_path, backend, two_childr
 def test_two_people_talking_counts_two_people(tmp_path, backend, two_people_talking):
     res = track_video(two_people_talking, tmp_path / "t", backend)
     assert len(res.tracks) >= 2 and _people(res) == 2
+    # the woman behind, tilting her head in the last second, is found by the rotated second look
+    end = res.frame_count - 1
+    last_second = {b["track_id"] for b in res.boxes if b["frame"] == end - 15}
+    assert len(last_second) == 2
+    rescued = [b for b in res.boxes if (b["detector"] or "").startswith("rescue:")]
+    assert rescued and all(b["face_source"] == "detected" for b in rescued)
+    assert {b["detector"] for b in res.boxes} <= {None, "primary"} | {b["detector"] for b in rescued}
+    assert sum(t["n_rescued"] for t in res.tracks) == len(rescued)
 
 
 def test_one_person_reappearing_is_merged_by_face_descriptor(tmp_path, backend, man_talking_head):
