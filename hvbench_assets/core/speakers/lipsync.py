@@ -4,7 +4,8 @@ pixel changes follow the voice's loudness (audio-visual sync)?
 Per frame: no voice in the surrounding 0.8 s -> -1 (nobody speaks). Otherwise half the mouth
 activity (std of the lip opening vs a "moving mouth" level, clipped to +-1) plus twice the sync
 above a margin, where sync is the best correlation (lags within +-3 frames) of mouth-region motion
-with loudness over +-1 s, both with their slow trend removed. Positive = speaking.
+with loudness over +-1 s, both with their slow trend removed. Positive = speaking. A mouth whose lip gap
+hardly changes is never speaking: a still face moved by the camera correlates with a voice by chance.
 On the shared clips the sync term separates a speaker (0.14-0.26) from a face that only moves
 while someone else talks (-0.04-0.09). Known limits: per-frame sync over 2 s is noisy, so a face
 that keeps moving its mouth over unrelated speech (dubbing, voice-over) still gets positive runs;
@@ -101,6 +102,7 @@ class LipSyncScorer:
     detrend_s: float = 0.3
     voice_threshold: float = 0.5
     max_lag_frames: int = 3
+    still_mouth_activity: float = -0.5  # activity at or below this (lip-gap std <= half a moving mouth) vetoes
     backend: str = "offline"
     model: str = "dlib-68 lip motion x silero-vad/loudness sync"
 
@@ -122,6 +124,9 @@ class LipSyncScorer:
                              detrend(sig.loudness_db.astype(np.float64), trend),
                              max(2, int(round(self.sync_window_s * fps))), self.max_lag_frames)
         speaking = self.activity_weight * activity + self.sync_weight * (sync - self.sync_margin)
+        # a mouth that hardly moves is not speaking, whatever chance correlation the sync term finds
+        # (a still photo panned by the camera correlates with the voice on ~30 % of its frames)
+        speaking = np.where(activity <= self.still_mouth_activity, np.minimum(speaking, -0.5), speaking)
         face_seen = np.isfinite(sig.mouth)
         out = np.where((voice_w >= self.voice_threshold) & face_seen, speaking, -1.0)
         return np.round(out, 4).astype(np.float32)

@@ -15,7 +15,7 @@ from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 
-SPEAKER_SCORES_BASE = "2"
+SPEAKER_SCORES_BASE = "3"  # 3: a still mouth is never a speaker
 SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
 
 
