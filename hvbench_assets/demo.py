@@ -180,29 +180,67 @@ def run(videos: Path | None) -> int:
     return 0 if ok else 1
 
 
+def _one(wh, sql: str, params: list) -> dict | None:
+    try:
+        rows = wh.query(sql, params)
+    except Exception:  # a label table that this run did not produce
+        return None
+    return rows[0] if rows else None
+
+
+def _clip_overview(wh, vid: str) -> list[str]:
+    """The labels of one clip in a few human-readable lines."""
+    probe = _one(wh, "SELECT duration_s, width, height, has_audio FROM video_probe WHERE video_id = ?", [vid]) or {}
+    lines = [f"{vid}: {probe.get('duration_s', 0):.1f}s {probe.get('width')}x{probe.get('height')}"
+             f"{'' if probe.get('has_audio') else ', no audio'}"]
+    people = _one(wh, "SELECT status, person_count, n_tracks FROM person_count WHERE video_id = ?", [vid])
+    if people:
+        lines.append(f"  people: {people['person_count'] if people['status'] == 'ok' else 0} "
+                     f"({people['n_tracks'] or 0} face track(s); {people['status']})")
+    tracks = wh.query("SELECT track_id, first_s, last_s, face_clip_path FROM human_tracks "
+                      "WHERE video_id = ? AND status = 'ok' ORDER BY track_id", [vid]) if wh.has_table("human_tracks") else []
+    for t in tracks:
+        lines.append(f"    track {t['track_id']}: {t['first_s']:.1f}-{t['last_s']:.1f}s, face crop {t['face_clip_path']}")
+    demo = _one(wh, "SELECT status, reason FROM demographics WHERE video_id = ? LIMIT 1", [vid])
+    if demo:
+        lines.append(f"  demographics: {demo['status']}" + (f" ({demo['reason'][:90]}…)" if demo["status"] != "ok" else ""))
+    tags = _one(wh, "SELECT status, sound_type, speech_s FROM audio_tags WHERE video_id = ?", [vid])
+    if tags:
+        lines.append(f"  sound: {tags['sound_type'] or tags['status']}"
+                     + (f" ({tags['speech_s']:.1f}s of speech)" if tags["speech_s"] else ""))
+    text = _one(wh, "SELECT status, language, text FROM transcript WHERE video_id = ?", [vid])
+    if text:
+        lines.append(f"  transcript: {text['status']}" + (f" [{text['language']}] \"{text['text']}\"" if text["text"] else ""))
+    voice = _one(wh, "SELECT status, voice_class, confidence, method FROM voice_demographics WHERE video_id = ?", [vid])
+    if voice:
+        lines.append(f"  voice: {voice['voice_class'] or voice['status']}"
+                     + (f" ({voice['confidence']:.2f}, {voice['method']})" if voice["voice_class"] else ""))
+    speakers = wh.query("SELECT track_id, speaking, longest_run FROM speaker_scores WHERE video_id = ? "
+                        "AND status = 'ok' ORDER BY track_id", [vid]) if wh.has_table("speaker_scores") else []
+    for sp in speakers:
+        lines.append(f"  track {sp['track_id']} {'speaks' if sp['speaking'] else 'does not speak'} "
+                     f"(longest positive run {sp['longest_run']} frames)")
+    return lines
+
+
 def summary(wh) -> str:
-    """Row counts of every table and a short view of the clips and per-clip labels."""
-    lines = ["== warehouse =="]
+    """Row counts, what happened to every clip, and the labels of each kept clip."""
     tables = [r["table_name"] for r in wh.query("SELECT table_name FROM information_schema.tables ORDER BY 1")]
+    lines = ["== warehouse tables =="]
     for t in tables:
         n = wh.query(f'SELECT count(*) AS n FROM "{t}"')[0]["n"]
         lines.append(f"{t:28s} {n:6d} rows")
-    if "clips" in tables:
-        lines.append("\n== clips ==")
-        for r in wh.query("SELECT raw_video_id, clip_index, start_s, end_s, kept, reason FROM clips ORDER BY 1, 2"):
-            lines.append(f"{r['raw_video_id']}#{r['clip_index']}  {r['start_s']:6.2f}-{r['end_s']:6.2f}s  "
-                         f"{'kept   ' if r['kept'] else 'dropped'}  {r['reason']}")
-    label_tables = [t for t in tables if t not in ("clips", "raw_videos") and
-                    "video_id" in {c["column_name"] for c in wh.query(
-                        "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [t])}]
-    for t in label_tables:
-        cols = {c["column_name"] for c in wh.query(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [t])}
-        if "status" not in cols:
-            continue
-        rows = wh.query(f'SELECT video_id, status, count(*) AS n FROM "{t}" GROUP BY 1, 2 ORDER BY 1, 2')
-        lines.append(f"\n== {t} ==")
-        lines += [f"{r['video_id']:32s} {r['status']:12s} {r['n']} row(s)" for r in rows]
+    if "clips" not in tables:
+        return "\n".join(lines)
+    lines.append("\n== clips ==")
+    clips = wh.query("SELECT raw_video_id, clip_index, video_id, start_s, end_s, kept, reason FROM clips ORDER BY 1, 2")
+    for r in clips:
+        lines.append(f"{r['raw_video_id']}#{r['clip_index']}  {r['start_s']:6.2f}-{r['end_s']:6.2f}s  "
+                     f"{'kept   ' if r['kept'] else 'dropped'}  {r['reason']}")
+    lines.append("\n== labels per kept clip ==")
+    for r in clips:
+        if r["kept"]:
+            lines += _clip_overview(wh, r["video_id"])
     return "\n".join(lines)
 
 
