@@ -1,6 +1,10 @@
 """L1 in one decode pass: detect faces every k-th frame, link them into tracks, interpolate boxes for the
 frames in between, attach body boxes, and write each track's face and body crop clips as frames stream by.
 
+With a `backend.rescue` detector, a detection frame gets a second look where the first pass is blind:
+around every live track it did not find (enlarged, rotated: tilted heads, faces too small for the
+640 px pass) and, `rescue_fps` times a second, over the whole frame (new tilted faces).
+
 Only the frames between a live track's last detection and the current frame are held in memory (at most
 `max_gap_s` plus one detection step, scaled to `buffer_max_side`), never the whole clip.
 """

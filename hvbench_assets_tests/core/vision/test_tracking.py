@@ -193,6 +193,11 @@ def test_small_faces_in_a_large_frame_are_found_by_the_fine_pass(tmp_path, backe
     res = track_video(video, tmp_path / "b", backend, TrackingParams(max_embeddings=0))
     assert len(res.tracks) == 2 and all(t["coverage"] > 0.6 for t in res.tracks)
     assert all(100 < t["face_size_median"] < 160 for t in res.tracks)
+    # once the fine pass found them, the enlarged look around each track finds them on (almost) every
+    # detection frame instead of once per second
+    fine_only = track_video(video, tmp_path / "c", build_backend("offline", rescue=False), TrackingParams(max_embeddings=0))
+    assert len(fine_only.tracks) == 2 and all(t["n_detections"] <= 5 for t in fine_only.tracks)
+    assert all(t["n_detections"] >= 12 and t["n_rescued"] >= 8 for t in res.tracks)
 
 
 def _face_aligned_frames(src, end_s, place=(180, 100, 300), out=(480, 360)):
