@@ -20,6 +20,7 @@ class VisionResource(dg.ConfigurableResource):
     detect_max_side: int = 640
     fine_max_side: int = 1280  # once per fine_every_s, detect at this size to catch small faces
     fine_every_s: float = 1.0
+    fine_enlarge: float = 1.0  # 2.0 with fine_max_side=2560: 40 px faces in 1280 px frames, ~4x fine-pass cost
     max_gap_s: float = 2.5
     min_track_s: float = 0.5
     rescue: bool = True  # offline hog: rotated / enlarged second look for tilted and small faces
@@ -36,6 +37,7 @@ class VisionResource(dg.ConfigurableResource):
     def tracking_params(self) -> TrackingParams:
         return TrackingParams(detect_fps=self.detect_fps, detect_max_side=self.detect_max_side,
                               fine_max_side=self.fine_max_side, fine_every_s=self.fine_every_s,
+                              fine_enlarge=self.fine_enlarge,
                               max_gap_s=self.max_gap_s, min_track_s=self.min_track_s, rescue_fps=self.rescue_fps)
 
     def demographics_estimator(self, profile: str) -> DemographicsEstimator | None:

@@ -200,6 +200,24 @@ def test_small_faces_in_a_large_frame_are_found_by_the_fine_pass(tmp_path, backe
     assert all(t["n_detections"] >= 12 and t["n_rescued"] >= 8 for t in res.tracks)
 
 
+def test_tiny_faces_need_the_enlarged_fine_pass(tmp_path, backend, man_talking_head):
+    import cv2
+
+    from hvbench_assets.core.media import write_video
+
+    def frames():  # a ~45 px face in a 1280x720 frame: below HOG's window even at full resolution
+        for f in iter_frames(man_talking_head, end_s=2.0):
+            canvas = np.full((720, 1280, 3), 100, np.uint8)
+            canvas[300:412, 600:712] = cv2.resize(f.image, (112, 112), interpolation=cv2.INTER_AREA)
+            yield canvas
+
+    video = write_video(tmp_path / "tiny.mp4", frames(), fps=25)
+    assert track_video(video, tmp_path / "a", backend, TrackingParams(max_embeddings=0)).tracks == []
+    res = track_video(video, tmp_path / "b", backend, TrackingParams(fine_enlarge=2.0, fine_max_side=2560, max_embeddings=0))
+    (track,) = res.tracks
+    assert track["coverage"] > 0.8 and 30 < track["face_size_median"] < 70 and track["n_detections"] >= 8
+
+
 def _face_aligned_frames(src, end_s, place=(180, 100, 300), out=(480, 360)):
     """Frames of `src` cropped and scaled so its first detected face lands at `place` (x, y, size)."""
     import cv2
