@@ -20,7 +20,11 @@ from hvbench_assets.core.audio.tags import VadEnergyTagger  # noqa: E402
 from hvbench_assets.core.audio.vad import speech_probabilities  # noqa: E402
 from hvbench_assets.core.audio.voice import PitchDemographer  # noqa: E402
 from hvbench_assets.core.media import iter_frames, load_audio, probe_video  # noqa: E402
-from hvbench_assets.core.speakers.light_asd import build_network, prepare_faces, score_with_network  # noqa: E402
+from hvbench_assets.core.speakers.light_asd import (  # noqa: E402
+    build_network,
+    prepare_faces,
+    score_with_network,
+)
 from hvbench_assets.core.speakers.lipsync import LipSyncScorer  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "videos"

@@ -20,7 +20,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hvbench_assets.core.benchmark import load_benchmark  # noqa: E402
-from hvbench_assets.core.evaluation import EVAL_RESPONSES, EvalConfig, MllmAnswerer, evaluate  # noqa: E402
+from hvbench_assets.core.evaluation import (  # noqa: E402
+    EVAL_RESPONSES,
+    EvalConfig,
+    MllmAnswerer,
+    evaluate,
+)
 from hvbench_assets.core.mllm import MllmClient, parse_registry  # noqa: E402
 from hvbench_assets.core.scoring.extraction import extract_option  # noqa: E402
 from hvbench_assets.core.warehouse import Warehouse  # noqa: E402

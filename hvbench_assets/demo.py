@@ -133,21 +133,21 @@ def run(videos: Path | None) -> int:
     from hvbench_assets.defs.resources import build_core_resources
 
     resources = {**build_core_resources(), "mllm": build_mllm_resource()}
-    settings = resources["settings"]
-    inbox = Path(os.environ.get("HVBENCH_INBOX_DIR") or Path(os.environ.get("HVBENCH_DATA_DIR", PROJECT_ROOT / "data")) / "inbox")
+    inbox = resources["settings"].inbox
     if videos:
         inbox.mkdir(parents=True, exist_ok=True)
+        placed = []
         for p in sorted(videos.iterdir()):
             if p.is_file():
-                shutil.copy2(p, inbox / p.name)
-        print(f"copied {videos} into {inbox}")
+                placed.append(Path(shutil.copy2(p, inbox / p.name)))
+        print(f"copied {len(placed)} file(s) from {videos} into {inbox}")
     else:
-        for p in make_samples(inbox):
+        placed = make_samples(inbox)
+        for p in placed:
             print(f"generated {p}")
-    old = time.time() - 3600  # files we just wrote are complete: let them count as settled
-    for p in inbox.rglob("*"):
-        if p.is_file():
-            os.utime(p, (old, old))
+    old = time.time() - 3600  # the files placed here are complete: let them count as settled
+    for p in placed:
+        os.utime(p, (old, old))
     ok = True
     with dg.DagsterInstance.get() as instance:
         cursor = None
@@ -176,7 +176,6 @@ def run(videos: Path | None) -> int:
     print(summary(resources["warehouse"].get()))
     print(f"\nWarehouse: {resources['warehouse'].get().path}\nOpen the UI:  DAGSTER_HOME={os.environ.get('DAGSTER_HOME')} "
           f".venv/bin/dagster dev -w workspace.yaml   (then http://127.0.0.1:3000)")
-    del settings
     return 0 if ok else 1
 
 

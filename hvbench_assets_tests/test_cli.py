@@ -15,7 +15,12 @@ import pytest
 from hvbench_assets.cli import build_parser, main
 from hvbench_assets.core.evaluation import EVAL_RESPONSES
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.core.evaluation.bench_factory import ITEMS_PER_TASK, SPEC, item_of, right_letter
+from hvbench_assets_tests.core.evaluation.bench_factory import (
+    ITEMS_PER_TASK,
+    SPEC,
+    item_of,
+    right_letter,
+)
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
 
 N_ITEMS = len(SPEC) * ITEMS_PER_TASK

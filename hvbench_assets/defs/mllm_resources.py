@@ -11,7 +11,13 @@ import dataclasses
 
 import dagster as dg
 
-from hvbench_assets.core.mllm import MllmClient, ModelRegistry, ModelSpec, RetryPolicy, load_registry
+from hvbench_assets.core.mllm import (
+    MllmClient,
+    ModelRegistry,
+    ModelSpec,
+    RetryPolicy,
+    load_registry,
+)
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.resources import env_or
 

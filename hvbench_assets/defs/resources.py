@@ -5,6 +5,7 @@ EnvVar in the UI, an unset one falls back to the default that works from a fresh
 """
 
 
+import functools
 import os
 from pathlib import Path
 
@@ -13,6 +14,12 @@ import dagster as dg
 from hvbench_assets.core.ingest.scenes import ClipFilter
 from hvbench_assets.core.settings import default_data_dir
 from hvbench_assets.core.warehouse import Warehouse
+
+
+def profiled(version: str) -> str:
+    """Code version plus the backend profile the code location was started with: switching
+    offline <-> full swaps the models, so every partition of that asset must show as stale."""
+    return f"{version}-{os.environ.get('HVBENCH_BACKEND_PROFILE', '').strip() or 'offline'}"
 
 
 def env_or(name: str, default):
@@ -81,7 +88,13 @@ class WarehouseResource(dg.ConfigurableResource):
     path: str = ""
 
     def get(self) -> Warehouse:
-        return Warehouse(self.path or (default_data_dir() / "hvbench.duckdb"))
+        return _warehouse(str(self.path or (default_data_dir() / "hvbench.duckdb")))
+
+
+@functools.lru_cache(maxsize=8)
+def _warehouse(path: str) -> Warehouse:
+    """One Warehouse per file and process, so its knowledge of created tables is kept between calls."""
+    return Warehouse(path)
 
 
 def build_core_resources() -> dict:

@@ -11,7 +11,11 @@ from pathlib import Path
 import dagster as dg
 
 from hvbench_assets.defs.ingest.assets import scene_clips, video_probe
-from hvbench_assets.defs.ingest.checks import clip_duration_in_paper_range, has_audio_stream, paper_resolution
+from hvbench_assets.defs.ingest.checks import (
+    clip_duration_in_paper_range,
+    has_audio_stream,
+    paper_resolution,
+)
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 

@@ -3,10 +3,20 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from hvbench_assets.core.audio.tables import AUDIO_TAGS, SPEECH_EMOTION, TRANSCRIPT, VOICE_DEMOGRAPHICS
+from hvbench_assets.core.audio.tables import (
+    AUDIO_TAGS,
+    SPEECH_EMOTION,
+    TRANSCRIPT,
+    VOICE_DEMOGRAPHICS,
+)
 from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import probe_video
-from hvbench_assets.defs.labels.audio import audio_tags, speech_emotion, transcript, voice_demographics
+from hvbench_assets.defs.labels.audio import (
+    audio_tags,
+    speech_emotion,
+    transcript,
+    voice_demographics,
+)
 from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 from hvbench_assets_tests.media_factory import moving_square_video

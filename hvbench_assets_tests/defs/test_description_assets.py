@@ -11,10 +11,18 @@ import pytest
 from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import cut_clip, probe_video
 from hvbench_assets.core.mllm import MODEL_CALLS, prompts
-from hvbench_assets.core.mllm.descriptions import APPEARANCE_TABLE, FACIAL_DESCRIPTION_TABLE, VIDEO_CAPTION_TABLE
+from hvbench_assets.core.mllm.descriptions import (
+    APPEARANCE_TABLE,
+    FACIAL_DESCRIPTION_TABLE,
+    VIDEO_CAPTION_TABLE,
+)
 from hvbench_assets.core.vision.tables import HUMAN_TRACKS
 from hvbench_assets.defs.labels import descriptions
-from hvbench_assets.defs.labels.descriptions import appearance, facial_description, video_caption
+from hvbench_assets.defs.labels.descriptions import (
+    appearance,
+    facial_description,
+    video_caption,
+)
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
@@ -182,7 +190,10 @@ def test_editing_one_prompt_changes_only_that_assets_code_version(monkeypatch):
 def test_prompt_edit_marks_exactly_that_asset_stale_in_dagster(tmp_path, server, clip_with_tracks, monkeypatch):
     """What the UI shows: after materializing, editing the L11 prompt makes video_caption stale
     (code version changed) while appearance stays fresh."""
-    from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
+    from dagster._core.definitions.data_version import (
+        CachingStaleStatusResolver,
+        StaleStatus,
+    )
     from dagster._core.loader import LoadingContextForTest
 
     import hvbench_assets.core.mllm.descriptions as core_descriptions

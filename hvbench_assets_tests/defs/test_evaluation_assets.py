@@ -7,14 +7,26 @@ import dagster as dg
 import pytest
 
 from hvbench_assets.core.evaluation import EVAL_RESPONSES
-from hvbench_assets.core.evaluation.tables import EVAL_DISTRACTORS, EVAL_ITEM_STATS, EVAL_TASK_SCORES
+from hvbench_assets.core.evaluation.tables import (
+    EVAL_DISTRACTORS,
+    EVAL_ITEM_STATS,
+    EVAL_TASK_SCORES,
+)
 from hvbench_assets.defs.evaluation.assets import eval_report, eval_responses
-from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions, eval_models_partitions
+from hvbench_assets.defs.evaluation.partitions import (
+    eval_benchmarks_partitions,
+    eval_models_partitions,
+)
 from hvbench_assets.defs.evaluation.resources import EvaluationSettings
 from hvbench_assets.defs.evaluation.sensors import eval_partitions_sensor
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
-from hvbench_assets_tests.core.evaluation.bench_factory import ITEMS_PER_TASK, SPEC, make_benchmark, right_letter
+from hvbench_assets_tests.core.evaluation.bench_factory import (
+    ITEMS_PER_TASK,
+    SPEC,
+    make_benchmark,
+    right_letter,
+)
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
 
 N_ITEMS = len(SPEC) * ITEMS_PER_TASK

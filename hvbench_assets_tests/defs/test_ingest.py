@@ -8,7 +8,11 @@ from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.ingest.assets import scene_clips, video_probe
 from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
-from hvbench_assets_tests.defs.ingest_harness import age, resources_for, run_concurrently
+from hvbench_assets_tests.defs.ingest_harness import (
+    age,
+    resources_for,
+    run_concurrently,
+)
 from hvbench_assets_tests.media_factory import bad_media_corpus, moving_square_video
 
 
@@ -51,7 +55,7 @@ def test_inbox_sensor_adds_partitions_requests_runs_and_notices_changes(tmp_path
         assert [r.partition_key for r in second.run_requests] == ["talk_show_1"]
         assert second.dynamic_partitions_requests[0].partition_keys == ["talk_show_1"]
         reg = Warehouse(tmp_path / "hvbench.duckdb").rows(RAW_VIDEOS, raw_video_id="talk_show_1")
-        assert reg and reg[0]["path"].endswith("Talk Show (1).mp4") and len(reg[0]["sha256"]) == 64
+        assert reg and reg[0]["path"].endswith("Talk Show (1).mp4") and reg[0]["file_size"] > 0
         state = json.loads(second.cursor)
         assert "copying.mp4" not in [p for p, e in state["files"].items() if e.get("picked")]
         third, _ = _tick(inbox_sensor, instance, res, cursor=second.cursor)
@@ -81,11 +85,13 @@ def _register(tmp_path, instance, files: dict):
     inbox.mkdir(parents=True, exist_ok=True)
     for name, src in files.items():
         if src is not None:
+            (inbox / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(src, inbox / name)
         age(inbox / name)
     first, _ = _tick(inbox_sensor, instance, res)
     second, _ = _tick(inbox_sensor, instance, res, cursor=first.cursor)
-    instance.add_dynamic_partitions("raw_videos", second.dynamic_partitions_requests[0].partition_keys)
+    for req in second.dynamic_partitions_requests or []:
+        instance.add_dynamic_partitions("raw_videos", list(req.partition_keys))
     return {r.tags["hvbench/source"]: r.partition_key for r in second.run_requests}, res
 
 
@@ -110,13 +116,17 @@ def test_scene_clips_and_probe_end_to_end(tmp_path, two_children):
             assert s4.dynamic_partitions_requests[0].partition_keys == ["kids__000"]
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("HVBENCH_MLLM_QWEN25_VL_BASE_URL", "http://127.0.0.1:9/v1")
-            s3, _ = _tick(clip_sensor, instance, resources_for(tmp_path, describer="qwen25_vl"))
+            # the clip labelled offline is requested again, now with its MLLM descriptions
+            s3, _ = _tick(clip_sensor, instance, resources_for(tmp_path, describer="qwen25_vl"), cursor=s2.cursor)
             assert [r.job_name for r in s3.run_requests] == ["clip_labels_job"]
+            s5, _ = _tick(clip_sensor, instance, resources_for(tmp_path, describer="qwen25_vl"), cursor=s3.cursor)
+            assert not s5.run_requests
         result = _materialize(video_probe, "kids__000", res, instance)
         assert result.success
         probe = wh.rows(VIDEO_PROBE, video_id="kids__000")[0]
         assert probe["status"] == "ok" and abs(probe["duration_s"] - 4.08) < 0.05 and probe["has_audio"]
         assert probe["backend"] == "pyav"
+        assert len(wh.rows(RAW_VIDEOS, raw_video_id=raw)[0]["sha256"]) == 64  # hashed by scene_clips
         # re-materializing replaces, never duplicates
         assert _materialize(scene_clips, raw, res, instance).success
         assert _materialize(video_probe, "kids__000", res, instance).success
@@ -168,3 +178,28 @@ def test_six_partitions_concurrently_with_the_multiprocess_executor(tmp_path, mo
     wh = Warehouse(data / "hvbench.duckdb")
     assert wh.query("SELECT count(*) AS n, count(DISTINCT video_id) AS d FROM video_probe") == [{"n": 6, "d": 6}]
     assert wh.query("SELECT count(*) AS n FROM clips WHERE kept") == [{"n": 6}]
+
+
+def test_keys_survive_a_reset_cursor_and_a_resplit_forgets_vanished_clips(tmp_path, man_talking_head, two_children):
+    with dg.instance_for_test() as instance:
+        keys, res = _register(tmp_path, instance, {"talk.mp4": man_talking_head, "sub/talk.mp4": two_children})
+        assert sorted(keys.values())[0] == "talk" and len(set(keys.values())) == 2
+        # a new cursor (sensor reset, new Dagster home) keeps every file on its key: the registry remembers
+        again, _ = _register(tmp_path, instance, {"talk.mp4": None, "sub/talk.mp4": None})
+        assert again == keys
+        raw = keys["sub/talk.mp4"]
+        assert _materialize(scene_clips, raw, res, instance).success
+        clip = f"{raw}__000"
+        assert _materialize(video_probe, clip, res, instance).success
+        wh = Warehouse(tmp_path / "hvbench.duckdb")
+        assert wh.count(VIDEO_PROBE, video_id=clip) == 1
+        # the file is replaced by a static video: its old clip and that clip's rows disappear
+        import numpy as np
+
+        from hvbench_assets.core.media import write_video
+
+        write_video(tmp_path / "inbox" / "sub" / "talk.mp4", (np.full((240, 320, 3), 90, np.uint8) for _ in range(50)), fps=25)
+        assert _materialize(scene_clips, raw, res, instance).success
+        assert clip not in instance.get_dynamic_partitions("videos")
+        assert wh.count(VIDEO_PROBE, video_id=clip) == 0
+        assert not wh.rows(CLIPS, raw_video_id=raw)[0]["kept"]

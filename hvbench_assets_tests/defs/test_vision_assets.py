@@ -8,9 +8,19 @@ import dagster as dg
 
 from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import probe_video
-from hvbench_assets.core.vision import DEMOGRAPHICS, HUMAN_TRACK_BOXES, HUMAN_TRACKS, PERSON_COUNT, load_tracks
+from hvbench_assets.core.vision import (
+    DEMOGRAPHICS,
+    HUMAN_TRACK_BOXES,
+    HUMAN_TRACKS,
+    PERSON_COUNT,
+    load_tracks,
+)
 from hvbench_assets.defs.labels.vision import (
-    demographics, face_presence_ratio, human_tracks, person_count, track_boxes_complete,
+    demographics,
+    face_presence_ratio,
+    human_tracks,
+    person_count,
+    track_boxes_complete,
 )
 from hvbench_assets.defs.labels.vision_resources import VisionResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource

@@ -15,7 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from hvbench_assets.core.audio.weights import ModelUnavailable, hf_cache_dir, hf_local_snapshot, host_reachable
+from hvbench_assets.core.audio.weights import (
+    ModelUnavailable,
+    hf_cache_dir,
+    hf_local_snapshot,
+    host_reachable,
+)
 from hvbench_assets.core.media import SAMPLE_RATE
 
 LANGUAGES = {"zh", "en", "yue", "ja", "ko", "nospeech"}

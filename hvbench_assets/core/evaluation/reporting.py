@@ -6,9 +6,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from hvbench_assets.core.evaluation.tables import (
-    EVAL_DISTRACTORS, EVAL_ITEM_STATS, EVAL_RESPONSES, EVAL_RUNS, EVAL_TASK_SCORES,
+    EVAL_DISTRACTORS,
+    EVAL_ITEM_STATS,
+    EVAL_RESPONSES,
+    EVAL_RUNS,
+    EVAL_TASK_SCORES,
 )
-from hvbench_assets.core.scoring.report import ReportData, build_report, item_stat_rows, task_score_rows, write_report
+from hvbench_assets.core.scoring.report import (
+    ReportData,
+    build_report,
+    item_stat_rows,
+    task_score_rows,
+    write_report,
+)
 from hvbench_assets.core.warehouse import Warehouse
 
 REPORT_CODE_VERSION = "report-v1"

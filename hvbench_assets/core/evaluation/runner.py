@@ -103,7 +103,9 @@ def _now() -> dt.datetime:
 # small caches: circular rotations of one item run back to back; frames are large
 @lru_cache(maxsize=8)
 def _frames(path: str, n_frames: int | None, fps: float | None, max_side: int) -> tuple[np.ndarray, ...]:
-    from hvbench_assets.core.mllm.frames import sample_frames  # the MLLM layer owns frame sampling
+    from hvbench_assets.core.mllm.frames import (
+        sample_frames,  # the MLLM layer owns frame sampling
+    )
 
     return tuple(sample_frames(path, n_frames=n_frames, fps=fps, max_side=max_side))
 

@@ -11,9 +11,21 @@ Public API (stable; the evaluation and synthesis stages build on it):
 
 from hvbench_assets.core.mllm.backends import CallError, TransientCallError
 from hvbench_assets.core.mllm.calls import MODEL_CALLS, CallLog
-from hvbench_assets.core.mllm.client import ChatRequest, ChatResult, MllmClient, RetryPolicy, prompt_hash
+from hvbench_assets.core.mllm.client import (
+    ChatRequest,
+    ChatResult,
+    MllmClient,
+    RetryPolicy,
+    prompt_hash,
+)
 from hvbench_assets.core.mllm.frames import cap_frames, encode_jpeg, sample_frames
-from hvbench_assets.core.mllm.registry import ModelNotConfigured, ModelRegistry, ModelSpec, load_registry, parse_registry
+from hvbench_assets.core.mllm.registry import (
+    ModelNotConfigured,
+    ModelRegistry,
+    ModelSpec,
+    load_registry,
+    parse_registry,
+)
 
 __all__ = [
     "MODEL_CALLS", "CallError", "CallLog", "ChatRequest", "ChatResult", "MllmClient", "ModelNotConfigured",

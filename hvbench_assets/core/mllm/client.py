@@ -21,7 +21,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hvbench_assets.core.mllm.backends import CallError, ChatBackend, OpenAIBackend, Payload, Reply, build_messages
+from hvbench_assets.core.mllm.backends import (
+    CallError,
+    ChatBackend,
+    OpenAIBackend,
+    Payload,
+    Reply,
+    build_messages,
+)
 from hvbench_assets.core.mllm.calls import CallLog
 from hvbench_assets.core.mllm.frames import cap_frames, encode_jpeg, encode_wav
 from hvbench_assets.core.mllm.registry import ModelRegistry, ModelSpec

@@ -18,7 +18,12 @@ from typing import Any
 from hvbench_assets.core.media import MediaError, NoAudioError, load_audio
 from hvbench_assets.core.mllm.client import ChatRequest, ChatResult, MllmClient
 from hvbench_assets.core.mllm.frames import sample_frames
-from hvbench_assets.core.mllm.prompts import APPEARANCE, FACIAL_DESCRIPTION, VIDEO_CAPTION, Prompt
+from hvbench_assets.core.mllm.prompts import (
+    APPEARANCE,
+    FACIAL_DESCRIPTION,
+    VIDEO_CAPTION,
+    Prompt,
+)
 from hvbench_assets.core.mllm.registry import ModelSpec
 from hvbench_assets.core.warehouse import TableSpec
 

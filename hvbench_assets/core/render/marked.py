@@ -8,7 +8,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from hvbench_assets.core.media import iter_frames, probe_video, source_audio, write_video
+from hvbench_assets.core.media import (
+    iter_frames,
+    probe_video,
+    source_audio,
+    write_video,
+)
 
 HIGHLIGHT_BGR = (0, 0, 255)  # the paper's red target box
 LETTER_BGR = (0, 215, 255)  # amber: readable on skin, sky and dark clothes, distinct from red

@@ -9,7 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from hvbench_assets.core.scoring.extraction import PARSED, UNPARSED, Extraction, clean_response, extract_option
+from hvbench_assets.core.scoring.extraction import (
+    PARSED,
+    UNPARSED,
+    Extraction,
+    clean_response,
+    extract_option,
+)
 
 JUDGE_PROMPT_VERSION = "judge-v1"
 

@@ -3,12 +3,12 @@ accuracies, overall = mean of the 16 task accuracies (not of items), plus random
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-import math
 from statistics import fmean
 
-from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS, tasks_of, task_info
+from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS, task_info, tasks_of
 
 VISION_CATEGORIES = CATEGORIES[:3]  # the paper's "12 tasks" column: all but speech-visual alignment
 

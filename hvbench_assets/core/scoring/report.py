@@ -17,9 +17,19 @@ from statistics import fmean, pstdev
 from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS, task_info
 from hvbench_assets.core.scoring import svg
 from hvbench_assets.core.scoring.circular import circular_correct
-from hvbench_assets.core.scoring.items import ItemStats, distractor_histogram, item_statistics
+from hvbench_assets.core.scoring.items import (
+    ItemStats,
+    distractor_histogram,
+    item_statistics,
+)
 from hvbench_assets.core.scoring.metrics import (
-    Summary, TaskScore, aggregate, canonical_task, random_baseline, task_scores, wilson_interval,
+    Summary,
+    TaskScore,
+    aggregate,
+    canonical_task,
+    random_baseline,
+    task_scores,
+    wilson_interval,
 )
 
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hvbench_assets.core.vision.detectors import (
-    DlibFaceEmbedder, DlibHogFaceDetector, DlibMmodFaceDetector, FaceDetector, FaceEmbedder, PersonDetector,
+    DlibFaceEmbedder,
+    DlibHogFaceDetector,
+    DlibMmodFaceDetector,
+    FaceDetector,
+    FaceEmbedder,
+    PersonDetector,
     RotatedHogFaceDetector,
 )
 
@@ -40,7 +45,10 @@ def build_backend(profile: str = "offline", face_detector: str = "hog", upsample
         second = RotatedHogFaceDetector() if rescue and face_detector == "hog" else None
         return VisionBackend("offline", face, None, DlibFaceEmbedder(), second)
     if profile == "full":
-        from hvbench_assets.core.vision.full import DeepFaceFaceDetector, YoloPersonDetector
+        from hvbench_assets.core.vision.full import (
+            DeepFaceFaceDetector,
+            YoloPersonDetector,
+        )
 
         person = YoloPersonDetector(yolo_weights)
         return VisionBackend("full", DeepFaceFaceDetector(deepface_detector), person, DlibFaceEmbedder())

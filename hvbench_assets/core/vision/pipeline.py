@@ -28,7 +28,13 @@ from hvbench_assets.core.vision.backends import VisionBackend
 from hvbench_assets.core.vision.body import estimate_body, fill_missing, match_body
 from hvbench_assets.core.vision.boxes import lerp, overlaps, scale, size, square_around
 from hvbench_assets.core.vision.tables import Box
-from hvbench_assets.core.vision.tracker import Detection, IouTracker, LiveTrack, shift, size_ratio
+from hvbench_assets.core.vision.tracker import (
+    Detection,
+    IouTracker,
+    LiveTrack,
+    shift,
+    size_ratio,
+)
 
 
 @dataclass(frozen=True)

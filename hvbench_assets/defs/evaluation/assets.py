@@ -19,7 +19,10 @@ from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.scoring.judge import JUDGE_PROMPT_VERSION
 from hvbench_assets.core.scoring.metrics import aggregate, task_scores
 from hvbench_assets.core.scoring.report import load_baseline_file, pct, render_markdown
-from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions, eval_partitions
+from hvbench_assets.defs.evaluation.partitions import (
+    eval_benchmarks_partitions,
+    eval_partitions,
+)
 from hvbench_assets.defs.evaluation.resources import EvaluationSettings
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource

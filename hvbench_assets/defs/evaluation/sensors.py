@@ -3,7 +3,10 @@
 import dagster as dg
 
 from hvbench_assets.core.mllm import ModelNotConfigured
-from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions, eval_models_partitions
+from hvbench_assets.defs.evaluation.partitions import (
+    eval_benchmarks_partitions,
+    eval_models_partitions,
+)
 from hvbench_assets.defs.evaluation.resources import EvaluationSettings
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.resources import HvbenchSettings

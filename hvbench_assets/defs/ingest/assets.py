@@ -1,6 +1,7 @@
 """Ingest stage: raw file -> single-shot clips (registered as `videos` partitions) -> probe."""
 
 
+import os
 import shutil
 from pathlib import Path
 
@@ -30,11 +31,13 @@ def raw_video_path(settings: HvbenchSettings, warehouse: WarehouseResource, raw_
     return path
 
 
-def _write_clip(src: Path, dst: Path, start_s: float, end_s: float, whole: bool, codec: str) -> None:
+def _write_clip(src: Path, dst: Path, start_s: float, end_s: float, whole: bool, codec: str, fps: float) -> None:
     if whole and src.suffix.lower() in (".mp4", ".m4v") and codec == "h264":
-        shutil.copyfile(src, dst)  # already a browser-playable single shot: no re-encode
+        tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+        shutil.copyfile(src, tmp)  # already a browser-playable single shot: no re-encode
+        os.replace(tmp, dst)  # a label run reading the previous version never sees half a file
     else:
-        cut_clip(src, dst, start_s, end_s)
+        cut_clip(src, dst, start_s, end_s, fps=fps)
 
 
 @dg.asset(
@@ -65,7 +68,7 @@ def scene_clips(
         clip_path = out_dir / f"{key}.mp4"
         sha = None
         if seg.kept:
-            _write_clip(src, clip_path, seg.start_s, seg.end_s, whole, header.video_codec)
+            _write_clip(src, clip_path, seg.start_s, seg.end_s, whole, header.video_codec, scenes.fps)
             sha = file_sha256(clip_path)
             kept_keys.append(key)
         rows.append({
@@ -76,15 +79,22 @@ def scene_clips(
             "source_sha256": header.sha256,
         })
     previous = {r["video_id"] for r in wh.rows(CLIPS, raw_video_id=raw_id) if r["video_id"]}
-    wh.replace(CLIPS, {"raw_video_id": raw_id}, rows,
-               provenance={"backend": "signal", "model": "hsv-content-cuts+farneback-motion", "code_version": SCENE_CLIPS_VERSION})
+    registry = wh.rows(RAW_VIDEOS, raw_video_id=raw_id)[0]
+    wh.replace_tables([
+        (CLIPS, {"raw_video_id": raw_id}, rows,
+         {"backend": "signal", "model": "hsv-content-cuts+farneback-motion", "code_version": SCENE_CLIPS_VERSION}),
+        (RAW_VIDEOS, {"raw_video_id": raw_id}, [{**registry, "sha256": header.sha256, "file_size": header.file_size}], None),
+    ])
     instance = context.instance
     existing = set(instance.get_dynamic_partitions(videos_partitions.name))
     instance.add_dynamic_partitions(videos_partitions.name, [k for k in kept_keys if k not in existing])
-    for stale in sorted(previous - set(kept_keys)):
-        if stale in existing:  # the file changed and this clip no longer exists
+    for stale in sorted(previous - set(kept_keys)):  # the file changed and this clip no longer exists
+        if stale in existing:
             instance.delete_dynamic_partition(videos_partitions.name, stale)
+        wh.forget_video(stale)  # its labels too: nothing downstream may read a clip that is gone
         (out_dir / f"{stale}.mp4").unlink(missing_ok=True)
+        shutil.rmtree(settings.data_path("media", stale), ignore_errors=True)
+        context.log.info(f"clip {stale} no longer exists after the re-split: partition, rows and media removed")
     table = "\n".join(
         f"| {r['clip_index']} | {r['start_s']:.2f}-{r['end_s']:.2f} | {'kept' if r['kept'] else 'dropped'} | {r['reason']} |"
         for r in rows
@@ -110,7 +120,8 @@ def clip_file(warehouse: WarehouseResource, video_id: str) -> Path:
 
 @dg.asset(
     partitions_def=videos_partitions,
-    deps=[scene_clips],
+    # no `deps=[scene_clips]`: the two assets have different partition sets and Dagster would map
+    # clip `x__000` to a raw video `x__000` that does not exist; the clip's source is in its metadata
     group_name="ingest",
     kinds={"video", "duckdb"},
     code_version=VIDEO_PROBE_VERSION,
@@ -128,8 +139,10 @@ def video_probe(context: dg.AssetExecutionContext, warehouse: WarehouseResource)
                    [{"status": "failed", "reason": exc.reason, "path": str(path)}], provenance=prov)
         raise dg.Failure(description=str(exc), metadata={"path": str(path), "reason": exc.reason}) from exc
     wh.replace(VIDEO_PROBE, {"video_id": video_id}, [{**probe.as_row(), "status": "ok", "reason": None}], provenance=prov)
-    return dg.MaterializeResult(metadata={
+    source = wh.query("SELECT raw_video_id, start_s, end_s FROM clips WHERE video_id = ?", [video_id])[0]
+    return dg.MaterializeResult(data_version=dg.DataVersion(probe.sha256[:16]), metadata={
         "path": dg.MetadataValue.path(str(path)),
+        "source": f"raw_videos/{source['raw_video_id']} {source['start_s']:.2f}-{source['end_s']:.2f}s",
         "duration_s": probe.duration_s,
         "fps": probe.fps,
         "frame_count": probe.frame_count,

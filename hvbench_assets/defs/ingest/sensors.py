@@ -4,14 +4,18 @@
 import datetime as dt
 import json
 import time
+from pathlib import Path
 
 import dagster as dg
 
 from hvbench_assets.core.ingest.inbox import list_inbox, scan
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS
-from hvbench_assets.core.media import file_sha256
 from hvbench_assets.core.mllm.registry import ModelNotConfigured
-from hvbench_assets.defs.ingest.jobs import clip_labels_job, clip_offline_labels_job, raw_video_job
+from hvbench_assets.defs.ingest.jobs import (
+    clip_labels_job,
+    clip_offline_labels_job,
+    raw_video_job,
+)
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
@@ -27,19 +31,28 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings,
     state = json.loads(context.cursor) if context.cursor else {}
     inbox = settings.inbox
     inbox.mkdir(parents=True, exist_ok=True)
+    wh = warehouse.get()
+    registry = {r["raw_video_id"]: r for r in wh.rows(RAW_VIDEOS)}
+    # keys given before (the registry outlives a reset cursor or a new Dagster home) stay with their files
+    known = {r["path"]: k for k, r in registry.items()}
+    state.setdefault("keys", {}).update({k: _rel(inbox, r["path"]) for k, r in registry.items()})
+    for rel, entry in state.setdefault("files", {}).items():
+        entry.setdefault("key", known.get(str((inbox / rel).resolve())))
     result = scan(list_inbox(inbox), state, now=time.time(), settle_s=settings.inbox_settle_s)
     for path, reason in result.skipped:
         context.log.info(f"skipped {path}: {reason}")
     if not result.pickups:
         return dg.SensorResult(cursor=json.dumps(result.state), skip_reason="no new or changed settled files")
-    wh = warehouse.get()
     existing = set(context.instance.get_dynamic_partitions(raw_videos_partitions.name))
     new_keys, runs = [], []
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     for p in result.pickups:
         path = inbox / p.rel_path
+        old = registry.get(p.raw_video_id, {})
+        # the content hash is taken by scene_clips, not here: a sensor tick must stay short
         wh.replace(RAW_VIDEOS, {"raw_video_id": p.raw_video_id}, [{
-            "path": str(path.resolve()), "file_size": p.size, "mtime": p.mtime, "sha256": file_sha256(path),
-            "first_seen": dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
+            "path": str(path.resolve()), "file_size": p.size, "mtime": p.mtime, "sha256": None,
+            "first_seen": old.get("first_seen") or now,
         }])
         if p.raw_video_id not in existing:
             new_keys.append(p.raw_video_id)
@@ -51,6 +64,13 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings,
         dynamic_partitions_requests=[raw_videos_partitions.build_add_request(new_keys)] if new_keys else [],
         cursor=json.dumps(result.state),
     )
+
+
+def _rel(inbox: Path, path: str) -> str:
+    try:
+        return Path(path).relative_to(inbox.resolve()).as_posix()
+    except ValueError:
+        return path  # registered from another inbox folder: keep the key reserved anyway
 
 
 def describer_configured(mllm: MllmResource) -> str | None:
@@ -79,10 +99,12 @@ def clip_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResourc
     job = clip_offline_labels_job if missing else clip_labels_job
     runs = []
     for r in rows:
-        if requested.get(r["video_id"]) != r["sha256"]:
-            requested[r["video_id"]] = r["sha256"]
+        # a clip labelled without descriptions is requested again once a describer is configured
+        done = f"{r['sha256']}:{job.name}"
+        if requested.get(r["video_id"]) not in (done, f"{r['sha256']}:{clip_labels_job.name}"):
+            requested[r["video_id"]] = done
             runs.append(dg.RunRequest(partition_key=r["video_id"], job_name=job.name,
-                                      run_key=f"{r['video_id']}:{r['sha256'][:16]}"))
+                                      run_key=f"{r['video_id']}:{r['sha256'][:16]}:{job.name}"))
     if not runs:
         return dg.SensorResult(cursor=json.dumps(requested), skip_reason="no new clips")
     if missing:

@@ -1,26 +1,23 @@
 """L6 audio_tags, L8 transcript, L9 speech_emotion, L10 voice_demographics: thin assets over core.audio."""
 
-import os
 
 import dagster as dg
 
 from hvbench_assets.core.audio import labels
 from hvbench_assets.core.audio.cache import cache_path, clip_audio
-from hvbench_assets.core.audio.tables import AUDIO_TAGS, SPEECH_EMOTION, TRANSCRIPT, VOICE_DEMOGRAPHICS
+from hvbench_assets.core.audio.tables import (
+    AUDIO_TAGS,
+    SPEECH_EMOTION,
+    TRANSCRIPT,
+    VOICE_DEMOGRAPHICS,
+)
 from hvbench_assets.core.audio.weights import ModelUnavailable
 from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
 from hvbench_assets.core.media import MediaError, NoAudioError
 from hvbench_assets.core.warehouse import TableSpec
 from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.partitions import videos_partitions
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
-
-
-def profiled(version: str) -> str:
-    """Code version plus the backend profile the code location was started with: switching
-    offline <-> full swaps the model, so every audio partition must show as stale."""
-    return f"{version}-{os.environ.get('HVBENCH_BACKEND_PROFILE', '').strip() or 'offline'}"
-
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
 BASE_VERSIONS = {"audio_tags": "1", "transcript": "1", "speech_emotion": "1", "voice_demographics": "2"}
 CODE_VERSIONS = {k: profiled(v) for k, v in BASE_VERSIONS.items()}

@@ -14,8 +14,17 @@ import dagster as dg
 from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
 from hvbench_assets.core.mllm import ModelNotConfigured, ModelSpec, load_registry
 from hvbench_assets.core.mllm.descriptions import (
-    APPEARANCE, FACIAL_DESCRIPTION, TRACK_LABELS, VIDEO_CAPTION, VIDEO_CAPTION_TABLE, BadCropClip,
-    DescriptionsIncomplete, code_version, describe_tracks, describe_video, preview_markdown,
+    APPEARANCE,
+    FACIAL_DESCRIPTION,
+    TRACK_LABELS,
+    VIDEO_CAPTION,
+    VIDEO_CAPTION_TABLE,
+    BadCropClip,
+    DescriptionsIncomplete,
+    code_version,
+    describe_tracks,
+    describe_video,
+    preview_markdown,
 )
 from hvbench_assets.core.vision.tables import HUMAN_TRACKS
 from hvbench_assets.defs.mllm_resources import MllmResource

@@ -10,10 +10,10 @@ from hvbench_assets.core.speakers import rules
 from hvbench_assets.core.speakers.scoring import track_row
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
 from hvbench_assets.core.vision.tables import DEMOGRAPHICS, HUMAN_TRACKS, load_tracks
-from hvbench_assets.defs.labels.audio import load_clip_audio, profiled, run_backend
+from hvbench_assets.defs.labels.audio import load_clip_audio, run_backend
 from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.partitions import videos_partitions
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
 SPEAKER_SCORES_BASE = "3"  # 3: a still mouth is never a speaker
 SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)

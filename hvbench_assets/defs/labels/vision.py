@@ -7,18 +7,24 @@ import dagster as dg
 
 from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
 from hvbench_assets.core.media import MediaError
-from hvbench_assets.core.vision import DEMOGRAPHICS, HUMAN_TRACK_BOXES, HUMAN_TRACKS, PERSON_COUNT, load_tracks
+from hvbench_assets.core.vision import (
+    DEMOGRAPHICS,
+    HUMAN_TRACK_BOXES,
+    HUMAN_TRACKS,
+    PERSON_COUNT,
+    load_tracks,
+)
 from hvbench_assets.core.vision.count import TrackSpan, count_people
 from hvbench_assets.core.vision.demographics import demographics_rows
 from hvbench_assets.core.vision.detectors import BackendUnavailable
 from hvbench_assets.core.vision.pipeline import track_video
 from hvbench_assets.defs.labels.vision_resources import VisionResource
 from hvbench_assets.defs.partitions import videos_partitions
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
-HUMAN_TRACKS_VERSION = "4"
-PERSON_COUNT_VERSION = "1"
-DEMOGRAPHICS_VERSION = "1"
+HUMAN_TRACKS_VERSION = profiled("4")
+PERSON_COUNT_VERSION = profiled("1")
+DEMOGRAPHICS_VERSION = profiled("1")
 PAPER_FACE_RATIO = 0.65  # the paper keeps clips whose sampled frames show a face at least this often
 
 
@@ -64,8 +70,8 @@ def human_tracks(context: dg.AssetExecutionContext, settings: HvbenchSettings, w
                   f"{vision.min_track_s}s in {result.frame_count} frames",
     }]
     prov = {"backend": backend.name, "model": backend.model, "code_version": HUMAN_TRACKS_VERSION}
-    wh.replace(HUMAN_TRACKS, {"video_id": vid}, tracks, provenance=prov)
-    wh.replace(HUMAN_TRACK_BOXES, {"video_id": vid}, result.boxes, provenance=prov)
+    wh.replace_tables([(HUMAN_TRACKS, {"video_id": vid}, tracks, prov),  # tracks and boxes change together
+                       (HUMAN_TRACK_BOXES, {"video_id": vid}, result.boxes, prov)])
     return dg.MaterializeResult(metadata={
         "tracks": len(result.tracks),
         "box_rows": len(result.boxes),

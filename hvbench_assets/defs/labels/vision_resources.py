@@ -6,7 +6,10 @@ import dagster as dg
 
 from hvbench_assets.core.vision.backends import VisionBackend, build_backend
 from hvbench_assets.core.vision.count import SAME_PERSON_DISTANCE
-from hvbench_assets.core.vision.demographics import DeepFaceDemographics, DemographicsEstimator
+from hvbench_assets.core.vision.demographics import (
+    DeepFaceDemographics,
+    DemographicsEstimator,
+)
 from hvbench_assets.core.vision.pipeline import TrackingParams
 from hvbench_assets.defs.resources import env_or
 

@@ -3,7 +3,7 @@ import pytest
 
 from hvbench_assets.core.audio.cache import cache_path, clip_audio
 from hvbench_assets.core.audio.tags import OTHER, SILENCE, SPEECH, VadEnergyTagger
-from hvbench_assets.core.audio.vad import speech_segments, speech_probabilities
+from hvbench_assets.core.audio.vad import speech_probabilities, speech_segments
 from hvbench_assets.core.media import NoAudioError, file_sha256, load_audio
 from hvbench_assets_tests.media_factory import moving_square_video, synthesize_speech
 

@@ -6,7 +6,10 @@ import pytest
 from hvbench_assets.core.audio.emotion import NoOfflineEmotion
 from hvbench_assets.core.audio.tags import AstTagger
 from hvbench_assets.core.audio.voice import (
-    PitchDemographer, Wav2Vec2Demographer, _age_gender_model_class, demographics_from_outputs,
+    PitchDemographer,
+    Wav2Vec2Demographer,
+    _age_gender_model_class,
+    demographics_from_outputs,
 )
 from hvbench_assets.core.audio.weights import ModelUnavailable, require_hf_model
 from hvbench_assets.core.media import load_audio

@@ -5,7 +5,13 @@ import json
 import pytest
 
 from hvbench_assets.core.benchmark import (
-    TASKS, BenchmarkFormatError, Option, format_choices, load_benchmark, parse_choices, write_benchmark,
+    TASKS,
+    BenchmarkFormatError,
+    Option,
+    format_choices,
+    load_benchmark,
+    parse_choices,
+    write_benchmark,
 )
 from hvbench_assets.core.benchmark.tasks import CATEGORIES, task_info, tasks_of
 from hvbench_assets_tests.media_factory import moving_square_video

@@ -5,9 +5,22 @@ from __future__ import annotations
 import pytest
 
 from hvbench_assets.core.benchmark import load_benchmark
-from hvbench_assets.core.evaluation import EVAL_RESPONSES, EVAL_RUNS, EvalConfig, MllmAnswerer, evaluate, run_id_for
+from hvbench_assets.core.evaluation import (
+    EVAL_RESPONSES,
+    EVAL_RUNS,
+    EvalConfig,
+    MllmAnswerer,
+    evaluate,
+    run_id_for,
+)
 from hvbench_assets.core.scoring.circular import circular_correct
-from hvbench_assets_tests.core.evaluation.bench_factory import ITEMS_PER_TASK, SPEC, item_of, options_in, right_letter
+from hvbench_assets_tests.core.evaluation.bench_factory import (
+    ITEMS_PER_TASK,
+    SPEC,
+    item_of,
+    options_in,
+    right_letter,
+)
 from hvbench_assets_tests.core.evaluation.conftest import make_client
 from hvbench_assets_tests.fake_openai_server import FakeReply
 

@@ -1,6 +1,12 @@
 import pytest
 
-from hvbench_assets.core.ingest.keys import InvalidKey, assign_raw_key, clip_key, slugify, validate_key
+from hvbench_assets.core.ingest.keys import (
+    InvalidKey,
+    assign_raw_key,
+    clip_key,
+    slugify,
+    validate_key,
+)
 
 
 @pytest.mark.parametrize(

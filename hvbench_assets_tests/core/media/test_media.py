@@ -2,7 +2,12 @@ import numpy as np
 import pytest
 
 from hvbench_assets.core.media import (
-    MediaError, NoAudioError, cut_clip, iter_frames, load_audio, probe_video,
+    MediaError,
+    NoAudioError,
+    cut_clip,
+    iter_frames,
+    load_audio,
+    probe_video,
 )
 from hvbench_assets_tests.conftest import CLIP_NAMES, shared_clip
 from hvbench_assets_tests.media_factory import bad_media_corpus, moving_square_video

@@ -9,7 +9,14 @@ import cv2
 import numpy as np
 import pytest
 
-from hvbench_assets.core.mllm import MODEL_CALLS, ChatRequest, MllmClient, RetryPolicy, parse_registry, sample_frames
+from hvbench_assets.core.mllm import (
+    MODEL_CALLS,
+    ChatRequest,
+    MllmClient,
+    RetryPolicy,
+    parse_registry,
+    sample_frames,
+)
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
 
 FAST = RetryPolicy(max_attempts=4, base_s=0.01, cap_s=0.05)

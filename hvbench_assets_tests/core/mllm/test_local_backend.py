@@ -10,7 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hvbench_assets.core.mllm import MODEL_CALLS, MllmClient, ModelNotConfigured, parse_registry
+from hvbench_assets.core.mllm import (
+    MODEL_CALLS,
+    MllmClient,
+    ModelNotConfigured,
+    parse_registry,
+)
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -29,8 +34,14 @@ def build_tiny_qwen25_vl(folder):
     """A 2-layer Qwen2.5-VL with random weights, a byte-level BPE tokenizer trained on a few words,
     and Qwen2-VL's image processor (PIL backend), saved like a hub snapshot."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast, Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
-    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+    from transformers import (
+        PreTrainedTokenizerFast,
+        Qwen2_5_VLConfig,
+        Qwen2_5_VLForConditionalGeneration,
+    )
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import (
+        Qwen2VLImageProcessorPil,
+    )
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)

@@ -7,10 +7,19 @@ import numpy as np
 import pytest
 
 from hvbench_assets.core.benchmark.layout import BenchmarkItem, Option
-from hvbench_assets.core.scoring.circular import circular_correct, original_letter, rotate_item
+from hvbench_assets.core.scoring.circular import (
+    circular_correct,
+    original_letter,
+    rotate_item,
+)
 from hvbench_assets.core.scoring.items import distractor_histogram, item_statistics
 from hvbench_assets.core.scoring.report import (
-    build_report, load_baseline_file, render_html, render_markdown, task_score_rows, write_report,
+    build_report,
+    load_baseline_file,
+    render_html,
+    render_markdown,
+    task_score_rows,
+    write_report,
 )
 
 # 4 models x 4 items. Answers: ER q1=A, q2=B (4 options); HC q1=C (4 options); AVSM q1=A (2 options)

@@ -4,7 +4,12 @@ category Avg columns; Table 1 overall 16-task means), plus the random-guess base
 import pytest
 
 from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS
-from hvbench_assets.core.scoring.metrics import aggregate, random_baseline, task_scores, wilson_interval
+from hvbench_assets.core.scoring.metrics import (
+    aggregate,
+    random_baseline,
+    task_scores,
+    wilson_interval,
+)
 
 # HumanVBench supplement, Table 4: per category the 4 task accuracies then the Avg column ("-" = refused).
 TABLE4 = """

@@ -4,7 +4,11 @@ import torch
 
 from hvbench_assets.core.audio.weights import ModelUnavailable
 from hvbench_assets.core.speakers.light_asd import (
-    LightAsdScorer, build_network, load_weights, prepare_faces, score_with_network,
+    LightAsdScorer,
+    build_network,
+    load_weights,
+    prepare_faces,
+    score_with_network,
 )
 from hvbench_assets.core.speakers.mfcc import mfcc, mfcc_per_video_frame
 

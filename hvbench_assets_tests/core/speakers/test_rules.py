@@ -1,7 +1,13 @@
 import numpy as np
 
 from hvbench_assets.core.speakers.rules import (
-    PersonClass, face_class, is_speaking, longest_positive_run, summarise, veto, voice_class,
+    PersonClass,
+    face_class,
+    is_speaking,
+    longest_positive_run,
+    summarise,
+    veto,
+    voice_class,
 )
 
 

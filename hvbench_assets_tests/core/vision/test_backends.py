@@ -6,9 +6,16 @@ import pytest
 from hvbench_assets.core.vision.backends import build_backend
 from hvbench_assets.core.vision.demographics import DeepFaceDemographics
 from hvbench_assets.core.vision.detectors import (
-    BackendUnavailable, DlibHogFaceDetector, FaceDetector, RotatedHogFaceDetector, dlib_models_dir,
+    BackendUnavailable,
+    DlibHogFaceDetector,
+    FaceDetector,
+    RotatedHogFaceDetector,
+    dlib_models_dir,
 )
-from hvbench_assets.core.vision.full import require_deepface_weights, resolve_yolo_weights
+from hvbench_assets.core.vision.full import (
+    require_deepface_weights,
+    resolve_yolo_weights,
+)
 
 
 def test_offline_backend_names_its_models():

@@ -1,6 +1,11 @@
 """The paper's body-box rule, neighbour filling and the face-geometry estimate."""
 
-from hvbench_assets.core.vision.body import contains_face, estimate_body, fill_missing, match_body
+from hvbench_assets.core.vision.body import (
+    contains_face,
+    estimate_body,
+    fill_missing,
+    match_body,
+)
 
 FACE = (100.0, 50.0, 140.0, 100.0)  # centre x = 120
 

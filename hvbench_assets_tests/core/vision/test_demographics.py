@@ -6,7 +6,11 @@ import numpy as np
 
 from hvbench_assets.core.media import write_video
 from hvbench_assets.core.vision.demographics import (
-    OFFLINE_REASON, FaceAttributes, demographics_rows, sample_face_crops, summarize,
+    OFFLINE_REASON,
+    FaceAttributes,
+    demographics_rows,
+    sample_face_crops,
+    summarize,
 )
 from hvbench_assets.core.vision.tables import Track
 

@@ -1,6 +1,12 @@
 """The L1 table contract: rows written by the tracker read back as Track objects."""
 
-from hvbench_assets.core.vision import HUMAN_TRACK_BOXES, HUMAN_TRACKS, boxes_by_frame, letter_tracks, load_tracks
+from hvbench_assets.core.vision import (
+    HUMAN_TRACK_BOXES,
+    HUMAN_TRACKS,
+    boxes_by_frame,
+    letter_tracks,
+    load_tracks,
+)
 
 
 def _store(warehouse, vid="v1"):

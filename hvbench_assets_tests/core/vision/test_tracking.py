@@ -247,7 +247,12 @@ def test_short_gap_keeps_one_track_but_not_across_a_different_face(tmp_path, bac
 
 def test_rendered_red_box_sits_on_the_stored_face_box(tmp_path, man):
     from hvbench_assets.core.render import render_marked
-    from hvbench_assets.core.vision import HUMAN_TRACK_BOXES, HUMAN_TRACKS, boxes_by_frame, load_tracks
+    from hvbench_assets.core.vision import (
+        HUMAN_TRACK_BOXES,
+        HUMAN_TRACKS,
+        boxes_by_frame,
+        load_tracks,
+    )
     from hvbench_assets.core.warehouse import Warehouse
 
     src, res = man

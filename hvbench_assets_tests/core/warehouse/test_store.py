@@ -70,3 +70,24 @@ def test_many_processes_write_without_lock_errors_or_lost_rows(tmp_path):
     wh = Warehouse(path)
     counts = wh.query("SELECT video_id, count(*) AS n FROM labels_demo GROUP BY 1 ORDER BY 1")
     assert counts == [{"video_id": f"v{w}", "n": 50} for w in range(6)]
+
+
+def test_replace_tables_is_one_transaction(warehouse):
+    other = TableSpec("labels_other", (("video_id", "VARCHAR"), ("n", "INTEGER")))
+    warehouse.replace_tables([(LABELS, {"video_id": "v"}, [{"track_id": 1}], None),
+                              (other, {"video_id": "v"}, [{"n": 5}], None)])
+    assert warehouse.count(LABELS, video_id="v") == 1 and warehouse.count(other, video_id="v") == 1
+    with pytest.raises(WarehouseError, match="unknown columns"):  # nothing of either table is written
+        warehouse.replace_tables([(LABELS, {"video_id": "v"}, [{"track_id": 2}, {"track_id": 3}], None),
+                                  (other, {"video_id": "v"}, [{"bad": 1}], None)])
+    assert warehouse.count(LABELS, video_id="v") == 1
+    assert set(warehouse.forget_video("v")) == {"labels_demo", "labels_other"}
+    assert warehouse.count(LABELS, video_id="v") == 0 and warehouse.count(other, video_id="v") == 0
+
+
+def test_a_wiped_database_file_is_recreated(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    wh.replace(LABELS, {"video_id": "v"}, [{"track_id": 1}])
+    (tmp_path / "w.duckdb").unlink()
+    wh.replace(LABELS, {"video_id": "v"}, [{"track_id": 2}])
+    assert wh.rows(LABELS)[0]["track_id"] == 2
