@@ -11,6 +11,7 @@ from hvbench_assets.core.media.container import open_media
 from hvbench_assets.core.media.errors import MediaError, NoAudioError
 
 SAMPLE_RATE = 16_000
+SEEK_AFTER_S = 5.0  # windows starting later than this seek instead of decoding the whole track
 
 
 def load_audio(
@@ -24,10 +25,20 @@ def load_audio(
         if not container.streams.audio:
             raise NoAudioError(path)
         stream = container.streams.audio[0]
+        origin = float(stream.start_time * stream.time_base) if stream.start_time is not None else 0.0
+        seeked = start_s > SEEK_AFTER_S  # a window deep in a long source: do not decode from 0
+        if seeked:
+            container.seek(int((origin + start_s - 1.0) / stream.time_base), stream=stream, backward=True)
         resampler = av.AudioResampler(format="flt", layout="mono", rate=sample_rate)
         chunks: list[np.ndarray] = []
+        first_t = None
         try:
             for frame in container.decode(stream):
+                t = float(frame.time) - origin if frame.time is not None else None
+                if first_t is None:
+                    first_t = t if (seeked and t is not None) else 0.0
+                if end_s is not None and t is not None and t > end_s + 0.5:
+                    break  # past the window
                 for out in resampler.resample(frame):
                     chunks.append(out.to_ndarray().reshape(-1))
             for out in resampler.resample(None):
@@ -38,8 +49,9 @@ def load_audio(
     finally:
         container.close()
     audio = np.concatenate(chunks).astype(np.float32) if chunks else np.zeros(0, np.float32)
-    a = int(round(start_s * sample_rate))
-    b = None if end_s is None else int(round(end_s * sample_rate))
+    offset = first_t or 0.0  # time of the first decoded sample
+    a = max(0, int(round((start_s - offset) * sample_rate)))
+    b = None if end_s is None else max(a, int(round((end_s - offset) * sample_rate)))
     return np.clip(audio[a:b], -1.0, 1.0)
 
 

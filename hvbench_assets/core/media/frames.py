@@ -11,6 +11,7 @@ import numpy as np
 
 from hvbench_assets.core.media.container import open_media
 from hvbench_assets.core.media.errors import MediaError
+from hvbench_assets.core.media.probe import display_rotation
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,13 @@ def iter_frames(
 
 
 def _to_bgr(frame: av.VideoFrame, max_side: int | None) -> np.ndarray:
+    """BGR pixels as a player would show them: a display-rotation flag (phone videos) is applied."""
     w, h = frame.width, frame.height
     if max_side and max(w, h) > max_side:
         scale = max_side / max(w, h)
         w, h = max(2, int(round(w * scale / 2)) * 2), max(2, int(round(h * scale / 2)) * 2)
-        return frame.to_ndarray(format="bgr24", width=w, height=h)
-    return frame.to_ndarray(format="bgr24")
+        image = frame.to_ndarray(format="bgr24", width=w, height=h)
+    else:
+        image = frame.to_ndarray(format="bgr24")
+    quarter_turns = display_rotation(frame) // 90
+    return np.ascontiguousarray(np.rot90(image, quarter_turns)) if quarter_turns else image

@@ -50,8 +50,9 @@ def _stream_duration(stream, container) -> float | None:
 
 
 def probe_video(path: str | Path, count_frames: bool = True) -> VideoProbe:
-    """Probe a video. Counting frames decodes packets only (no pixel decoding) unless the header
-    lacks a frame count. Raises MediaError for missing, empty, corrupt, audio-only or 0-frame files."""
+    """Probe a video. `count_frames` decodes the whole stream (a truncated file then fails); without
+    it the header's count is trusted. Width and height are as displayed (a rotation flag applied).
+    Raises MediaError for missing, empty, corrupt, truncated, audio-only or 0-frame files."""
     path = Path(path)
     container = open_media(path)
     try:
@@ -70,8 +71,12 @@ def probe_video(path: str | Path, count_frames: bool = True) -> VideoProbe:
         duration = _stream_duration(vs, container)
         expected = frames or (int(round(duration * fps)) if duration and fps else 0)
         if count_frames or not frames:
-            frames = _count_video_frames(container, vs, path)
+            frames, rotation = _count_video_frames(container, vs, path)
             check_complete(path, frames, expected)
+        else:
+            rotation = _first_frame_rotation(container, vs)
+        if rotation % 180:  # a phone's portrait video: stored landscape, shown upright (see iter_frames)
+            width, height = height, width
         if frames <= 0:
             raise MediaError(path, "video stream has 0 decodable frames")
         if not 0 < fps <= 1000:
@@ -97,18 +102,34 @@ def probe_video(path: str | Path, count_frames: bool = True) -> VideoProbe:
         container.close()
 
 
-def _count_video_frames(container, vs, path: Path) -> int:
+def _count_video_frames(container, vs, path: Path) -> tuple[int, int]:
     """Decode the stream to count frames: a truncated file decodes fewer frames than its header
-    claims, and 0 means unusable. Frames are not converted to pixels, which keeps this cheap."""
-    n = 0
+    claims, and 0 means unusable. Also returns the display rotation of the first frame (degrees)."""
+    n, rotation = 0, 0
     vs.thread_type = "AUTO"
     try:
-        for _ in container.decode(vs):
+        for frame in container.decode(vs):
+            if n == 0:
+                rotation = display_rotation(frame)
             n += 1
     except av.error.FFmpegError as exc:
         if n == 0:
             raise MediaError(path, f"video stream cannot be decoded ({exc})") from exc
-    return n
+    return n, rotation
+
+
+def _first_frame_rotation(container, vs) -> int:
+    try:
+        for frame in container.decode(vs):
+            return display_rotation(frame)
+    except av.error.FFmpegError:
+        pass
+    return 0
+
+
+def display_rotation(frame: av.VideoFrame) -> int:
+    """Counter-clockwise display rotation in multiples of 90 degrees (0 when the file has none)."""
+    return int(round((getattr(frame, "rotation", 0) or 0) / 90.0)) * 90 % 360
 
 
 def check_complete(path: Path, decoded: int, expected: int) -> None:

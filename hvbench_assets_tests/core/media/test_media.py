@@ -89,3 +89,49 @@ def test_odd_unicode_name_probes(tmp_path, man_talking_head):
     odd = tmp_path / "Café – vidéo №1 (final) 日本.mp4"
     odd.write_bytes(man_talking_head.read_bytes())
     assert probe_video(odd).frame_count == 125
+
+
+def _portrait_phone_video(path, n=25):
+    """Stored 320x240 with a display matrix turning it 90 degrees clockwise, as phones record portrait."""
+    import av
+
+    out = av.open(str(path), "w")
+    vs = out.add_stream("libx264", rate=25)
+    vs.width, vs.height, vs.pix_fmt = 320, 240, "yuv420p"
+    vs.set_display_rotation(-90)
+    for i in range(n):
+        img = np.zeros((240, 320, 3), np.uint8)
+        img[:40, :40] = 255  # a marker in the stored top-left corner
+        frame = av.VideoFrame.from_ndarray(img, format="bgr24")
+        frame.pts = i
+        for p in vs.encode(frame):
+            out.mux(p)
+    for p in vs.encode(None):
+        out.mux(p)
+    out.close()
+    return path
+
+
+def test_phone_rotation_is_applied_like_a_player_does(tmp_path):
+    src = _portrait_phone_video(tmp_path / "portrait.mp4")
+    p = probe_video(src)
+    assert (p.width, p.height) == (240, 320)
+    img = next(iter_frames(src)).image
+    assert img.shape[:2] == (320, 240)
+    assert img[:40, -40:].mean() > 200 and img[:40, :40].mean() < 50  # turned clockwise: marker top-right
+    small = next(iter_frames(src, max_side=160)).image
+    assert small.shape[:2] == (160, 120)
+    cut = cut_clip(src, tmp_path / "cut.mp4", 0.0, 0.6)  # re-encoded upright, no flag needed
+    c = probe_video(cut)
+    assert (c.width, c.height) == (240, 320)
+    assert next(iter_frames(cut)).image[:40, -40:].mean() > 200
+
+
+def test_audio_window_deep_in_a_file_matches_a_full_decode(two_people_talking):
+    full = load_audio(two_people_talking)
+    part = load_audio(two_people_talking, start_s=15.0, end_s=17.0)  # seeks instead of decoding from 0
+    assert len(part) == 32000
+    ref = full[15 * 16000 : 17 * 16000]
+    lag = np.argmax(np.correlate(part[8000:9600], ref[7800:9800], mode="valid")) - 200
+    assert abs(lag) <= 16  # within 1 ms of the full decode
+    assert np.corrcoef(part[1000:-1000], ref[1000:-1000])[0, 1] > 0.95
