@@ -3,6 +3,8 @@ real OpenAI-compatible HTTP server; the partitions sensor."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import dagster as dg
 import pytest
 
@@ -121,6 +123,8 @@ def test_unknown_benchmark_and_model_fail_with_a_reason(setup):
 
 def test_sensor_registers_benchmarks_and_models(setup):
     _, resources, instance, _, _ = setup
+    # a folder whose name would break the benchmark x model keys is left out (and logged)
+    make_benchmark(Path(resources["settings"].data_dir) / "benchmarks" / "bad|name")
     fresh = dg.DagsterInstance.ephemeral()
     ctx = dg.build_sensor_context(instance=fresh, resources={k: resources[k] for k in ("settings", "evaluation", "mllm")})
     result = eval_partitions_sensor(ctx)

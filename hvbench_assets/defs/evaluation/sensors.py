@@ -1,5 +1,7 @@
 """Adds `eval_benchmarks` keys for benchmark folders and `eval_models` keys for the active models."""
 
+import re
+
 import dagster as dg
 
 from hvbench_assets.core.mllm import ModelNotConfigured
@@ -10,6 +12,8 @@ from hvbench_assets.defs.evaluation.partitions import (
 from hvbench_assets.defs.evaluation.resources import EvaluationSettings
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.resources import HvbenchSettings
+
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 
 @dg.sensor(
@@ -28,7 +32,10 @@ def eval_partitions_sensor(context: dg.SensorEvaluationContext, settings: Hvbenc
     requests = []
     for part, wanted in ((eval_benchmarks_partitions, benchmarks), (eval_models_partitions, models)):
         existing = set(context.instance.get_dynamic_partitions(part.name))
-        new = [k for k in wanted if k not in existing]
+        unsafe = [k for k in wanted if not SAFE_NAME.match(k)]
+        for k in unsafe:  # '|' or ',' would break the benchmark x model keys, '/' the report paths
+            context.log.warning(f"{part.name}: {k!r} is not a usable partition key (allowed: {SAFE_NAME.pattern}); rename it")
+        new = [k for k in wanted if k not in existing and k not in unsafe]
         if new:
             requests.append(part.build_add_request(new))
     if not requests:
