@@ -8,7 +8,7 @@ from typing import Protocol
 import numpy as np
 
 from hvbench_assets.core.audio import features, vad
-from hvbench_assets.core.audio.weights import require_hf_model
+from hvbench_assets.core.audio.weights import load_hf_pair
 from hvbench_assets.core.media import SAMPLE_RATE
 
 SPEECH, SILENCE, OTHER = "speech", "silence", "other_sound"
@@ -87,10 +87,7 @@ class AstTagger:
         if self._loaded is None:
             from transformers import ASTForAudioClassification, AutoFeatureExtractor
 
-            source = require_hf_model(self.model_id)
-            extractor = AutoFeatureExtractor.from_pretrained(source)
-            net = ASTForAudioClassification.from_pretrained(source).to(self.device).eval()
-            self._loaded = (extractor, net)
+            self._loaded = load_hf_pair(self.model_id, self.device, AutoFeatureExtractor, ASTForAudioClassification)
         return self._loaded
 
     def tag(self, audio: np.ndarray) -> AudioTags:

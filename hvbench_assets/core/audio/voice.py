@@ -8,7 +8,7 @@ from typing import Protocol
 import numpy as np
 
 from hvbench_assets.core.audio import features, vad
-from hvbench_assets.core.audio.weights import require_hf_model
+from hvbench_assets.core.audio.weights import load_hf_pair
 from hvbench_assets.core.media import SAMPLE_RATE
 
 VOICE_CLASSES = ("male", "female", "child")
@@ -156,10 +156,7 @@ class Wav2Vec2Demographer:
         if self._loaded is None:
             from transformers import Wav2Vec2FeatureExtractor
 
-            source = require_hf_model(self.model_id)
-            extractor = Wav2Vec2FeatureExtractor.from_pretrained(source)
-            net = _age_gender_model_class().from_pretrained(source).to(self.device).eval()
-            self._loaded = (extractor, net)
+            self._loaded = load_hf_pair(self.model_id, self.device, Wav2Vec2FeatureExtractor, _age_gender_model_class())
         return self._loaded
 
     def estimate(self, audio: np.ndarray) -> VoiceDemographics:

@@ -62,3 +62,10 @@ def require_hf_model(repo_id: str, filename: str = "config.json") -> str:
         f"Pre-seed them on a machine with network: `huggingface-cli download {repo_id}` with HF_HOME pointing "
         f"at the same cache, or set the model option to a local folder holding the files."
     )
+
+
+def load_hf_pair(model_id: str, device: str, extractor_cls, model_cls) -> tuple:
+    """(feature extractor, model in eval mode on `device`) from the local copy of a hub model;
+    ModelUnavailable at once when the weights are not there (see require_hf_model)."""
+    source = require_hf_model(model_id)
+    return extractor_cls.from_pretrained(source), model_cls.from_pretrained(source).to(device).eval()
