@@ -74,6 +74,7 @@ def analyse(path: str | Path, width: int, height: int, fps: float, f: ClipFilter
     `expected_frames` (from the container header) turns a truncated file into a MediaError."""
     path = Path(path)
     cut_frames: list[int] = []
+    cut_times: list[float] = []  # from timestamps, so variable-rate sources cut at the right moment
     flow_pairs: list[tuple[float, float]] = []  # (time of the later frame, mean flow magnitude)
     prev_hsv = prev_gray = None
     prev_gray_t = None
@@ -88,6 +89,7 @@ def analyse(path: str | Path, width: int, height: int, fps: float, f: ClipFilter
             since = n - (cut_frames[-1] if cut_frames else 0)
             if delta >= f.cut_threshold and since >= f.min_shot_frames:
                 cut_frames.append(n)
+                cut_times.append(fr.t)
                 prev_gray = None  # never measure motion across a cut
         prev_hsv = hsv
         if fr.t + 1e-6 >= next_motion_t:
@@ -106,8 +108,8 @@ def analyse(path: str | Path, width: int, height: int, fps: float, f: ClipFilter
         raise MediaError(path, "video stream has 0 decodable frames")
     check_complete(path, n, expected_frames)
     fps = fps if fps > 0 else n / max(last_t, 1e-3)
-    duration = n / fps
-    cuts_s = [round(c / fps, 3) for c in cut_frames]
+    duration = last_t + 1.0 / fps
+    cuts_s = [round(t, 3) for t in cut_times]
     bounds = [0.0, *cuts_s, duration]
     segments: list[Segment] = []
     for a, b in zip(bounds[:-1], bounds[1:]):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
 from pathlib import Path
 
@@ -12,7 +12,7 @@ import numpy as np
 
 from hvbench_assets.core.media.audio import load_audio
 from hvbench_assets.core.media.errors import MediaError, NoAudioError
-from hvbench_assets.core.media.frames import iter_frames
+from hvbench_assets.core.media.frames import Frame, iter_frames
 
 AUDIO_RATE = 48_000
 
@@ -97,5 +97,23 @@ def cut_clip(src: str | Path, dst: str | Path, start_s: float, end_s: float, fps
         from hvbench_assets.core.media.probe import probe_video
 
         fps = probe_video(src, count_frames=False).fps
-    frames = (f.image for f in iter_frames(src, start_s=start_s, end_s=end_s))
+    frames = constant_rate(iter_frames(src, start_s=start_s, end_s=end_s), start_s, end_s, fps)
     return write_video(dst, frames, fps=fps, audio=source_audio(src, start_s, end_s))
+
+
+def constant_rate(frames: Iterable[Frame], start_s: float, end_s: float, fps: float) -> Iterator[np.ndarray]:
+    """Frames resampled by their timestamps to exactly `fps` over [start_s, end_s): each output tick
+    shows the source frame on screen at that moment. A constant-rate source passes one to one; a
+    variable-rate one (phones) gets frames repeated or dropped, so picture and sound stay in sync
+    and every later step may count time as frame / fps."""
+    n_out = max(1, int(round((end_s - start_s) * fps)))
+    prev, k = None, 0
+    for f in frames:
+        rel = f.t - start_s
+        while prev is not None and k < n_out and (k + 0.5) / fps <= rel:
+            yield prev
+            k += 1
+        prev = f.image
+    while prev is not None and k < n_out:
+        yield prev
+        k += 1

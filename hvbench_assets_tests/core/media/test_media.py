@@ -135,3 +135,35 @@ def test_audio_window_deep_in_a_file_matches_a_full_decode(two_people_talking):
     lag = np.argmax(np.correlate(part[8000:9600], ref[7800:9800], mode="valid")) - 200
     assert abs(lag) <= 16  # within 1 ms of the full decode
     assert np.corrcoef(part[1000:-1000], ref[1000:-1000])[0, 1] > 0.95
+
+
+def _variable_rate_video(path, flash_at=2.0):
+    """15 fps for 2 s, then 35 fps for 2 s (about 25 on average), a white frame at `flash_at`."""
+    from fractions import Fraction
+
+    import av
+
+    out = av.open(str(path), "w")
+    vs = out.add_stream("libx264", rate=25)
+    vs.width, vs.height, vs.pix_fmt = 160, 120, "yuv420p"
+    vs.codec_context.time_base = vs.time_base = Fraction(1, 1000)
+    for t in list(np.arange(0, 2.0, 1 / 15)) + list(np.arange(2.0, 4.0, 1 / 35)):
+        frame = av.VideoFrame.from_ndarray(np.full((120, 160, 3), 255 if abs(t - flash_at) < 1e-6 else 20, np.uint8),
+                                           format="bgr24")
+        frame.pts, frame.time_base = int(round(t * 1000)), Fraction(1, 1000)
+        for p in vs.encode(frame):
+            out.mux(p)
+    for p in vs.encode(None):
+        out.mux(p)
+    out.close()
+    return path
+
+
+def test_cutting_a_variable_rate_video_keeps_picture_on_time(tmp_path):
+    src = _variable_rate_video(tmp_path / "vfr.mp4")
+    cut = cut_clip(src, tmp_path / "cut.mp4", 0.0, 4.0)
+    p = probe_video(cut)
+    frames = [f.image.mean() for f in iter_frames(cut)]
+    assert abs(len(frames) - round(4.0 * p.fps)) <= 1  # constant rate: frames = duration x fps
+    flash = next(i for i, m in enumerate(frames) if m > 100)
+    assert abs(flash / p.fps - 2.0) <= 1.0 / p.fps  # at 2.0 s, as in the source (not 30 frames in = 1.2 s)
