@@ -62,6 +62,7 @@ class SceneAnalysis:
     height: int
     cuts_s: list[float]  # start times of shots after the first
     segments: list[Segment]
+    constant_rate: bool = True  # every frame within half a frame of index / fps
 
 
 def _hsv_delta(a: np.ndarray, b: np.ndarray) -> float:
@@ -82,6 +83,8 @@ def analyse(path: str | Path, width: int, height: int, fps: float, f: ClipFilter
     scale = max(width, height) / f.analysis_side if max(width, height) > f.analysis_side else 1.0
     n = 0
     last_t = 0.0
+    first_t = None
+    max_jitter = 0.0
     for fr in iter_frames(path, max_side=f.analysis_side):
         hsv = cv2.cvtColor(fr.image, cv2.COLOR_BGR2HSV)
         if prev_hsv is not None:
@@ -102,6 +105,9 @@ def analyse(path: str | Path, width: int, height: int, fps: float, f: ClipFilter
                 flow_pairs.append((fr.t, mag * (1.0 / f.motion_fps) / dt))
             prev_gray, prev_gray_t = gray, fr.t
             next_motion_t = fr.t + 1.0 / f.motion_fps
+        first_t = fr.t if first_t is None else first_t
+        if fps > 0:
+            max_jitter = max(max_jitter, abs(fr.t - first_t - n / fps))
         n += 1
         last_t = fr.t
     if n == 0:
@@ -117,7 +123,8 @@ def analyse(path: str | Path, width: int, height: int, fps: float, f: ClipFilter
             motion = _mean_motion(flow_pairs, wa, wb)
             kept, reason = decide(wb - wa, width, height, motion, f)
             segments.append(Segment(len(segments), round(wa, 3), round(wb, 3), motion, kept, reason))
-    return SceneAnalysis(fps, round(duration, 3), n, width, height, cuts_s, segments)
+    return SceneAnalysis(fps, round(duration, 3), n, width, height, cuts_s, segments,
+                         constant_rate=max_jitter < 0.5 / fps)
 
 
 def split_windows(start: float, end: float, max_len: float) -> list[tuple[float, float]]:

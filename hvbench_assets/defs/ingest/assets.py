@@ -31,8 +31,9 @@ def raw_video_path(settings: HvbenchSettings, warehouse: WarehouseResource, raw_
     return path
 
 
-def _write_clip(src: Path, dst: Path, start_s: float, end_s: float, whole: bool, codec: str, fps: float) -> None:
-    if whole and src.suffix.lower() in (".mp4", ".m4v") and codec == "h264":
+def _write_clip(src: Path, dst: Path, start_s: float, end_s: float, whole: bool, codec: str, fps: float,
+                constant_rate: bool) -> None:
+    if whole and constant_rate and src.suffix.lower() in (".mp4", ".m4v") and codec == "h264":
         tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
         shutil.copyfile(src, tmp)  # already a browser-playable single shot: no re-encode
         os.replace(tmp, dst)  # a label run reading the previous version never sees half a file
@@ -68,7 +69,8 @@ def scene_clips(
         clip_path = out_dir / f"{key}.mp4"
         sha = None
         if seg.kept:
-            _write_clip(src, clip_path, seg.start_s, seg.end_s, whole, header.video_codec, scenes.fps)
+            _write_clip(src, clip_path, seg.start_s, seg.end_s, whole, header.video_codec, scenes.fps,
+                        scenes.constant_rate)
             sha = file_sha256(clip_path)
             kept_keys.append(key)
         rows.append({

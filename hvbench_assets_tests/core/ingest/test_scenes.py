@@ -64,3 +64,10 @@ def test_split_windows_covers_the_range_with_equal_parts():
     w = split_windows(0.0, 65.0, 30.0)
     assert len(w) == 3 and w[0] == (0.0, 65.0 / 3) and w[-1][1] == 65.0
     assert split_windows(2.0, 9.0, 30.0) == [(2.0, 9.0)]
+
+
+def test_variable_rate_sources_are_recognised(tmp_path, man_talking_head):
+    from hvbench_assets_tests.core.media.test_media import _variable_rate_video
+
+    assert _analyse(man_talking_head).constant_rate
+    assert not _analyse(_variable_rate_video(tmp_path / "vfr.mp4")).constant_rate  # re-encoded, never copied
