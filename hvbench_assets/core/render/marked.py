@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 
 import cv2
@@ -25,7 +25,7 @@ def render_marked(
     src: str | Path,
     dst: str | Path,
     boxes_by_frame: Mapping[int, Mapping[int, Box]],
-    highlight: int | None = None,
+    highlight: int | Collection[int] | None = None,
     letters: Mapping[int, str] | None = None,
     start_s: float = 0.0,
     end_s: float | None = None,
@@ -34,9 +34,11 @@ def render_marked(
 
     `boxes_by_frame` maps a source frame index to {track_id: (x1, y1, x2, y2)} in source pixels (see
     `core.vision.boxes_by_frame`). `highlight` draws that track's box in red; `letters` draws every listed
-    track's box with its letter (use `core.vision.letter_tracks` for a fixed order). Both may be given.
+    track's box with its letter (use `core.vision.letter_tracks` for a fixed order). Both may be given;
+    `highlight` may name several tracks (one person whose tracks L2 merged).
     """
-    if highlight is None and not letters:
+    highlight = {highlight} if isinstance(highlight, int) else set(highlight or ())
+    if not highlight and not letters:
         raise ValueError("render_marked needs a track to highlight or letters to draw")
     info = probe_video(src, count_frames=False)
     frames = _marked_frames(src, boxes_by_frame, highlight, letters or {}, start_s, end_s)
@@ -51,10 +53,10 @@ def _marked_frames(src, boxes_by_frame, highlight, letters, start_s, end_s) -> I
             img = img.copy()
             scale = max(img.shape[:2]) / 720
             for tid, letter in letters.items():
-                if tid in boxes and tid != highlight:
+                if tid in boxes and tid not in highlight:
                     draw_box(img, boxes[tid], LETTER_BGR, scale, letter)
-            if highlight is not None and highlight in boxes:
-                draw_box(img, boxes[highlight], HIGHLIGHT_BGR, scale, letters.get(highlight))
+            for tid in highlight & boxes.keys():
+                draw_box(img, boxes[tid], HIGHLIGHT_BGR, scale, letters.get(tid))
         yield img
 
 

@@ -15,7 +15,7 @@ import json
 import os
 import random
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -187,6 +187,39 @@ class Warehouse:
     ) -> int:
         """Replaces in several tables (spec, key values, rows, provenance) as ONE transaction, so a reader
         never sees one table of a label updated and its companion table not yet."""
+        items = list(items)
+        return self.read_then_replace([spec for spec, *_ in items], lambda con: items)
+
+    def read_then_replace(
+        self,
+        specs: Sequence[TableSpec],
+        build: Callable[[duckdb.DuckDBPyConnection], Iterable[tuple[TableSpec, Mapping[str, Any],
+                                                                    Iterable[Mapping[str, Any]], Mapping[str, Any] | None]]],
+    ) -> int:
+        """Like `replace_tables`, but `build(con)` first reads what the write depends on (for example how
+        often each answer letter is used so far), under the same lock and in the same transaction, so no
+        other writer slips in between. `specs` lists every table `build` may write."""
+        for attempt in (1, 2):
+            self.ensure(*specs)
+            try:
+                with self.connect() as con:
+                    con.execute("BEGIN TRANSACTION")
+                    try:
+                        plans = self._plan(build(con))
+                        for spec, keys, values in plans.values():
+                            self._apply(con, spec, keys, values)
+                        con.execute("COMMIT")
+                    except Exception:
+                        con.execute("ROLLBACK")
+                        raise
+                return sum(len(v) for _, _, v in plans.values())
+            except duckdb.CatalogException:
+                if attempt == 2:
+                    raise
+                self._ensured.clear()  # the file was replaced under us (data folder wiped): create again
+        raise AssertionError("unreachable")
+
+    def _plan(self, items) -> dict[str, tuple[TableSpec, list[list[Any]], list[list[Any]]]]:
         now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         plans: dict[str, tuple[TableSpec, list[list[Any]], list[list[Any]]]] = {}
         for spec, key_values, rows, provenance in items:
@@ -204,25 +237,7 @@ class Warehouse:
                     raise WarehouseError(f"{spec.name}: unknown columns {sorted(unknown)}")
                 merged = {**fill, **row, **key_values}  # the partition key always wins
                 values.append([_encode(merged.get(n), types[n]) for n in names])
-        specs = [spec for spec, _, _ in plans.values()]
-        for attempt in (1, 2):
-            self.ensure(*specs)
-            try:
-                with self.connect() as con:
-                    con.execute("BEGIN TRANSACTION")
-                    try:
-                        for spec, keys, values in plans.values():
-                            self._apply(con, spec, keys, values)
-                        con.execute("COMMIT")
-                    except Exception:
-                        con.execute("ROLLBACK")
-                        raise
-                break
-            except duckdb.CatalogException:
-                if attempt == 2:
-                    raise
-                self._ensured.clear()  # the file was replaced under us (data folder wiped): create again
-        return sum(len(v) for _, _, v in plans.values())
+        return plans
 
     def _apply(self, con, spec: TableSpec, keys: list[list[Any]], values: list[list[Any]]) -> None:
         names, types = spec.column_names, dict(spec.all_columns)

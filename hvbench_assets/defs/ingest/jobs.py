@@ -12,8 +12,10 @@ raw_video_job = dg.define_asset_job(
     description="Split one inbox file into single-shot clips and register them as `videos` partitions",
 )
 
-# Every per-clip asset lives in group `labels` (plus the probe): the whole per-clip graph in one run.
-PER_CLIP = dg.AssetSelection.assets(video_probe) | dg.AssetSelection.groups("labels")
+# Every per-clip asset lives in group `labels` or `tasks` (plus the probe): the whole per-clip graph in one run,
+# so a clip's questions are rebuilt whenever its labels are. Task families that need a model store `blocked`
+# verdicts when none is configured, so they stay in the offline job too.
+PER_CLIP = dg.AssetSelection.assets(video_probe) | dg.AssetSelection.groups("labels") | dg.AssetSelection.groups("tasks")
 # MLLM-written labels (kind `openai`) need a configured endpoint; without one they would only fail.
 MLLM_LABELS = dg.AssetSelection.kind("openai")
 
@@ -21,12 +23,12 @@ clip_labels_job = dg.define_asset_job(
     "clip_labels_job",
     selection=PER_CLIP,
     partitions_def=videos_partitions,
-    description="Probe one clip and compute every per-clip label (L1-L11, MLLM descriptions included)",
+    description="Probe one clip, compute every per-clip label (L1-L11, MLLM descriptions included) and its task questions",
 )
 
 clip_offline_labels_job = dg.define_asset_job(
     "clip_offline_labels_job",
     selection=PER_CLIP - MLLM_LABELS,
     partitions_def=videos_partitions,
-    description="Probe one clip and compute the labels that need no MLLM endpoint",
+    description="Probe one clip, compute the labels that need no MLLM endpoint, and its task questions",
 )

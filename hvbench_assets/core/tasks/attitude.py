@@ -1,0 +1,63 @@
+"""AR (attitude recognition): the first half of the synthesis chain on the most-present person."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
+from hvbench_assets.core.tasks.labels import ClipLabels
+from hvbench_assets.core.tasks.prompts import ATTITUDE_CAPTION, ATTITUDE_QUESTION
+from hvbench_assets.core.tasks.replies import BadReply, json_object
+from hvbench_assets.core.tasks.rules import Option, Verdict, most_present, persons, reject
+
+ATTITUDES = ("Positive", "Negative", "Neutral", "Indeterminate")
+
+
+@dataclass(frozen=True)
+class ArParams:
+    min_people: int = 1
+
+
+def select_ar(labels: ClipLabels, p: ArParams) -> Verdict:
+    people = persons(labels)
+    m = {"people": len(people)}
+    target = most_present(people)
+    if target is None:
+        return reject("people", "people=0: no face track (L1)", m)
+    appearance = [labels.by_track("appearance").get(t) for t in target.track_ids]
+    if not any(a and a.get("status") == "ok" for a in appearance):
+        return reject("appearance", f"no L4 appearance for the target track(s) {list(target.track_ids)}", m)
+    m["target_frames"] = target.frames
+    return Verdict(True, "ar", "the most-present person", m, target=list(target.track_ids),
+                   target_track_ids=target.track_ids)
+
+
+def build_ar(ctx: BuildContext) -> Draft | Pending:
+    tids = tuple(ctx.verdict.target_track_ids)
+    appearance = " ".join((ctx.labels.by_track("appearance").get(t) or {}).get("text") or "" for t in tids).strip()
+    caption = ctx.ask(ATTITUDE_CAPTION, video=ctx.red_box_video(tids), appearance=appearance)
+    if not caption.ok:
+        return Pending("failed", f"attitude caption call failed: {caption.error}", call_ids=[caption.call_id])
+    qa = ctx.ask(ATTITUDE_QUESTION, appearance=appearance, caption=caption.text)
+    calls = [caption.call_id, qa.call_id]
+    if not qa.ok:
+        return Pending("failed", f"question call failed: {qa.error}", call_ids=calls)
+    try:
+        obj = json_object(qa.text)
+        question = str(obj.get("question") or "").strip()
+        attitude = str(obj.get("attitude") or "").strip().lower()
+        if not question:
+            raise BadReply("no question in reply")
+        if attitude not in ("positive", "negative", "neutral"):
+            raise BadReply(f"attitude {attitude!r} is not positive, negative or neutral")
+    except BadReply as exc:
+        return Pending("failed", f"question reply unusable: {exc}", call_ids=calls)
+    truth = attitude.capitalize()
+    return Draft(
+        question=question,
+        truth=Option(truth, "model"),
+        distractors=[Option(a, "fixed") for a in ATTITUDES if a != truth],
+        marking={"kind": "red_box", "track_ids": list(tids)},
+        provisional=True,  # one describer's answer until the synthesis ensemble confirms it
+        call_ids=calls, details={"caption": caption.text},
+    )

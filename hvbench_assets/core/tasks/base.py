@@ -1,0 +1,61 @@
+"""The shape every task family fills: `select(labels, params) -> Verdict` and
+`build(ctx) -> Draft | Pending`. A family module holds only its own rules; shared ones are in rules.py."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from hvbench_assets.core.tasks.labels import ClipLabels
+from hvbench_assets.core.tasks.rules import Option, Verdict
+
+
+@dataclass
+class Draft:
+    """A question whose options still need their letters (the answer slot is balanced across the task)."""
+
+    question: str
+    truth: Option
+    distractors: list[Option]
+    marking: dict[str, Any]  # {"kind": "letters"} | {"kind": "red_box", "track_ids": [...]} | {"kind": "none"} | ...
+    provisional: bool = False
+    status: str = "draft"
+    call_ids: list[str] = field(default_factory=list)
+    annotation_ids: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)  # what the build measured or decided (stored with the rule params)
+
+
+@dataclass
+class Pending:
+    """No question (yet): waiting for a human, a model that is missing, or a model answer that was unusable."""
+
+    status: str  # awaiting_annotation | blocked | failed | rejected
+    reason: str
+    call_ids: list[str] = field(default_factory=list)
+    annotation_ids: list[str] = field(default_factory=list)
+    rule: str | None = None
+
+
+class ModelAnswer(Protocol):
+    text: str | None
+    call_id: str
+    error: str | None
+
+    @property
+    def ok(self) -> bool: ...
+
+
+@dataclass
+class BuildContext:
+    labels: ClipLabels
+    verdict: Verdict
+    rng: random.Random
+    params: Any
+    # a describer/LLM call: ask(prompt, system=None, video=None) -> ModelAnswer (video frames sampled when given)
+    ask: Callable[..., ModelAnswer] | None = None
+    # the red-box video of some tracks, rendered once per (clip, tracks) and shared
+    red_box_video: Callable[[tuple[int, ...]], Path] | None = None
+    annotation: Mapping[str, Any] | None = None  # the latest human annotation for this clip and task

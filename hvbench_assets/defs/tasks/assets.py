@@ -1,0 +1,141 @@
+"""The 16 task assets (group `tasks`), one per family, built from core/tasks/registry.py by one factory.
+
+Each asset depends on exactly the labels its family reads (Table 9 plus what our rules need), so the
+lineage graph is Table 9. Per clip it stores one `task_candidates` verdict and at most one question;
+re-materializing replaces both in one transaction, with the answer slot balanced against the task's
+questions on other clips under the same lock.
+"""
+
+
+import dagster as dg
+
+from hvbench_assets.core.media import MediaError
+from hvbench_assets.core.mllm import ModelNotConfigured
+from hvbench_assets.core.mllm.descriptions import describer_fingerprint
+from hvbench_assets.core.render.questions import question_video_path, render_question_video
+from hvbench_assets.core.tasks import annotations
+from hvbench_assets.core.tasks.calls import ModelUnreachable, asker
+from hvbench_assets.core.tasks.labels import PAPER_LABEL, LabelsMissing, load_labels
+from hvbench_assets.core.tasks.pipeline import Balance, blocked_row, preview_markdown, run_family
+from hvbench_assets.core.tasks.registry import FAMILIES, TaskFamily
+from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
+from hvbench_assets.defs.labels.descriptions import _DESCRIBER
+from hvbench_assets.defs.mllm_resources import MllmResource
+from hvbench_assets.defs.partitions import videos_partitions
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+
+
+def code_version(family: TaskFamily) -> str:
+    """Rule version, thresholds, prompts, and (for model-built families) the model that writes them."""
+    version = family.fingerprint()
+    return f"{version}-m{describer_fingerprint(_DESCRIBER)}" if family.needs_model else version
+
+
+def _description(family: TaskFamily) -> str:
+    how = ("selection only; questions come from the synthesis stage" if family.descriptive
+           else "truth from a human annotation" if family.annotation
+           else "built with a model" if family.needs_model else "built from labels")
+    return f"{family.abbrev} ({family.task}): per-clip selection verdict and question ({how})"
+
+
+def task_asset(family: TaskFamily) -> dg.AssetsDefinition:
+    version = code_version(family)
+
+    @dg.asset(
+        name=family.asset,
+        partitions_def=videos_partitions,
+        deps=["video_probe", *family.reads],
+        group_name="tasks",
+        kinds={"python", "duckdb", "video"},
+        code_version=version,
+        pool="mllm" if family.needs_model else None,
+        description=_description(family),
+        metadata={"task": family.task, "abbrev": family.abbrev, "category": family.info.category,
+                  "labels_table9": ", ".join(f"{PAPER_LABEL[x]} {x}" for x in family.labels),
+                  "labels_ours": ", ".join(f"{PAPER_LABEL[x]} {x}" for x in family.ours) or "-",
+                  "marking": family.marking, "tables": "task_candidates, questions"},
+    )
+    def _asset(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+               mllm: MllmResource) -> dg.MaterializeResult:
+        return materialize_task(context, family, version, settings, warehouse, mllm)
+
+    return _asset
+
+
+def materialize_task(context, family: TaskFamily, version: str, settings: HvbenchSettings,
+                     warehouse: WarehouseResource, mllm: MllmResource) -> dg.MaterializeResult:
+    vid = context.partition_key
+    wh = warehouse.get()
+    prov = {"backend": "rules", "model": None, "code_version": version}
+    spec = None
+    if family.needs_model:
+        try:
+            spec = mllm.describer()
+        except ModelNotConfigured as exc:
+            row = blocked_row(family, f"needs a model: {exc}")
+            _write(wh, vid, family, row, None, prov)
+            return dg.MaterializeResult(metadata={"status": "blocked", "reason": row["reason"], "questions": 0})
+        prov["model"] = spec.model_id
+    try:
+        labels = load_labels(wh, vid, family.reads)
+    except LabelsMissing as exc:
+        raise dg.Failure(description=f"{family.asset} of {vid}: {exc}", allow_retries=False) from exc
+    out_dir = settings.media_dir(vid) / "questions"
+    clip = labels.clip
+
+    def red_box_video(track_ids: tuple[int, ...]):
+        return render_question_video(clip.path, clip.sha256, labels.tracks,
+                                     {"kind": "red_box", "track_ids": sorted(track_ids)}, out_dir)
+
+    client = mllm.client(wh) if spec else None
+    try:
+        outcome = run_family(
+            family, labels, ask=asker(client, spec, vid, family.task) if spec else None, red_box_video=red_box_video,
+            annotation=(lambda tids: annotations.latest(wh, vid, family.annotation, tuple(tids))),
+        )
+    except ModelUnreachable as exc:
+        raise dg.Failure(description=str(exc)) from exc  # transient: a rerun pays only for uncached calls
+    except MediaError as exc:
+        raise dg.Failure(description=f"{family.asset} of {vid}: {exc}", allow_retries=False) from exc
+    candidate = outcome.candidate_row()
+    holder: dict = {}
+
+    def build(con):
+        others = con.execute("SELECT answer, options FROM questions WHERE task = ? AND video_id <> ? "
+                             "AND answer IS NOT NULL AND status <> 'rejected'", [family.task, vid]).fetchall()
+        question, marking = outcome.question_row(Balance.from_rows([{"answer": a, "options": o} for a, o in others]))
+        if question is not None and marking is not None:
+            question["video_path"] = str(question_video_path(out_dir, clip.path, clip.sha256, marking))
+        holder.update(question=question, marking=marking)
+        return _items(vid, family, candidate, question, prov)
+
+    wh.read_then_replace((TASK_CANDIDATES, QUESTIONS), build)
+    question, marking = holder["question"], holder["marking"]
+    if marking is not None:
+        try:
+            render_question_video(clip.path, clip.sha256, labels.tracks, marking, out_dir)
+        except (MediaError, OSError) as exc:
+            failed = {**candidate, "status": "failed", "reason": f"question video could not be rendered: {exc}"}
+            _write(wh, vid, family, failed, None, prov)
+            raise dg.Failure(description=f"{family.asset} of {vid}: {failed['reason']}") from exc
+    calls = outcome.result.call_ids if outcome.result is not None else []
+    return dg.MaterializeResult(metadata={
+        "status": candidate["status"], "rule": candidate["rule"], "reason": candidate["reason"] or "",
+        "measured": dg.MetadataValue.json(candidate["measured"]), "questions": int(bool(question and question["answer"])),
+        "dagster/row_count": 1 + int(question is not None), "model_calls": len(calls),
+        "preview": dg.MetadataValue.md(preview_markdown([question]) if question else
+                                       f"{candidate['status']}: {candidate['reason']}"),
+        **({"question_video": dg.MetadataValue.path(question["video_path"])} if question and question["video_path"] else {}),
+    })
+
+
+def _items(vid, family, candidate, question, prov):
+    key = {"video_id": vid, "task": family.task}
+    return [(TASK_CANDIDATES, key, [candidate], prov), (QUESTIONS, key, [question] if question else [], prov)]
+
+
+def _write(wh, vid, family, candidate, question, prov) -> None:
+    wh.replace_tables(_items(vid, family, candidate, question, prov))
+
+
+TASK_ASSETS = [task_asset(f) for f in FAMILIES]
