@@ -1,7 +1,7 @@
 """A real HTTP server on 127.0.0.1 that speaks the OpenAI chat API, for tests and benchmarks.
 
-It stands in for vLLM / OpenAI / Gemini at the network boundary only: the code under test uses
-the real `openai` package against it. Reuse it anywhere:
+It stands in for vLLM / OpenAI / Gemini at the network boundary only: the code under test speaks
+real HTTP to it. Reuse it anywhere:
 
     from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
 
@@ -15,7 +15,8 @@ Replies come first from the scripted queue, then from `responder(request) -> Fak
 (default: a deterministic text naming the model, frame count and prompt start). Faults:
 `FakeReply.rate_limited(retry_after)` 429, `.server_error(status)` 5xx, `.hang(seconds)` (a reply
 slower than the client's timeout), `.malformed()` (non-JSON body), `.empty()` (empty content),
-`.no_choices()`, `.drop()` (connection closed without a reply). `latency_s` delays every
+`.no_choices()`, `.drop()` (connection closed without a reply), `.leaky(status, as_json)` (a body that
+echoes the request's Authorization header, like a misbehaving proxy). `latency_s` delays every
 reply. `api_key=` makes the server demand `Authorization: Bearer <key>` (401 otherwise).
 Every request, including failed ones, is recorded in `server.requests` (thread-safe);
 `max_in_flight` is the most chat requests the server held at once (to check concurrency limits);
@@ -44,6 +45,7 @@ class FakeReply:
     headers: dict = field(default_factory=dict)
     disconnect: bool = False  # close the socket without answering
     json_body: dict | None = None  # a custom JSON body
+    echo_auth: bool = False  # put the request's Authorization header into `body` / `json_body` ({auth})
 
     @classmethod
     def rate_limited(cls, retry_after: float | None = None) -> FakeReply:
@@ -77,6 +79,13 @@ class FakeReply:
     @classmethod
     def drop(cls) -> FakeReply:
         return cls(disconnect=True)
+
+    @classmethod
+    def leaky(cls, status: int = 200, as_json: bool = False) -> FakeReply:
+        """A reply whose body repeats the caller's `Authorization: Bearer <key>` header."""
+        if as_json:
+            return cls(status=status, json_body={"error": {"message": "token {auth} rejected"}}, echo_auth=True)
+        return cls(status=status, body=b"<html>gateway says: forwarded {auth} upstream</html>", echo_auth=True)
 
 
 @dataclass
@@ -207,6 +216,14 @@ class FakeOpenAIServer:
                 if reply.disconnect:
                     self.close_connection = True
                     return
+                if reply.echo_auth:
+                    auth = self.headers.get("Authorization", "")
+                    if reply.body is not None:
+                        reply = FakeReply(status=reply.status, headers=reply.headers,
+                                          body=reply.body.replace(b"{auth}", auth.encode()))
+                    else:
+                        reply = FakeReply(status=reply.status, headers=reply.headers, json_body=json.loads(
+                            json.dumps(reply.json_body).replace("{auth}", auth)))
                 if reply.body is not None:
                     return self._send(reply.status, reply.body, reply.headers)
                 if reply.json_body is not None:

@@ -219,3 +219,41 @@ def test_prompt_edit_marks_exactly_that_asset_stale_in_dagster(tmp_path, server,
         importlib.reload(core_descriptions)
         importlib.reload(descriptions)
     assert after == {"appearance": StaleStatus.FRESH, "video_caption": StaleStatus.STALE}
+
+
+def _invoke(asset, res):
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("videos", [KEY])
+    ctx = dg.build_asset_context(partition_key=KEY, instance=instance)
+    return asset(ctx, warehouse=res["warehouse"], mllm=res["mllm"])
+
+
+@pytest.mark.parametrize("asset", [video_caption, appearance], ids=["L11", "L4"])
+def test_a_rejected_key_fails_the_step_at_once_without_retries_naming_the_setting(
+        tmp_path, server, clip_with_tracks, monkeypatch, asset):
+    monkeypatch.setenv("HVB_DESCRIBER_KEY", "wrong-key-0123456789")
+    server.api_key = "right-key-9876543210"
+    res = resources(tmp_path, write_registry(tmp_path, server, api_key_env='"HVB_DESCRIBER_KEY"'))
+    with pytest.raises(dg.Failure) as err:
+        _invoke(asset, res)
+    assert err.value.allow_retries is False
+    assert "HTTP 401" in err.value.description and "HVB_DESCRIBER_KEY" in err.value.description
+    assert "wrong-key-0123456789" not in err.value.description
+    assert server.request_count <= 2  # each call once, no client retries (L4's two tracks go out together)
+    assert clip_with_tracks.count(VIDEO_CAPTION_TABLE) == 0 and clip_with_tracks.count(APPEARANCE_TABLE) == 0
+
+
+def test_a_garbled_reply_becomes_a_failed_row_and_the_key_it_echoes_is_nowhere(
+        tmp_path, server, clip_with_tracks, monkeypatch, caplog):
+    secret = "describer-key-0123456789"
+    monkeypatch.setenv("HVB_DESCRIBER_KEY", secret)
+    server.api_key = secret
+    res = resources(tmp_path, write_registry(tmp_path, server, api_key_env='"HVB_DESCRIBER_KEY"'))
+    server.script(*[FakeReply.leaky(200)] * 3)  # max_attempts=3: the same garbage every time
+    result = run([video_caption], res)
+    assert result.success
+    (row,) = clip_with_tracks.rows(VIDEO_CAPTION_TABLE, video_id=KEY)
+    assert row["status"] == "failed" and "not JSON" in row["reason"] and "Bearer ***" in row["reason"]
+    stored = str(clip_with_tracks.query("SELECT * FROM model_calls")) + str(clip_with_tracks.query("SELECT * FROM video_caption"))
+    logged = " ".join(str(e) for e in result.all_events) + caplog.text
+    assert secret not in stored and secret not in logged

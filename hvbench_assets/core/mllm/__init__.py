@@ -9,7 +9,7 @@ Public API (stable; the evaluation and synthesis stages build on it):
     MODEL_CALLS / CallLog                    the `model_calls` table (every call; the cache)
 """
 
-from hvbench_assets.core.mllm.backends import CallError, TransientCallError
+from hvbench_assets.core.mllm.backends import CallError, ConfigCallError, MalformedReply, TransientCallError
 from hvbench_assets.core.mllm.calls import MODEL_CALLS, CallLog
 from hvbench_assets.core.mllm.client import (
     ChatRequest,
@@ -28,7 +28,7 @@ from hvbench_assets.core.mllm.registry import (
 )
 
 __all__ = [
-    "MODEL_CALLS", "CallError", "CallLog", "ChatRequest", "ChatResult", "MllmClient", "ModelNotConfigured",
+    "MODEL_CALLS", "CallError", "CallLog", "ConfigCallError", "MalformedReply", "ChatRequest", "ChatResult", "MllmClient", "ModelNotConfigured",
     "ModelRegistry", "ModelSpec", "RetryPolicy", "TransientCallError", "cap_frames", "encode_jpeg",
     "load_registry", "parse_registry", "prompt_hash", "sample_frames",
 ]

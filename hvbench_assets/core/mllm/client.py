@@ -5,7 +5,10 @@
     r.text, r.call_id, r.cached, r.error
 
 `chat` never raises for a failed call: the result carries `error` (and `transient` when retrying
-later may help) and the failure is logged. It raises ModelNotConfigured for an unusable model name.
+later may help, `fatal` when a setting is wrong) and the failure is logged. After a fatal failure
+(401, no such endpoint, missing weights) later calls to that model fail at once without a request.
+It raises ModelNotConfigured for an unusable model name. Every text that came back from an
+endpoint passes through `secrets.scrub` before it is returned, stored or logged.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from hvbench_assets.core.mllm.backends import (
 from hvbench_assets.core.mllm.calls import CallLog
 from hvbench_assets.core.mllm.frames import cap_frames, encode_jpeg, encode_wav
 from hvbench_assets.core.mllm.registry import ModelRegistry, ModelSpec
+from hvbench_assets.core.mllm.secrets import clip, configured_secrets, scrub
 from hvbench_assets.core.warehouse import Warehouse
 
 
@@ -47,6 +51,7 @@ class ChatResult:
     cached: bool = False
     error: str | None = None
     transient: bool = False  # the error was a 429/5xx/timeout that outlasted the retries
+    fatal: bool = False  # authentication / configuration: the error names the setting to fix
     attempts: int = 0  # requests sent for this result (0 when cached)
     frames_sent: int = 0
 
@@ -112,6 +117,7 @@ class MllmClient:
         self._inflight: dict[str, threading.Lock] = {}
         self._inflight_lock = threading.Lock()
         self.requests_sent = 0  # HTTP requests (or local generations) by this client
+        self._fatal: dict[str, str] = {}  # model -> first configuration error: later calls fail without a request
 
     # -- public ------------------------------------------------------------------------------
     def chat(
@@ -124,9 +130,20 @@ class MllmClient:
         params: dict | None = None,
         context: dict | None = None,
         audio_rate: int = 16000,
+        commit: bool = True,
     ) -> ChatResult:
-        """One call; its model_calls row is committed when this returns."""
-        return self._chat(ChatRequest(model, prompt, frames, system, audio, params, context, audio_rate), wait=True)
+        """One call; its model_calls row is committed when this returns (`commit=False`: queued for the
+        writer thread; `flush()` or process exit commits it)."""
+        return self._chat(ChatRequest(model, prompt, frames, system, audio, params, context, audio_rate), wait=commit)
+
+    def flush(self) -> None:
+        """Commit every queued model_calls row."""
+        if self.calls:
+            self.calls.flush()
+
+    def secrets(self) -> frozenset[str]:
+        """Every key configured for any model (read now: keys live in the environment)."""
+        return configured_secrets(m.api_key_env for m in self.registry.models.values())
 
     def _chat(self, req: ChatRequest, wait: bool) -> ChatResult:
         model, prompt, frames, system, audio = req.model, req.prompt, req.frames, req.system, req.audio
@@ -154,11 +171,11 @@ class MllmClient:
                 )
             result, row = self._call(spec, payload, call_id, p_hash)
         if self.calls:
-            self.calls.record({
+            self.calls.record(scrub({
                 **row, "id": call_id, "model": model, "model_id": spec.model_id, "backend": spec.backend,
                 "endpoint": spec.endpoint, "prompt_hash": p_hash, "prompt": prompt,
                 "system": system, "params": payload.params, "inputs": inputs, "request": request,
-            }, wait=wait)
+            }, self.secrets()), wait=wait)
         return result
 
     def chat_many(self, requests: Sequence[ChatRequest | dict], max_workers: int | None = None) -> list[ChatResult]:
@@ -188,6 +205,12 @@ class MllmClient:
         return max(1, self.max_concurrency or spec.max_concurrency)
 
     def _call(self, spec: ModelSpec, payload: Payload, call_id: str, p_hash: str) -> tuple[ChatResult, dict]:
+        secrets = self.secrets()
+        if spec.name in self._fatal:  # a wrong setting does not fix itself between two items
+            error = self._fatal[spec.name]
+            return (ChatResult(text=None, call_id=call_id, model=spec.name, prompt_hash=p_hash, error=error, fatal=True),
+                    {"text": None, "tokens_in": None, "tokens_out": None, "latency_s": 0.0, "attempts": 0,
+                     "error": error, "response": {"error": error, "fatal": True}})
         backend = self._backend(spec)
         sem = _semaphore(spec.name, self._limit(spec))
         started = time.monotonic()
@@ -204,23 +227,29 @@ class MllmClient:
                     last = exc
                 else:
                     latency = time.monotonic() - t0
+                    text = scrub(reply.text, secrets)
                     result = ChatResult(
-                        text=reply.text, call_id=call_id, model=spec.name, prompt_hash=p_hash, tokens_in=reply.tokens_in,
+                        text=text, call_id=call_id, model=spec.name, prompt_hash=p_hash, tokens_in=reply.tokens_in,
                         tokens_out=reply.tokens_out, latency_s=latency, attempts=attempt, frames_sent=len(payload.jpegs),
                     )
-                    return result, {"text": reply.text, "tokens_in": reply.tokens_in, "tokens_out": reply.tokens_out,
-                                    "latency_s": latency, "attempts": attempt, "error": None, "response": reply.raw}
-            if not last.transient or attempt == self.retry.max_attempts:
+                    return result, {"text": text, "tokens_in": reply.tokens_in, "tokens_out": reply.tokens_out,
+                                    "latency_s": latency, "attempts": attempt, "error": None,
+                                    "response": scrub(reply.raw, secrets)}
+            if not last.retryable or attempt == self.retry.max_attempts:
                 break
             time.sleep(self.retry.delay(attempt, getattr(last, "retry_after", None)))
         where = spec.endpoint or spec.backend
-        verb = f"gave up after {attempt} attempts" if last.transient else f"failed on attempt {attempt}"
-        error = f"model {spec.name} ({spec.model_id}) at {where}: {verb}: {last}"
+        verb = f"gave up after {attempt} attempts" if last.retryable else f"failed on attempt {attempt}"
+        detail = scrub(str(last), secrets)
+        error = clip(f"model {spec.name} ({spec.model_id}) at {where}: {verb}: {detail}", 1200)
+        if last.fatal:
+            self._fatal.setdefault(spec.name, error)
         latency = time.monotonic() - started
         result = ChatResult(text=None, call_id=call_id, model=spec.name, prompt_hash=p_hash, latency_s=latency,
-                            error=error, transient=last.transient, attempts=attempt, frames_sent=len(payload.jpegs))
+                            error=error, transient=last.transient, fatal=last.fatal, attempts=attempt,
+                            frames_sent=len(payload.jpegs))
         return result, {"text": None, "tokens_in": None, "tokens_out": None, "latency_s": latency, "attempts": attempt,
-                        "error": error, "response": {"error": str(last), "transient": last.transient}}
+                        "error": error, "response": {"error": detail, "transient": last.transient, "fatal": last.fatal}}
 
     def _backend(self, spec: ModelSpec) -> ChatBackend:
         with self._backend_lock:

@@ -3,8 +3,9 @@
 L4/L5 describe one track each, from the body-crop / face-crop clip that L1 wrote; L11 describes
 the whole clip. Failures that retrying later may fix (429 / 5xx / timeouts outlasting the client's
 retries) raise `DescriptionsIncomplete` so the partition fails and reruns (finished calls are
-cached, so a rerun pays only for the missing ones); answers that will not change (a refused or
-empty reply) become rows with status `failed` and the reason.
+cached, so a rerun pays only for the missing ones); a wrong key or endpoint raises
+`DescriberMisconfigured` (fix a setting, no rerun helps); answers that will not change (a refused,
+empty or garbled reply) become rows with status `failed` and the reason.
 """
 
 from __future__ import annotations
@@ -64,6 +65,10 @@ class DescriptionsIncomplete(RuntimeError):
     """Some calls hit transient faults beyond the retry budget; rerun later."""
 
 
+class DescriberMisconfigured(RuntimeError):
+    """Authentication or configuration of the describer is wrong; the message names the setting."""
+
+
 class BadCropClip(RuntimeError):
     """A crop clip named by L1 is missing or unreadable."""
 
@@ -94,6 +99,9 @@ def _row(result: ChatResult | None, spec: ModelSpec, prompt: Prompt, clip_path: 
 
 
 def _raise_transient(results: Sequence[ChatResult], what: str) -> None:
+    fatal = [r for r in results if r.fatal]
+    if fatal:
+        raise DescriberMisconfigured(fatal[0].error)
     transient = [r for r in results if r.transient]
     if transient:
         raise DescriptionsIncomplete(

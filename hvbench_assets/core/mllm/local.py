@@ -23,7 +23,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from hvbench_assets.core.mllm.backends import CallError, Payload, Reply
+from hvbench_assets.core.mllm.backends import CallError, ConfigCallError, Payload, Reply
 from hvbench_assets.core.mllm.registry import ModelSpec
 
 
@@ -127,16 +127,16 @@ def _load(spec: ModelSpec):
     hint = (f"pre-seed the weights on a machine with network (`huggingface-cli download {spec.model_id} "
             f"--local-dir DIR`), copy DIR here and set {spec.env_prefix}_LOCAL_PATH=DIR")
     if folder is None or not (folder / "config.json").exists():
-        raise CallError(f"model {spec.name}: no weights for {spec.model_id} at {folder or '(local_path unset)'}; {hint}")
+        raise ConfigCallError(f"model {spec.name}: no weights for {spec.model_id} at {folder or '(local_path unset)'}; {hint}")
     try:
         import torch  # noqa: F401
         from transformers import AutoModelForImageTextToText
     except ImportError as exc:
-        raise CallError(f"model {spec.name}: the transformers backend needs torch and transformers ({exc})") from exc
+        raise ConfigCallError(f"model {spec.name}: the transformers backend needs torch and transformers ({exc})") from exc
     try:
         model = AutoModelForImageTextToText.from_pretrained(folder, dtype="auto")
     except (OSError, ValueError) as exc:
-        raise CallError(f"model {spec.name}: cannot load weights from {folder} ({exc}); {hint}") from exc
+        raise ConfigCallError(f"model {spec.name}: cannot load weights from {folder} ({exc}); {hint}") from exc
     model.eval()
     return model, _load_processor(folder)
 

@@ -5,7 +5,8 @@ describer model, so editing one prompt or switching the model marks exactly thos
 Runs share the Dagster concurrency pool "mllm" (limit it in dagster.yaml); within a run the
 client bounds in-flight requests per model and retries 429/5xx/timeouts with backoff, so the
 assets carry no Dagster RetryPolicy: a partition that still fails was down for minutes, and its
-rerun pays only for the calls that are not cached yet.
+rerun pays only for the calls that are not cached yet. A 401/403, a wrong route or missing local
+weights fail the step at once with `allow_retries=False`, naming the setting to fix.
 """
 
 
@@ -20,6 +21,7 @@ from hvbench_assets.core.mllm.descriptions import (
     VIDEO_CAPTION,
     VIDEO_CAPTION_TABLE,
     BadCropClip,
+    DescriberMisconfigured,
     DescriptionsIncomplete,
     code_version,
     describe_tracks,
@@ -92,6 +94,8 @@ def _track_asset(label: str, version: str):
             rows, results = describe_tracks(client, spec, label, video_id, tracks)
         except DescriptionsIncomplete as exc:
             raise dg.Failure(description=f"{label} of {video_id}: {exc}") from exc
+        except DescriberMisconfigured as exc:
+            raise dg.Failure(description=f"{label} of {video_id}: {exc}", allow_retries=False) from None
         except BadCropClip as exc:
             raise dg.Failure(description=f"{label} of {video_id}: {exc}", allow_retries=False) from exc
         for r in results:
@@ -137,6 +141,8 @@ def video_caption(context: dg.AssetExecutionContext, warehouse: WarehouseResourc
         row, result = describe_video(mllm.client(wh), spec, video_id, clip.path, clip.has_audio)
     except DescriptionsIncomplete as exc:
         raise dg.Failure(description=f"video_caption of {video_id} ({clip.path}): {exc}") from exc
+    except DescriberMisconfigured as exc:
+        raise dg.Failure(description=f"video_caption of {video_id}: {exc}", allow_retries=False) from None
     except BadCropClip as exc:
         raise dg.Failure(description=f"video_caption of {video_id} ({clip.path}): {exc}", allow_retries=False) from exc
     if not result.ok:

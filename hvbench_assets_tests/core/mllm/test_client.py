@@ -1,4 +1,4 @@
-"""MllmClient with the real `openai` package against a real HTTP server on 127.0.0.1."""
+"""MllmClient speaking HTTP to a real server on 127.0.0.1 (the OpenAI chat-completions protocol)."""
 
 from __future__ import annotations
 
@@ -123,8 +123,57 @@ def test_api_key_is_sent_but_never_stored(server, warehouse, monkeypatch):
     bad = client.chat("vis", "hello again")
     assert not bad.ok and "401" in bad.error
     dump = str(warehouse.query("SELECT * FROM model_calls"))
-    assert secret not in dump and "HVB_TEST_KEY" not in dump
+    assert secret not in dump and "sk-test" not in dump
+    assert "HVB_TEST_KEY" in bad.error  # the setting to fix is named; its value never is
     assert secret not in str(reg.get("vis").describe())
+
+
+LEAKS = [FakeReply.leaky(200), FakeReply.leaky(200, as_json=True), FakeReply.leaky(500, as_json=True),
+         FakeReply.leaky(400), FakeReply.leaky(401, as_json=True), FakeReply.leaky(404)]
+
+
+@pytest.mark.parametrize("leak", LEAKS, ids=["200-html", "200-json", "500", "400", "401", "404"])
+def test_a_body_echoing_the_key_never_gets_it_stored_whatever_the_status(server, warehouse, monkeypatch, leak):
+    secret = "hvb-0123456789-abcdef-SECRET-xyz"  # not key-shaped: only the registry knows it is one
+    other = "second-key-for-another-model-42"
+    monkeypatch.setenv("HVB_TEST_KEY", secret)
+    monkeypatch.setenv("HVB_OTHER_KEY", other)
+    server.responder = lambda req: FakeReply(text=f"fine, and {other} too")
+    reg = parse_registry({"models": {
+        "vis": {"model_id": "m", "base_url": server.base_url, "api_key_env": "HVB_TEST_KEY"},
+        "aux": {"model_id": "m2", "base_url": server.base_url, "api_key_env": "HVB_OTHER_KEY"}}}, environ={})
+    server.script(*[leak] * 4)
+    r = MllmClient(reg, warehouse, retry=FAST).chat("vis", "hello")
+    assert not r.ok and server.requests[0].headers["authorization"] == f"Bearer {secret}"
+    assert secret not in r.error and "***" in r.error
+    dump = str(warehouse.query("SELECT * FROM model_calls"))
+    assert secret not in dump and "Bearer ***" in dump
+    server.reset()  # unused scripted replies
+    ok = MllmClient(reg, warehouse, retry=FAST).chat("vis", "hello again")  # every configured key, any text
+    assert ok.ok and other not in ok.text and other not in str(warehouse.query("SELECT * FROM model_calls"))
+
+
+def test_authentication_failure_is_fatal_at_once_and_stops_later_calls(server, warehouse, monkeypatch):
+    monkeypatch.setenv("HVB_TEST_KEY", "a-wrong-key-123")
+    server.api_key = "the-right-key-456"
+    client = MllmClient(registry_for(server, api_key_env="HVB_TEST_KEY"), warehouse, retry=FAST)
+    r = client.chat("vis", "hello")
+    assert r.fatal and not r.transient and r.attempts == 1 and server.request_count == 1
+    assert "HTTP 401" in r.error and "HVB_TEST_KEY" in r.error and "a-wrong-key-123" not in r.error
+    again = client.chat("vis", "another item")
+    assert again.fatal and again.error == r.error and server.request_count == 1  # no request for a known-bad key
+
+
+def test_wrong_route_is_a_configuration_error_naming_the_base_url_setting(server, warehouse):
+    server.script(FakeReply(status=404, json_body={"error": {"message": "The model `m` does not exist"}}))
+    r = MllmClient(registry_for(server), warehouse, retry=FAST).chat("vis", "hello")
+    assert r.fatal and "HTTP 404" in r.error and "HVBENCH_MLLM_VIS_BASE_URL" in r.error
+
+
+def test_a_garbled_reply_is_retried_then_an_item_failure_not_an_outage(server, warehouse):
+    server.script(*[FakeReply.malformed()] * 4)
+    r = MllmClient(registry_for(server), warehouse, retry=FAST).chat("vis", "hi")
+    assert not r.ok and r.attempts == 4 and not r.transient and not r.fatal and "not JSON" in r.error
 
 
 def test_audio_goes_only_to_models_that_accept_it(server, warehouse):
