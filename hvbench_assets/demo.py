@@ -133,7 +133,10 @@ def run(videos: Path | None) -> int:
     from hvbench_assets.defs.resources import build_core_resources
 
     resources = {**build_core_resources(), "mllm": build_mllm_resource()}
-    inbox = resources["settings"].inbox
+    # fields set from the environment are EnvVars until Dagster resolves them; resolve them the same way here
+    settings = resources["settings"].process_config_and_initialize()
+    warehouse = resources["warehouse"].process_config_and_initialize().get()
+    inbox = settings.inbox
     if videos:
         inbox.mkdir(parents=True, exist_ok=True)
         placed = []
@@ -173,8 +176,8 @@ def run(videos: Path | None) -> int:
             ok &= success
             print(f"  videos/{req.partition_key}: {'ok' if success else 'FAILED (see the run in the UI)'}")
     print()
-    print(summary(resources["warehouse"].get()))
-    print(f"\nWarehouse: {resources['warehouse'].get().path}\nOpen the UI:  DAGSTER_HOME={os.environ.get('DAGSTER_HOME')} "
+    print(summary(warehouse))
+    print(f"\nWarehouse: {warehouse.path}\nOpen the UI:  DAGSTER_HOME={os.environ.get('DAGSTER_HOME')} "
           f".venv/bin/dagster dev -w workspace.yaml   (then http://127.0.0.1:3000)")
     return 0 if ok else 1
 
