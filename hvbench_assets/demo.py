@@ -179,7 +179,33 @@ def run(videos: Path | None) -> int:
     print(summary(warehouse))
     print(f"\nWarehouse: {warehouse.path}\nOpen the UI:  DAGSTER_HOME={os.environ.get('DAGSTER_HOME')} "
           f".venv/bin/dagster dev -w workspace.yaml   (then http://127.0.0.1:3000)")
+    gaps = ran_without(warehouse, resources["mllm"].process_config_and_initialize(), generated=not videos)
+    print("\n== what ran without what ==\n" + ("\n".join(f"- {g}" for g in gaps) if gaps else "nothing missing"))
     return 0 if ok else 1
+
+
+def ran_without(wh, mllm, generated: bool) -> list[str]:
+    """Which parts of this demo ran without something they need, and what that changed."""
+    from hvbench_assets.defs.ingest.sensors import describer_configured
+
+    gaps = []
+    if generated and not shutil.which("espeak-ng"):
+        gaps.append("no espeak-ng: the sample has no speech (a hum stands in), so transcript, voice and speaker "
+                    "labels had no words to hear (apt-get install espeak-ng, or rerun scripts/setup.sh as root)")
+    if generated and packaged_photo() is None:
+        gaps.append("no scikit-image (the `demo` extra): the sample shows moving shapes, no person, so the face "
+                    "labels are empty (pip install -e '.[demo]')")
+    missing = describer_configured(mllm)
+    if missing:
+        gaps.append(f"no MLLM describer: appearance, facial_description and video_caption did not run ({missing})")
+    tables = [r["table_name"] for r in wh.query("SELECT DISTINCT table_name FROM information_schema.columns "
+                                                "WHERE column_name = 'status' AND table_name <> 'clips' ORDER BY 1")]
+    for t in tables:
+        rows = wh.query(f'SELECT count(*) AS n, any_value(reason) AS reason FROM "{t}" WHERE status = \'unavailable\'')
+        if rows and rows[0]["n"]:
+            reason = str(rows[0]["reason"] or "no reason stored")
+            gaps.append(f"{t}: {rows[0]['n']} row(s) unavailable, {reason[:140]}{'…' if len(reason) > 140 else ''}")
+    return gaps
 
 
 def _one(wh, sql: str, params: list) -> dict | None:

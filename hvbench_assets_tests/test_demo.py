@@ -70,3 +70,27 @@ def test_demo_with_every_path_variable_writes_only_there(outside_paths, tmp_path
     assert wh.query("SELECT count(*) AS n FROM clips WHERE kept")[0]["n"] >= 1
     assert str(outside_paths["HVBENCH_WAREHOUSE"]) in printed
     assert not (outside_paths["HVBENCH_DATA_DIR"] / "hvbench.duckdb").exists()
+
+
+def test_demo_says_what_ran_without_what(tmp_path, monkeypatch):
+    """Without espeak-ng on PATH, without a describer and with an `unavailable` label, the demo's
+    closing lines name each gap and what it changed."""
+    from hvbench_assets.core.vision import DEMOGRAPHICS
+    from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.defs.mllm_resources import MllmResource
+    from hvbench_assets.demo import ran_without
+
+    wh = Warehouse(tmp_path / "wh.duckdb")
+    wh.replace(DEMOGRAPHICS, {"video_id": "a__000"},
+               [{"track_id": 0, "status": "unavailable", "reason": "no packaged age model"}],
+               provenance={"backend": "offline", "model": "none", "code_version": "t"})
+    empty_bin = tmp_path / "bin"
+    empty_bin.mkdir()
+    monkeypatch.setenv("PATH", str(empty_bin))
+    monkeypatch.delenv("HVBENCH_DESCRIBER_MODEL", raising=False)
+    gaps = ran_without(wh, MllmResource(), generated=True)
+    assert any(g.startswith("no espeak-ng: the sample has no speech") for g in gaps), gaps
+    assert any(g.startswith("no MLLM describer") and "HVBENCH_DESCRIBER_MODEL" in g for g in gaps), gaps
+    assert "demographics: 1 row(s) unavailable, no packaged age model" in gaps
+    # the user's own videos: nothing about the generated sample
+    assert not any("espeak-ng" in g for g in ran_without(wh, MllmResource(), generated=False))

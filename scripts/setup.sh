@@ -17,11 +17,22 @@ pip_install -e '.[test,demo]'
 # silero-vad's wheel carries the ONNX VAD model we run with onnxruntime; its declared torch/torchaudio
 # dependencies are not needed for that, so it is installed without them.
 pip_install --no-deps 'silero-vad==6.2.3'
-# espeak-ng synthesises the speech the audio tests listen to (Debian package; skipped if we cannot install).
+# espeak-ng synthesises the speech of the demo sample and of the audio tests (Debian package).
+# Another package manager (unattended upgrades, a second set-up) may hold the apt/dpkg lock: wait for it,
+# bounded, instead of giving up at once; the demo says at its end what ran without it.
+APT_LOCK_WAIT_S=${APT_LOCK_WAIT_S:-300}
+apt_get() { apt-get -o DPkg::Lock::Timeout="$APT_LOCK_WAIT_S" -o Acquire::Retries=2 "$@"; }
 if ! command -v espeak-ng >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    (apt-get update -qq && apt-get install -y -qq espeak-ng) >/dev/null 2>&1 || echo "warning: could not install espeak-ng"
+    log=$(mktemp)
+    if ! { apt_get update -qq && apt_get install -y -qq espeak-ng; } >"$log" 2>&1; then
+      echo "warning: could not install espeak-ng (waited up to ${APT_LOCK_WAIT_S}s for the apt lock):" >&2
+      tail -n 3 "$log" | sed 's/^/  /' >&2
+      echo "  the demo sample will have no speech and speech tests will be skipped; retry: apt-get install espeak-ng" >&2
+    fi
+    rm -f "$log"
   else
-    echo "note: espeak-ng is not installed; tests that synthesise speech will be skipped (sudo apt-get install espeak-ng)"
+    echo "note: espeak-ng is not installed; the demo sample has no speech and tests that synthesise speech" \
+         "are skipped (sudo apt-get install espeak-ng)"
   fi
 fi
