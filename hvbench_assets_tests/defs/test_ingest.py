@@ -109,6 +109,9 @@ def test_scene_clips_and_probe_end_to_end(tmp_path, two_children):
         s1, _ = _tick(clip_sensor, instance, res)
         assert [r.partition_key for r in s1.run_requests] == ["kids__000"]
         assert s1.run_requests[0].job_name == "clip_offline_labels_job"  # no MLLM describer configured
+        # the Runs page filters every run of one inbox file by its tag, like the file's own run
+        tags = s1.run_requests[0].tags
+        assert tags["hvbench/source"] == "kids.mp4" and tags["hvbench/range"] == f"0.00-{clips[0]['end_s']:.2f}s"
         s2, _ = _tick(clip_sensor, instance, res, cursor=s1.cursor)
         assert not s2.run_requests
         with dg.instance_for_test() as fresh:  # a new Dagster home over the same warehouse

@@ -66,6 +66,15 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings,
     )
 
 
+def source_tags(inbox: Path, path: str | None, start_s: float | None = None, end_s: float | None = None) -> dict:
+    """Run tags naming the inbox file (as the raw file's own run names it) and the clip's time range, so the
+    Runs page filters every run of one source with `hvbench/source=<file>`."""
+    tags = {"hvbench/source": _rel(inbox, path)[:250]} if path else {}
+    if start_s is not None and end_s is not None:
+        tags["hvbench/range"] = f"{start_s:.2f}-{end_s:.2f}s"
+    return tags
+
+
 def _rel(inbox: Path, path: str) -> str:
     try:
         return Path(path).relative_to(inbox.resolve()).as_posix()
@@ -89,12 +98,15 @@ def describer_configured(mllm: MllmResource) -> str | None:
     description="Requests the per-clip label run for every kept clip whose content is new or changed "
     "(without the MLLM descriptions while no describer model is configured)",
 )
-def clip_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResource, mllm: MllmResource):
+def clip_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+                mllm: MllmResource):
     requested: dict = json.loads(context.cursor) if context.cursor else {}
     wh = warehouse.get()
     if not wh.has_table(CLIPS.name):
         return dg.SkipReason("no clips yet")
-    rows = wh.query("SELECT video_id, sha256 FROM clips WHERE kept ORDER BY video_id")
+    rows = wh.query("SELECT c.video_id, c.sha256, c.start_s, c.end_s, r.path FROM clips c "
+                    "LEFT JOIN raw_videos r USING (raw_video_id) WHERE c.kept ORDER BY c.video_id")
+    inbox = settings.inbox
     missing = describer_configured(mllm)
     job = clip_offline_labels_job if missing else clip_labels_job
     runs = []
@@ -104,7 +116,8 @@ def clip_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResourc
         if requested.get(r["video_id"]) not in (done, f"{r['sha256']}:{clip_labels_job.name}"):
             requested[r["video_id"]] = done
             runs.append(dg.RunRequest(partition_key=r["video_id"], job_name=job.name,
-                                      run_key=f"{r['video_id']}:{r['sha256'][:16]}:{job.name}"))
+                                      run_key=f"{r['video_id']}:{r['sha256'][:16]}:{job.name}",
+                                      tags=source_tags(inbox, r["path"], r["start_s"], r["end_s"])))
     if not runs:
         return dg.SensorResult(cursor=json.dumps(requested), skip_reason="no new clips")
     if missing:
