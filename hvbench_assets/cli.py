@@ -218,6 +218,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# -- status ------------------------------------------------------------------------------------
+def _status_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
+
+
+@command("status", "registered inbox files and every inbox entry the sensor passes over, with the reason", _status_args)
+def _status(args: argparse.Namespace) -> int:
+    from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.status import status_lines
+
+    print("\n".join(status_lines(Warehouse(args.warehouse or default_warehouse()))))
+    return 0
+
+
 # -- demo --------------------------------------------------------------------------------------
 def _demo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--videos", type=Path, default=None, help="a folder of your own videos instead of generated samples")

@@ -41,6 +41,7 @@ class HvbenchSettings(dg.ConfigurableResource):
 
     data_dir: str = str(default_data_dir())
     inbox_dir: str = ""  # default: <data_dir>/inbox
+    allowed_roots: str = ""  # folders (os.pathsep-separated) that inbox symlinks may point into
     backend_profile: str = "offline"  # offline | full
     # clip filters (see core/ingest/scenes.ClipFilter for the paper's values)
     min_clip_s: float = 1.0
@@ -64,6 +65,11 @@ class HvbenchSettings(dg.ConfigurableResource):
     @property
     def inbox(self) -> Path:
         return Path(self.inbox_dir) if self.inbox_dir else Path(self.data_dir) / "inbox"
+
+    @property
+    def inbox_roots(self) -> list[Path]:
+        """Folders outside the inbox that inbox symlinks may lead into (HVBENCH_ALLOWED_ROOTS)."""
+        return [Path(p) for p in self.allowed_roots.split(os.pathsep) if p.strip()]
 
     @property
     def clips_dir(self) -> Path:
@@ -102,6 +108,7 @@ def build_core_resources() -> dict:
         "settings": HvbenchSettings(
             data_dir=env_or("HVBENCH_DATA_DIR", str(default_data_dir())),
             inbox_dir=env_or("HVBENCH_INBOX_DIR", ""),
+            allowed_roots=env_or("HVBENCH_ALLOWED_ROOTS", ""),
             backend_profile=env_or("HVBENCH_BACKEND_PROFILE", "offline"),
             min_clip_s=env_or("HVBENCH_MIN_CLIP_S", 1.0),
             max_clip_s=env_or("HVBENCH_MAX_CLIP_S", 30.0),

@@ -206,3 +206,40 @@ def test_keys_survive_a_reset_cursor_and_a_resplit_forgets_vanished_clips(tmp_pa
         assert clip not in instance.get_dynamic_partitions("videos")
         assert wh.count(VIDEO_PROBE, video_id=clip) == 0
         assert not wh.rows(CLIPS, raw_video_id=raw)[0]["kept"]
+
+
+def test_inbox_sensor_says_once_what_it_passes_over_and_status_lists_it(tmp_path, capfd):
+    from hvbench_assets.cli import main as cli_main
+    from hvbench_assets.defs.resources import HvbenchSettings
+    from hvbench_assets_tests.core.ingest.test_inbox import _hostile_inbox
+
+    inbox, outside = _hostile_inbox(tmp_path)
+    for name in ("good.mp4", "..escape.mp4"):
+        age(inbox / name)
+    res = resources_for(tmp_path)
+    with dg.instance_for_test() as instance:
+        first, _ = _tick(inbox_sensor, instance, res)
+        second, _ = _tick(inbox_sensor, instance, res, cursor=first.cursor)
+        third, _ = _tick(inbox_sensor, instance, res, cursor=second.cursor)
+        assert [r.partition_key for r in second.run_requests] == ["good"] and not third.run_requests
+        lines = [m for m in capfd.readouterr().err.splitlines() if "passed over" in m]  # the sensor's log
+        for entry in ("..%2F..%2Fescape/", "..escape.mp4", "gone.mp4", "shots", "passwd.mp4", "pipe.mp4"):
+            said = [m for m in lines if f"passed over {entry}:" in m]
+            assert len(said) == 1, (entry, lines)
+        # with the folder outside allowed, the link into it is followed; /etc/passwd still never is
+        allowed = {**res, "settings": HvbenchSettings(data_dir=str(tmp_path), inbox_settle_s=1.0,
+                                                      allowed_roots=str(outside))}
+        age(outside / "shots" / "far.mp4")
+        fourth, _ = _tick(inbox_sensor, instance, allowed, cursor=third.cursor)
+        fifth, _ = _tick(inbox_sensor, instance, allowed, cursor=fourth.cursor)
+        assert [r.tags["hvbench/source"] for r in fifth.run_requests] == ["shots/far.mp4"]
+    paths = [r["path"] for r in Warehouse(tmp_path / "hvbench.duckdb").rows(RAW_VIDEOS)]
+    assert sorted(paths) == sorted([str((inbox / "good.mp4").resolve()), str((outside / "shots" / "far.mp4").resolve())])
+    # `hvbench status` lists what the sensor passes over now, with the reasons
+    capfd.readouterr()
+    assert cli_main(["status", "--warehouse", str(tmp_path / "hvbench.duckdb")]) == 0
+    out = capfd.readouterr().out
+    assert "registered files: 2" in out and "raw_videos/good" in out
+    assert "passwd.mp4: symlink to /etc/passwd, outside the inbox and HVBENCH_ALLOWED_ROOTS: not followed" in out
+    assert "..escape.mp4: hidden name" in out and "gone.mp4: broken symlink" in out
+    assert "shots/far.mp4" not in out.split("passed over by the inbox sensor")[1]  # followed now, not listed

@@ -67,6 +67,19 @@ VIDEO_PROBE = TableSpec(
     description="Container facts of one clip",
 )
 
+INBOX_SKIPS = TableSpec(
+    "inbox_skips",
+    (
+        ("inbox", "VARCHAR"),
+        ("path", "VARCHAR"),  # relative to the inbox; a folder ends with "/"
+        ("reason", "VARCHAR"),
+        ("noticed_at", "TIMESTAMP"),
+    ),
+    key=("inbox",),
+    provenance=False,
+    description="Every inbox entry the inbox sensor currently passes over, and why (read by `hvbench status`)",
+)
+
 
 class ClipNotFound(LookupError):
     pass

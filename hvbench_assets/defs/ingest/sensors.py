@@ -9,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 
 from hvbench_assets.core.ingest.inbox import list_inbox, scan
-from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS
+from hvbench_assets.core.ingest.tables import CLIPS, INBOX_SKIPS, RAW_VIDEOS
 from hvbench_assets.core.mllm.registry import ModelNotConfigured
 from hvbench_assets.defs.ingest.jobs import (
     clip_labels_job,
@@ -38,9 +38,11 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings,
     state.setdefault("keys", {}).update({k: _rel(inbox, r["path"]) for k, r in registry.items()})
     for rel, entry in state.setdefault("files", {}).items():
         entry.setdefault("key", known.get(str((inbox / rel).resolve())))
-    result = scan(list_inbox(inbox), state, now=time.time(), settle_s=settings.inbox_settle_s)
+    result = scan(list_inbox(inbox, settings.inbox_roots), state, now=time.time(), settle_s=settings.inbox_settle_s)
     for path, reason in result.skipped:
-        context.log.info(f"skipped {path}: {reason}")
+        context.log.info(f"passed over {path}: {reason}")
+    if result.state["skips"] != state.get("skips"):  # `hvbench status` lists what is passed over now
+        record_skips(wh, inbox, result.state["skips"])
     if not result.pickups:
         return dg.SensorResult(cursor=json.dumps(result.state), skip_reason="no new or changed settled files")
     existing = set(context.instance.get_dynamic_partitions(raw_videos_partitions.name))
@@ -64,6 +66,15 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings,
         dynamic_partitions_requests=[raw_videos_partitions.build_add_request(new_keys)] if new_keys else [],
         cursor=json.dumps(result.state),
     )
+
+
+def record_skips(wh, inbox: Path, skips: dict) -> None:
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    before = {r["path"]: r for r in wh.rows(INBOX_SKIPS, inbox=str(inbox))} if wh.has_table(INBOX_SKIPS.name) else {}
+    rows = [{"path": path, "reason": reason,
+             "noticed_at": before[path]["noticed_at"] if before.get(path, {}).get("reason") == reason else now}
+            for path, (reason, _fp) in sorted(skips.items())]
+    wh.replace(INBOX_SKIPS, {"inbox": str(inbox)}, rows)
 
 
 def source_tags(inbox: Path, path: str | None, start_s: float | None = None, end_s: float | None = None) -> dict:
