@@ -1,23 +1,28 @@
 """Evaluation throughput, all in one process against a real OpenAI-compatible HTTP server on 127.0.0.1.
 
 1. eval_responses writes: one `replace` per reply (the first runner) vs batched `replace_many`.
-2. End to end: N items with server latency L at concurrency 1 and C, against the ideal N*L/C;
-   then a resumed rerun (everything answered: no request may be sent).
-3. Option extraction speed on the tested answer styles.
+2. End to end in this process: N items with server latency L at concurrency 1 and C, against the ideal
+   N*L/C; then a resumed rerun (everything answered: no request may be sent).
+3. The user's path: `hvbench eval` as a new process (imports, warehouse, video decoding and all) on
+   --items items at --cli-latency and --cli-concurrency, against N*L/C, with where its start-up goes.
+4. Option extraction speed on the tested answer styles.
 
-    .venv/bin/python benchmarks/evaluation.py --per-task 12 --latency 0.1 --concurrency 4
+    .venv/bin/python benchmarks/evaluation.py                 # defaults: the issue's N=78, L=1.0 s, C=8 for part 3
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from hvbench_assets.core.benchmark import load_benchmark  # noqa: E402
 from hvbench_assets.core.evaluation import (  # noqa: E402
@@ -45,6 +50,65 @@ def widen(root: Path, per_task: int) -> None:
             row["Question"] = f"[{i}] {row['Question']}"
             out.append(json.dumps(row))
         f.write_text("\n".join(out) + "\n")
+
+
+def widen_to(root: Path, n_items: int) -> None:
+    """Spread `n_items` items over the task files (distinct ids, the same videos)."""
+    files = sorted(root.glob("*.jsonl"))
+    for k, f in enumerate(files):
+        base = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
+        count = n_items // len(files) + (k < n_items % len(files))
+        rows = [{**base[i % len(base)], "Question_id": f"{base[i % len(base)]['Question_id']}_{i}",
+                 "Question": f"[{i}] {base[i % len(base)]['Question']}"} for i in range(count)]
+        f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+STARTUP = """
+import sys, time
+t0 = time.perf_counter(); marks = []
+def mark(name): marks.append((name, time.perf_counter() - t0))
+import hvbench_assets.cli; mark("python + cli module")
+from hvbench_assets.core.evaluation import EvalConfig, mllm_answerer; from hvbench_assets.core.evaluation.runner import Evaluator, _frames
+mark("imports: evaluation (numpy, PyAV, OpenCV, DuckDB)")
+from hvbench_assets.core.benchmark import load_benchmark
+bench = load_benchmark(sys.argv[1]); mark(f"load benchmark + locate {len(bench.items)} videos")
+from hvbench_assets.core.warehouse import Warehouse
+wh = Warehouse(sys.argv[2]); answerer = mllm_answerer(wh, sys.argv[3]); mark("model registry + client")
+ev = Evaluator(bench, answerer, wh, EvalConfig(model="m", n_frames=8, concurrency=8)); ev._start(); mark("warehouse: run start (1 transaction)")
+_frames(str(bench.items[0].video_path), 8, None, 768); mark("first video: 8 frames decoded")
+answerer.warm_up("m"); mark("HTTP client + call-cache index (a thread during a real run)")
+prev = 0.0
+for name, t in marks:
+    print(f"    {name:58s} {t - prev:5.2f} s"); prev = t
+"""
+
+
+def bench_cli(tmp: Path, n_items: int, latency: float, concurrency: int) -> None:
+    root = tmp / "cli_bench"
+    make_benchmark(root)
+    widen_to(root, n_items)
+    env = {**os.environ, "HVBENCH_DATA_DIR": str(tmp / "cli_data")}
+    with FakeOpenAIServer(responder=lambda req: "B", latency_s=latency) as server:
+        models = tmp / "cli_models.toml"
+        models.write_text(f'[models.m]\nmodel_id = "m"\nbase_url = "{server.base_url}"\nmax_concurrency = 64\n')
+        cmd = [sys.executable, "-m", "hvbench_assets.cli", "eval", "--benchmark", str(root), "--model", "m",
+               "--frames", "8", "--concurrency", str(concurrency), "--warehouse", str(tmp / "cli.duckdb"),
+               "--models-file", str(models), "--no-progress"]
+        t0 = time.time()
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+        wall = time.time() - t0
+        assert proc.returncode == 0 and server.request_count == n_items, proc.stderr[-2000:]
+        sent = sorted(r.received_at - t0 for r in server.requests)
+    ideal = n_items * latency / concurrency
+    waves = -(-n_items // concurrency) * latency
+    print(f"hvbench eval (new process): {n_items} items, latency {latency}s, concurrency {concurrency}: {wall:.2f}s; "
+          f"ideal N*L/C {ideal:.2f}s -> ratio {wall / ideal:.2f}x (whole waves alone: {waves / ideal:.2f}x)")
+    print(f"  first request {sent[0]:.2f}s after launch, last {sent[-1]:.2f}s, exit {wall - sent[-1] - latency:.2f}s "
+          "after the last reply")
+    print("  start-up, step by step (a separate process, same inputs):")
+    probe = subprocess.run([sys.executable, "-c", STARTUP, str(root), str(tmp / "probe.duckdb"), str(models)],
+                           cwd=ROOT, env=env, capture_output=True, text=True)
+    print(probe.stdout.rstrip() or probe.stderr[-2000:])
 
 
 def bench_writes(tmp: Path, n: int = 200) -> None:
@@ -108,11 +172,19 @@ def main() -> None:
     ap.add_argument("--per-task", type=int, default=12)
     ap.add_argument("--latency", type=float, default=0.1)
     ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--items", type=int, default=78, help="items of the `hvbench eval` run (part 3)")
+    ap.add_argument("--cli-latency", type=float, default=1.0)
+    ap.add_argument("--cli-concurrency", type=int, default=8)
+    ap.add_argument("--only-cli", action="store_true", help="run part 3 only")
     args = ap.parse_args()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as tmp:
-        bench_writes(Path(tmp))
-        bench_end_to_end(Path(tmp), args.per_task, args.latency, args.concurrency)
-        bench_extraction()
+        if not args.only_cli:
+            bench_writes(Path(tmp))
+            bench_end_to_end(Path(tmp), args.per_task, args.latency, args.concurrency)
+        bench_cli(Path(tmp), args.items, args.cli_latency, args.cli_concurrency)
+        if not args.only_cli:
+            bench_extraction()
 
 
 if __name__ == "__main__":

@@ -49,7 +49,9 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", action="append", required=True,
                    help="model name from config/models.toml (repeat for several models, run one after another; "
                         "'active' = every active model: HVBENCH_MLLM_MODELS or all configured)")
-    p.add_argument("--video-root", type=Path, default=None, help="where `Video` paths resolve (default: benchmark folder)")
+    p.add_argument("--video-root", type=Path, default=None,
+                   help="the folder `Video` paths are relative to (default: found automatically beside the task "
+                        "files, in videos/ or in task-named folders)")
     sampling = p.add_mutually_exclusive_group()
     sampling.add_argument("--frames", type=int, default=None, help="evenly spaced frames per video (default 8)")
     sampling.add_argument("--fps", type=float, default=None, help="one frame per 1/fps seconds instead")
@@ -64,17 +66,36 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--temperature", type=float, default=None)
     p.add_argument("--repeats", type=int, default=1,
                    help="runs per model with request seeds 0..N-1; the report shows their mean and spread")
-    p.add_argument("--models-file", default=None, help="model registry (default: config/models.toml)")
+    p.add_argument("--models-file", default=None, help="model registry (default: HVBENCH_MODELS_FILE, else config/models.toml)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--report", action="store_true", help="write the benchmark report afterwards")
 
 
 def _run_eval(args: argparse.Namespace) -> int:
     from hvbench_assets.core.benchmark import load_benchmark
-    from hvbench_assets.core.evaluation import EvalConfig, evaluate, mllm_answerer
+    from hvbench_assets.core.evaluation import EvalConfig, ModelMisconfigured, evaluate, mllm_answerer
     from hvbench_assets.core.mllm import ModelNotConfigured
     from hvbench_assets.core.warehouse import Warehouse
 
+    warehouse = Warehouse(args.warehouse or default_warehouse())
+    params = {"temperature": args.temperature} if args.temperature is not None else None
+    try:  # configuration before any item is read: a wrong model name costs nothing
+        answerer = mllm_answerer(warehouse, args.models_file, max_concurrency=args.concurrency, params=params)
+        registry = answerer.client.registry
+        models = list(dict.fromkeys(args.model))
+        if "active" in models:
+            active = [m.name for m in registry.active()]
+            models = [m for m in models if m != "active"] + [m for m in active if m not in models]
+            print(f"models: {', '.join(models) or 'none configured'}", file=sys.stderr)
+        for name in models + ([args.judge] if args.judge else []):
+            registry.get(name)
+    except (ModelNotConfigured, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not models:
+        print("error: no model to evaluate (HVBENCH_MLLM_MODELS is empty and no registry entry is configured)",
+              file=sys.stderr)
+        return 2
     bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
     for issue in bench.issues:
         print(f"skipped {issue}", file=sys.stderr)
@@ -83,25 +104,13 @@ def _run_eval(args: argparse.Namespace) -> int:
     if not bench.items:
         print(f"no items in {args.benchmark}", file=sys.stderr)
         return 2
-    warehouse = Warehouse(args.warehouse or default_warehouse())
-    params = {"temperature": args.temperature} if args.temperature is not None else None
-    try:
-        answerer = mllm_answerer(warehouse, args.models_file, max_concurrency=args.concurrency, params=params)
-    except ModelNotConfigured as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    if bench.video_problem:
+        print(f"error: {bench.video_problem}. Pass --video-root DIR, the folder the `Video` paths in the task files "
+              "are relative to.", file=sys.stderr)
         return 2
     tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip()) if args.tasks else None
     _term_as_interrupt()
     code = 0
-    models = args.model
-    if "active" in models:
-        try:
-            active = [m.name for m in answerer.client.registry.active()]
-        except ModelNotConfigured as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        models = [m for m in models if m != "active"] + [m for m in active if m not in models]
-        print(f"models: {', '.join(models) or 'none configured'}", file=sys.stderr)
     seeds = list(range(args.repeats)) if args.repeats > 1 else [None]
     for model, seed in ((m, k) for m in models for k in seeds):
         cfg = EvalConfig(model=model, n_frames=None if args.fps else (args.frames or 8), fps=args.fps,
@@ -109,7 +118,7 @@ def _run_eval(args: argparse.Namespace) -> int:
                          concurrency=args.concurrency, limit=args.limit, tasks=tasks, seed=seed)
         try:
             out = evaluate(bench, answerer, warehouse, cfg, progress=not args.no_progress)
-        except ModelNotConfigured as exc:
+        except (ModelNotConfigured, ModelMisconfigured) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
@@ -170,35 +179,38 @@ def _run_report(args: argparse.Namespace) -> int:
 
 # -- aggregate ---------------------------------------------------------------------------------
 def _aggregate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("scores", type=Path, help="CSV/TSV with a header of task names or acronyms (first column: model) "
-                                              "and one row per model, '-' for a missing task; or JSON {model: {task: acc}}")
-
-
-def read_score_table(path: Path) -> dict[str, dict[str, float | None]]:
-    import csv
-    import json
-
-    if path.suffix.lower() == ".json":
-        return json.loads(path.read_text())
-    text = path.read_text()
-    dialect = "excel-tab" if "\t" in text.splitlines()[0] else "excel"
-    rows = [r for r in csv.reader(text.splitlines(), dialect=dialect) if r and any(c.strip() for c in r)]
-    header = [h.strip() for h in rows[0][1:]]
-    return {r[0].strip(): {h: (None if v.strip() in ("", "-") else float(v)) for h, v in zip(header, r[1:])
-                           if h and h.lower() != "avg"} for r in rows[1:]}
+    p.add_argument("scores", type=Path, help="CSV, TSV or Markdown table: first column the model, a header row of task "
+                                              "names or acronyms (a category row above it is fine, Avg columns are "
+                                              "ignored), '-' for a missing task; or JSON {model: {task: acc}}")
 
 
 def _run_aggregate(args: argparse.Namespace) -> int:
-    from hvbench_assets.core.benchmark.tasks import CATEGORIES
-    from hvbench_assets.core.scoring.metrics import aggregate
+    from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS
+    from hvbench_assets.core.scoring.metrics import VISION_CATEGORIES, aggregate
+    from hvbench_assets.core.scoring.score_table import ScoreTableError, read_score_table
 
-    table = read_score_table(args.scores)
-    print("| Model | " + " | ".join(CATEGORIES) + " | 12 vision tasks | Overall | tasks |")
-    print("|---" * (len(CATEGORIES) + 4) + "|---|")
+    try:
+        table = read_score_table(args.scores)
+    except ScoreTableError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    def cell(value, have: int, full: int) -> str:  # a mean over fewer tasks than its column says is marked
+        if value is None:
+            return "-"
+        return f"{value:.2f}" if have == full else f"{value:.2f} ({have}/{full})"
+
+    n_vision = sum(t.category in VISION_CATEGORIES for t in TASKS)
+    print("| Model | " + " | ".join(CATEGORIES) + f" | {n_vision} vision tasks | Overall ({len(TASKS)} tasks) "
+          "| Partial mean (tasks) |")
+    print("|---" * (len(CATEGORIES) + 4) + "|")
     for model, tasks in table.items():
         s = aggregate(tasks)
-        cells = [f"{v:.2f}" if v is not None else "-" for v in list(s.categories.values()) + [s.vision_avg, s.overall]]
-        print(f"| {model} | " + " | ".join(cells) + f" | {s.n_tasks} |")
+        n_vis = sum(s.category_coverage[c] for c in VISION_CATEGORIES)
+        cells = [cell(s.categories[c], s.category_coverage[c], 4) for c in CATEGORIES]
+        cells += [cell(s.vision_avg, n_vis, n_vision), f"{s.overall:.2f}" if s.complete else "-",
+                  "-" if s.complete or s.overall is None else f"{s.overall:.2f} ({s.n_tasks}/{len(TASKS)})"]
+        print(f"| {model} | " + " | ".join(cells) + " |")
     return 0
 
 

@@ -156,3 +156,37 @@ def test_repeats_make_seeded_runs_that_the_report_averages(setup):
     report = _materialize(eval_report, "toy", resources, instance)
     md = report.asset_materializations_for_node("eval_report")[0].metadata["report"].value
     assert "| sharp (mean of 2) | 100.0 |" in md and "Spread over seeds" in md
+
+
+def _run_with_step_retries(resources, instance, key):
+    """eval_responses in a job whose steps retry twice, as a deployment with an op retry policy would."""
+    job = dg.define_asset_job("eval_job", selection=[eval_responses], partitions_def=eval_responses.partitions_def,
+                              op_retry_policy=dg.RetryPolicy(max_retries=2))
+    defs = dg.Definitions(assets=[eval_responses], jobs=[job], resources=resources)
+    return defs.resolve_job_def("eval_job").execute_in_process(partition_key=key, instance=instance, raise_on_error=False)
+
+
+def test_a_rejected_key_fails_at_once_without_step_retries(setup, tmp_path, monkeypatch):
+    server, resources, instance, _, models = setup
+    monkeypatch.setenv("HVB_EVAL_KEY", "wrong-key-0123456789")
+    server.api_key = "right-key-0123456789"
+    models.write_text(models.read_text().replace('model_id = "sharp"', 'model_id = "sharp"\napi_key_env = "HVB_EVAL_KEY"'))
+    result = _run_with_step_retries(resources, instance, dg.MultiPartitionKey({"benchmark": "toy", "model": "sharp"}))
+    assert not result.success
+    kinds = [e.event_type_value for e in result.all_events]
+    assert kinds.count("STEP_START") == 1 and "STEP_UP_FOR_RETRY" not in kinds
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    message = failure.event_specific_data.error.message
+    assert "HTTP 401" in message and "HVB_EVAL_KEY" in message and "wrong-key-0123456789" not in message
+    assert server.request_count <= 4  # at most the requests in flight (concurrency 4), no retries
+
+
+def test_one_garbled_reply_is_a_failed_row_and_the_step_succeeds(setup):
+    server, resources, instance, _, _ = setup
+    sharp = server.responder
+    server.responder = lambda req: FakeReply.malformed() if "[Human_Count#1]" in req.prompt else sharp(req)
+    result = _materialize(eval_responses, dg.MultiPartitionKey({"benchmark": "toy", "model": "sharp"}), resources, instance)
+    meta = result.asset_materializations_for_node("eval_responses")[0].metadata
+    assert meta["failed_calls"].value == 1 and meta["rows"].value == N_ITEMS
+    (row,) = resources["warehouse"].get().rows(EVAL_RESPONSES, status="failed")
+    assert row["question_id"] == "Human_Count_1" and "not JSON" in row["error"]

@@ -13,7 +13,7 @@ import json
 import re
 import string
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +88,9 @@ class LoadedBenchmark:
     name: str
     items: list[BenchmarkItem]
     issues: list[LoadIssue]  # malformed lines, skipped
-    warnings: list[LoadIssue]  # kept items with a problem (missing video, unknown task file)
+    warnings: list[LoadIssue]  # kept items with a problem (some videos missing, unknown task file)
+    video_problem: str | None = None  # no video found, or several candidates: stop before asking any model
+    video_folders: list[str] = field(default_factory=list)  # where the found videos are (for the log)
 
     @property
     def tasks(self) -> list[str]:
@@ -214,10 +216,67 @@ def resolve_video(video: str, roots: Sequence[Path]) -> Path:
     return (roots[0] / rel).resolve()
 
 
+# Where published and home-made benchmarks keep their videos, relative to the benchmark folder (base),
+# the folder of the task file (dir) and the task name: side by side, a `videos/` folder, task-named folders.
+VIDEO_FOLDERS = ("{base}", "{dir}", "{dir}/..", "{base}/videos", "{dir}/videos", "{dir}/../videos",
+                 "{base}/videos/{task}", "{base}/{task}", "{dir}/{task}", "{dir}/../videos/{task}")
+GIVEN_ROOT_FOLDERS = ("{root}", "{root}/{task}")
+
+
+def candidate_folders(item: BenchmarkItem, base: Path, video_root: Path | None) -> list[Path]:
+    d = Path(item.source).parent if item.source else base
+    patterns = GIVEN_ROOT_FOLDERS if video_root is not None else VIDEO_FOLDERS
+    folders = [Path(p.format(base=base, dir=d, task=item.task, root=video_root)) for p in patterns]
+    return list(dict.fromkeys(f.resolve() for f in folders))
+
+
+def locate_videos(items: list[BenchmarkItem], base: Path, video_root: Path | None,
+                  ) -> tuple[list[BenchmarkItem], list[LoadIssue], str | None, list[str]]:
+    """Resolve every item's `Video` among the usual folders. Unambiguous when each found video is one
+    file; returns (items with video_path set, warnings, a problem that must stop the run, folders used)."""
+    resolved, missing, ambiguous, used = [], [], [], {}
+    for item in items:
+        rel = Path(item.video)
+        if rel.is_absolute():
+            hits = [rel] if rel.exists() else []
+        else:
+            hits = list(dict.fromkeys((f / rel).resolve() for f in candidate_folders(item, base, video_root)
+                                      if (f / rel).is_file()))
+        if len(hits) > 1:
+            ambiguous.append((item, hits))
+        if not hits:
+            missing.append(item)
+            hits = [(candidate_folders(item, base, video_root)[0] / rel).resolve()]
+        else:
+            used[str(_folder_of(hits[0], item.video))] = True
+        resolved.append(replace(item, video_path=hits[0]))
+    where = f"under {video_root}" if video_root is not None else "beside the task files, in videos/ or task-named folders"
+    if ambiguous:
+        item, hits = ambiguous[0]
+        return resolved, [], (f"{len(ambiguous)} video(s) exist in more than one place, e.g. {item.video!r} "
+                              f"at {hits[0]} and {hits[1]}: the video folder is ambiguous"), list(used)
+    if items and len(missing) == len(items):
+        looked = ", ".join(str(f) for f in candidate_folders(items[0], base, video_root))
+        return resolved, [], (f"none of the {len(items)} videos was found {where} (e.g. {items[0].video!r}; "
+                              f"looked in {looked})"), []
+    warnings = []
+    if missing:
+        sample = ", ".join(repr(i.video) for i in missing[:3])
+        warnings.append(LoadIssue(missing[0].source, missing[0].line, f"{len(missing)} of {len(items)} videos not "
+                                  f"found {where} ({sample}{', …' if len(missing) > 3 else ''}); those items fail"))
+    return resolved, warnings, None, list(used)
+
+
+def _folder_of(path: Path, video: str) -> Path:
+    """The folder `video` (a relative path) was found under."""
+    return path.parents[len(Path(video).parts) - 1]
+
+
 def load_benchmark(root: str | Path, video_root: str | Path | None = None,
                    tasks: Iterable[str] | None = None, name: str | None = None) -> LoadedBenchmark:
-    """Read every task file under `root`. Videos resolve against `video_root`, else the benchmark
-    root, the JSONL folder and its parent (the published repository keeps them side by side)."""
+    """Read every task file under `root`. Videos resolve against `video_root` (or its task-named
+    sub-folders), else they are looked for in VIDEO_FOLDERS (beside the task files, `videos/`,
+    task-named folders); `video_problem` says when none is found or one exists in two places."""
     root = Path(root).resolve()
     base = root.parent if root.is_file() else root
     wanted = {task_info(t).name if task_info(t) else t for t in tasks} if tasks else None
@@ -235,7 +294,7 @@ def load_benchmark(root: str | Path, video_root: str | Path | None = None,
         if info is None:
             warnings.append(LoadIssue(str(path), 0, "file name is not one of the 16 HumanVBench tasks; "
                                                     "reported on its own, outside the category averages"))
-        roots = [Path(video_root).resolve()] if video_root else [base, path.parent, path.parent.parent]
+        roots = [base]  # placeholder: locate_videos resolves every video once all items are read
         seen: dict[str, int] = {}
         for line_no, raw in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
             if not raw.strip():
@@ -250,10 +309,11 @@ def load_benchmark(root: str | Path, video_root: str | Path | None = None,
                                                             f"(first on line {seen[item.question_id]})"))
                 continue
             seen[item.question_id] = line_no
-            if not item.video_path.exists():
-                warnings.append(LoadIssue(str(path), line_no, f"video {item.video} not found at {item.video_path}"))
             items.append(item)
-    return LoadedBenchmark(root=root, name=name or base.name, items=items, issues=issues, warnings=warnings)
+    given = Path(video_root).resolve() if video_root else None
+    items, video_warnings, problem, folders = locate_videos(items, base, given)
+    return LoadedBenchmark(root=root, name=name or base.name, items=items, issues=issues,
+                           warnings=warnings + video_warnings, video_problem=problem, video_folders=folders)
 
 
 # -- writing (our export in the same layout) ---------------------------------------------------

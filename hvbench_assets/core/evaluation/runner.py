@@ -1,8 +1,14 @@
 """Evaluate one model on one benchmark: prompts, frames, bounded concurrency, resume, progress bar.
 
-Every reply is written to `eval_responses` as soon as it arrives (one row per item and rotation), so
-a killed run loses nothing it has recorded, and a rerun with the same run id skips every item whose
-row exists with the same item hash. Failed calls (`status = failed`) are asked again on the next run.
+Every reply is queued for `eval_responses` as soon as it arrives (one row per item and rotation) and a
+writer thread commits the queue every FLUSH_S seconds, so a killed run loses at most that window (whose
+replies are in the MLLM call cache) and a rerun with the same run id skips every item whose row exists
+with the same item hash. Failed calls (`status = failed`) are asked again on the next run.
+
+Speed: the pool has twice as many threads as request slots, so the next items' frames are decoded
+while `concurrency` requests are in flight; nothing on the submitting thread touches the warehouse;
+the run's start (stale rows, resume plan, run row) and its end (last rows, run row) are one
+transaction each. A configuration error (wrong key, wrong endpoint) stops the run at once.
 """
 
 from __future__ import annotations
@@ -19,8 +25,6 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
-from tqdm import tqdm
-
 from hvbench_assets.core.benchmark.layout import BenchmarkItem, LoadedBenchmark
 from hvbench_assets.core.benchmark.tasks import task_info
 from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION, letter_only_prompt
@@ -34,8 +38,12 @@ from hvbench_assets.core.warehouse import Warehouse
 
 EVAL_CODE_VERSION = "eval-v1"
 AUDIO_RATE = 16000
-FLUSH_ROWS = 32
 FLUSH_S = 0.5
+
+
+class ModelMisconfigured(RuntimeError):
+    """The model's key or endpoint is wrong: every further item would fail the same way. The message
+    names the setting to fix."""
 
 
 class Answerer(Protocol):
@@ -92,6 +100,7 @@ class RunOutcome:
     skipped: int = 0  # jobs already answered by an earlier invocation
     answered: int = 0  # rows (parsed or unparsed) recorded in this invocation
     failed: int = 0
+    transient: int = 0  # of the failed: endpoint down / rate limited after the client's retries
     status: str = "complete"
     rows: list[dict] = field(default_factory=list, repr=False)
 
@@ -127,8 +136,9 @@ class Evaluator:
         self.run_id = run_id_for(benchmark.name, config)
         self.accepts_audio = answerer.accepts_audio(config.model)  # also fails fast for an unknown model
         self.send_audio = config.audio == "always" or (config.audio == "auto" and self.accepts_audio)
-        self._buffer: list[dict] = []
-        self._flushed_at = time.monotonic()
+        self._writer: _RowWriter | None = None
+        self._statuses: dict[tuple, str] = {}  # key -> status of this run's rows (kept current for the run row)
+        self._slots = threading.BoundedSemaphore(max(1, config.concurrency))
 
     # -- planning ----------------------------------------------------------------------------
     def selected_items(self) -> list[BenchmarkItem]:
@@ -143,17 +153,41 @@ class Evaluator:
                 out.append(item)
         return out
 
-    def answered(self) -> dict[tuple[str, str, int], str]:
-        """(task, question_id, rotation) -> item hash, for rows that hold a reply."""
-        if not self.warehouse.has_table(EVAL_RESPONSES.name):
-            return {}
-        rows = self.warehouse.query(
-            "SELECT task, question_id, rotation, item_hash FROM eval_responses WHERE run_id = ? AND status <> 'failed'",
-            [self.run_id])
-        return {(r["task"], r["question_id"], r["rotation"]): r["item_hash"] for r in rows}
+    def _start(self) -> tuple[list[tuple[BenchmarkItem, int]], int]:
+        """One transaction: drop rows of items no longer in the benchmark (reports count current items
+        only), read what is answered, write the run row as `running`. Returns (jobs, skipped)."""
+        current = {(i.task, i.question_id) for i in self.bench.items}
+        plan: dict[str, Any] = {}
+
+        def build(con):
+            rows = con.execute("SELECT task, question_id, rotation, item_hash, status FROM eval_responses "
+                               "WHERE run_id = ?", [self.run_id]).fetchall()
+            stale = {(t, q, r) for t, q, r, _, _ in rows if (t, q) not in current}
+            self._statuses = {(t, q, r): st for t, q, r, _, st in rows if (t, q, r) not in stale}
+            done = {(t, q, r): h for t, q, r, h, st in rows if st != "failed" and (t, q, r) not in stale}
+            jobs, skipped = [], 0
+            for item in self.selected_items():
+                for shift in rotations(item, self.config.circular):
+                    if done.get((item.task, item.question_id, shift)) == item.fingerprint:
+                        skipped += 1
+                    else:
+                        jobs.append((item, shift))
+            plan.update(jobs=jobs, skipped=skipped)
+            deletes = [(EVAL_RESPONSES, {"run_id": self.run_id, "task": t, "question_id": q, "rotation": r}, [], None)
+                       for t, q, r in sorted(stale)]
+            return deletes + [self._run_item(len(jobs) + skipped, "running")]
+
+        self.warehouse.read_then_replace([EVAL_RUNS, EVAL_RESPONSES], build)
+        return plan["jobs"], plan["skipped"]
 
     def plan(self) -> tuple[list[tuple[BenchmarkItem, int]], int]:
-        done = self.answered()
+        """(jobs still to ask, items already answered) without writing anything."""
+        if not self.warehouse.has_table(EVAL_RESPONSES.name):
+            done = {}
+        else:
+            rows = self.warehouse.query("SELECT task, question_id, rotation, item_hash FROM eval_responses "
+                                        "WHERE run_id = ? AND status <> 'failed'", [self.run_id])
+            done = {(r["task"], r["question_id"], r["rotation"]): r["item_hash"] for r in rows}
         jobs, skipped = [], 0
         for item in self.selected_items():
             for shift in rotations(item, self.config.circular):
@@ -162,18 +196,6 @@ class Evaluator:
                 else:
                     jobs.append((item, shift))
         return jobs, skipped
-
-    def prune_stale(self) -> int:
-        """Drop rows of items no longer in the benchmark, so reports only count current items."""
-        if not self.warehouse.has_table(EVAL_RESPONSES.name):
-            return 0
-        current = {(i.task, i.question_id) for i in self.bench.items}
-        rows = self.warehouse.query(
-            "SELECT DISTINCT task, question_id, rotation FROM eval_responses WHERE run_id = ?", [self.run_id])
-        stale = [r for r in rows if (r["task"], r["question_id"]) not in current]
-        for r in stale:
-            self.warehouse.replace(EVAL_RESPONSES, {"run_id": self.run_id, **r}, [])
-        return len(stale)
 
     # -- one question ------------------------------------------------------------------------
     def ask(self, item: BenchmarkItem, shift: int) -> dict[str, Any]:
@@ -193,7 +215,8 @@ class Evaluator:
             return {**row, "status": "failed", "method": "video", "error": f"{item.video_path}: {exc}",
                     "frames_sent": 0, "audio_sent": False, "answered_at": _now()}
         extra = {} if self.config.seed is None else {"params": {"seed": self.config.seed}}
-        result = self.answerer.answer(self.config.model, prompt, frames, audio, **extra)
+        with self._slots:  # frames above are decoded outside the slot, while other requests wait
+            result = self.answerer.answer(self.config.model, prompt, frames, audio, **extra)
         text = getattr(result, "text", None)
         error = getattr(result, "error", None)
         row.update({
@@ -206,11 +229,13 @@ class Evaluator:
             "error": error, "answered_at": _now(),
         })
         if error or text is None:
-            return {**row, "status": "failed", "method": "call_error"}
+            return {**row, "status": "failed", "method": "call_error", "_transient": bool(getattr(result, "transient", False)),
+                    "_fatal": bool(getattr(result, "fatal", False))}
         options = [(o.letter, o.text) for o in asked.options]
         verdict = extract_option(text, options)
         if verdict.status != PARSED and self.config.judge_model and verdict.method != "empty":
-            verdict, judged = judge_option(self.answerer, self.config.judge_model, asked.question, options, text)
+            with self._slots:
+                verdict, judged = judge_option(self.answerer, self.config.judge_model, asked.question, options, text)
             row["judge_response"] = getattr(judged, "text", None)
         row.update({
             "status": verdict.status, "method": verdict.method, "chosen": verdict.letter,
@@ -221,29 +246,39 @@ class Evaluator:
 
     # -- the run -----------------------------------------------------------------------------
     def run(self, progress: bool = True, on_result: Callable[[dict], None] | None = None) -> RunOutcome:
-        self.warehouse.ensure(EVAL_RUNS, EVAL_RESPONSES)
-        self.prune_stale()
-        jobs, skipped = self.plan()
+        warm = getattr(self.answerer, "warm_up", None)
+        if warm is not None:  # backend import, connection pool, call-cache index: alongside the planning below
+            threading.Thread(target=warm, args=(self.config.model,), daemon=True, name="eval-warm-up").start()
+        jobs, skipped = self._start()
         out = RunOutcome(self.run_id, asked=len(jobs), skipped=skipped)
-        self._record_run(out, "running")
-        bar = tqdm(total=len(jobs) + skipped, initial=skipped, disable=not progress, unit="q",
-                   desc=f"{self.config.model} on {self.bench.name}", dynamic_ncols=True)
+        bar = _progress_bar(len(jobs) + skipped, skipped, progress, f"{self.config.model} on {self.bench.name}")
+        self._writer = _RowWriter(self.warehouse, self._provenance())
         stop = threading.Event()
-        pool = ThreadPoolExecutor(max_workers=max(1, self.config.concurrency), thread_name_prefix="eval")
+        workers = 2 * max(1, self.config.concurrency)
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="eval")
         pending: set[Future] = set()
         stored: set[Future] = set()
         todo = iter(jobs)
+        fatal: str | None = None
         try:
-            # keep at most 2x concurrency jobs queued so an interruption leaves little in flight
-            for _ in range(2 * max(1, self.config.concurrency)):
+            # at most 2x the worker count queued, so an interruption leaves little in flight
+            for _ in range(2 * workers):
                 self._submit(pool, pending, todo, stop)
             while pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in finished:
-                    if fut not in stored:
-                        stored.add(fut)
-                        self._store(fut.result(), out, bar)
                     pending.discard(fut)
+                    if fut in stored or fut.cancelled():
+                        continue
+                    stored.add(fut)
+                    row = fut.result()
+                    if row.get("_fatal"):  # stop asking; the item stays unanswered for the next run
+                        fatal = fatal or row["error"]
+                        stop.set()
+                        for other in pending:
+                            other.cancel()
+                        continue
+                    self._store(row, out, bar)
                     if on_result is not None:
                         on_result(out.rows[-1])
                     self._submit(pool, pending, todo, stop)
@@ -254,17 +289,19 @@ class Evaluator:
                 fut.cancel()
             pool.shutdown(wait=True)
             for fut in pending:  # replies that arrived while stopping are kept, not re-asked later
-                if fut not in stored and not fut.cancelled() and fut.exception() is None:
+                if fut not in stored and not fut.cancelled() and fut.exception() is None and not fut.result().get("_fatal"):
                     stored.add(fut)
                     self._store(fut.result(), out, bar)
             raise
         finally:
             pool.shutdown(wait=True)
-            self._flush(force=True)
-            bar.close()
+            if bar is not None:
+                bar.close()
             if out.status != "interrupted":
-                out.status = "complete" if out.failed == 0 else "partial"
-            self._record_run(out, out.status)
+                out.status = "misconfigured" if fatal else "complete" if out.failed == 0 else "partial"
+            self._finish(out)
+        if fatal:
+            raise ModelMisconfigured(fatal)
         return out
 
     def _submit(self, pool, pending: set, todo, stop: threading.Event) -> None:
@@ -275,45 +312,104 @@ class Evaluator:
             pending.add(pool.submit(self.ask, *job))
 
     def _store(self, row: dict, out: RunOutcome, bar) -> None:
-        self._buffer.append(row)
-        self._flush(force=False)
+        transient = row.pop("_transient", False)
+        row.pop("_fatal", None)
+        self._writer.add(row)
+        self._statuses[(row["task"], row["question_id"], row["rotation"])] = row["status"]
         out.rows.append(row)
         if row["status"] == "failed":
             out.failed += 1
+            out.transient += transient
         else:
             out.answered += 1
-        bar.update(1)
-        bar.set_postfix(failed=out.failed, refresh=False)
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(failed=out.failed, refresh=False)
 
-    def _flush(self, force: bool) -> None:
-        """Write buffered rows in one transaction: every FLUSH_ROWS rows or FLUSH_S seconds. A reply
-        lost to a hard kill inside that window is in the MLLM call cache, so resuming does not pay for it."""
-        if not self._buffer or not (force or len(self._buffer) >= FLUSH_ROWS
-                                    or time.monotonic() - self._flushed_at >= FLUSH_S):
-            return
-        batch = list(self._buffer)
-        self.warehouse.replace_many(EVAL_RESPONSES, [({k: r[k] for k in EVAL_RESPONSES.key}, [r]) for r in batch],
-                                    provenance=self._provenance())
-        del self._buffer[: len(batch)]  # only once written: an interrupted write is retried by the final flush
-        self._flushed_at = time.monotonic()
+    def _finish(self, out: RunOutcome) -> None:
+        """The last rows and the run row in one transaction; the model-call log committed too."""
+        flush = getattr(self.answerer, "flush", None)
+        if flush is not None:
+            flush()
+        self._writer.close(extra=[self._run_item(out.asked + out.skipped, out.status)])
 
     def _provenance(self) -> dict[str, str]:
         return {"backend": getattr(self.answerer, "name", type(self.answerer).__name__),
                 "model": self.config.model, "code_version": EVAL_CODE_VERSION}
 
-    def _record_run(self, out: RunOutcome, status: str) -> None:
-        counts = self.warehouse.query(
-            "SELECT count(*) FILTER (WHERE status <> 'failed') AS ok, count(*) FILTER (WHERE status = 'failed') AS bad "
-            "FROM eval_responses WHERE run_id = ?", [self.run_id])[0]
-        self.warehouse.replace(EVAL_RUNS, {"run_id": self.run_id}, [{
+    def _run_item(self, n_items: int, status: str) -> tuple:
+        bad = sum(st == "failed" for st in self._statuses.values())
+        return (EVAL_RUNS, {"run_id": self.run_id}, [{
             "benchmark": self.bench.name, "benchmark_root": str(self.bench.root),
             "benchmark_fingerprint": self.bench.fingerprint,
             "config": {**self.config.answer_settings(), "concurrency": self.config.concurrency,
                        "limit": self.config.limit, "tasks": list(self.config.tasks or []),
                        "send_audio": self.send_audio},
-            "n_items": out.asked + out.skipped, "n_answered": counts["ok"], "n_failed": counts["bad"],
+            "n_items": n_items, "n_answered": len(self._statuses) - bad, "n_failed": bad,
             "load_issues": [asdict(i) for i in self.bench.issues], "status": status, "updated_at": _now(),
-        }], provenance=self._provenance())
+        }], self._provenance())
+
+
+def _progress_bar(total: int, initial: int, enabled: bool, desc: str):
+    if not enabled:
+        return None
+    from tqdm import tqdm  # only when drawn: saves its import on quiet runs
+
+    return tqdm(total=total, initial=initial, unit="q", desc=desc, dynamic_ncols=True)
+
+
+class _RowWriter:
+    """Commits queued eval_responses rows from its own thread every FLUSH_S seconds (one transaction per
+    batch), so the thread handing out work never waits for the warehouse lock."""
+
+    def __init__(self, warehouse: Warehouse, provenance: dict):
+        self.warehouse, self.provenance = warehouse, provenance
+        self._rows: list[dict] = []
+        self._cond = threading.Condition()
+        self._closed = False
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._loop, name="eval-rows-writer", daemon=True)
+        self._thread.start()
+
+    def add(self, row: dict) -> None:
+        if self._error is not None:
+            raise self._error
+        with self._cond:
+            self._rows.append(row)
+
+    def _take(self) -> list[dict]:
+        with self._cond:
+            rows, self._rows = self._rows, []
+            return rows
+
+    def _write(self, rows: list[dict], extra: Sequence[tuple] = ()) -> None:
+        if not rows and not extra:
+            return
+        items = [(EVAL_RESPONSES, {k: r[k] for k in EVAL_RESPONSES.key}, [r], self.provenance) for r in rows]
+        self.warehouse.replace_tables(items + list(extra))
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._closed, timeout=FLUSH_S)
+                if self._closed:
+                    return
+            rows = self._take()
+            try:
+                self._write(rows)
+            except BaseException as exc:  # kept for close(): the rows go back to the queue
+                with self._cond:
+                    self._rows[:0] = rows
+                self._error = exc
+                return
+
+    def close(self, extra: Sequence[tuple] = ()) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._thread.join()
+        self._error = None
+        self._write(self._take(), extra)
 
 
 def evaluate(benchmark: LoadedBenchmark, answerer: Answerer, warehouse: Warehouse, config: EvalConfig,

@@ -16,6 +16,8 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
+import duckdb
+
 from hvbench_assets.core.warehouse import TableSpec, Warehouse
 from hvbench_assets.core.warehouse.store import _encode
 
@@ -84,12 +86,15 @@ class CallLog:
     def _load(self) -> dict[str, dict[str, Any]]:
         with self._lock:
             if self._index is None:
-                self.warehouse.ensure(MODEL_CALLS)
-                rows = self.warehouse.query(
-                    'SELECT id, text, tokens_in, tokens_out, latency_s FROM "model_calls" '
-                    "WHERE error IS NULL AND text IS NOT NULL AND text <> ''"
-                )
-                self._index = {r["id"]: r for r in rows}
+                # one warehouse open: a missing table is an empty cache (the writer creates it)
+                cols = ("id", "text", "tokens_in", "tokens_out", "latency_s")
+                with self.warehouse.connect() as con:
+                    try:
+                        rows = con.execute(f'SELECT {", ".join(cols)} FROM "model_calls" '
+                                           "WHERE error IS NULL AND text IS NOT NULL AND text <> ''").fetchall()
+                    except duckdb.CatalogException:
+                        rows = []
+                self._index = {r[0]: dict(zip(cols, r)) for r in rows}
             return self._index
 
     def lookup(self, call_id: str) -> dict[str, Any] | None:
@@ -162,6 +167,7 @@ class CallLog:
                 self._writing = []
 
     def _write(self, rows: list[dict[str, Any]]) -> None:
+        self.warehouse.ensure(MODEL_CALLS)
         last = {r["id"]: r for r in rows}  # one row per id, the latest wins
         names = MODEL_CALLS.column_names
         unknown = {k for r in last.values() for k in r} - set(names)

@@ -136,6 +136,16 @@ class MllmClient:
         writer thread; `flush()` or process exit commits it)."""
         return self._chat(ChatRequest(model, prompt, frames, system, audio, params, context, audio_rate), wait=commit)
 
+    def warm_up(self, model: str) -> None:
+        """Do the first call's fixed costs now (backend import and connection pool, the cache index), e.g.
+        in a thread while the caller prepares its requests."""
+        spec = self.registry.get(model)
+        backend = self._backend(spec)
+        if hasattr(backend, "_client") and spec.backend == "openai":
+            backend._client(spec)
+        if self.calls:
+            self.calls.lookup("")
+
     def flush(self) -> None:
         """Commit every queued model_calls row."""
         if self.calls:

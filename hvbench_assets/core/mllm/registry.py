@@ -11,6 +11,12 @@ Environment overrides (NAME is the entry name upper-cased, non-alphanumerics as 
   HVBENCH_MLLM_<NAME>_<FIELD>      any other numeric/bool field (MAX_FRAMES, TIMEOUT_S, WEIGHT, …)
   HVBENCH_MLLM_MODELS=a,b          the active models (ensembles, evaluation); default: every configured one
   HVBENCH_DESCRIBER_MODEL=a        the model writing L4/L5/L11 descriptions
+
+A variable that is set but empty clears the field: `HVBENCH_MLLM_GPT4O_API_KEY_ENV=` means "no key",
+an empty BASE_URL leaves the entry unconfigured, an empty boolean is false; numbers have no empty
+value, so an empty (or malformed) numeric variable is an error naming it. An unset variable changes
+nothing. A name with no file entry is defined by its variables alone when HVBENCH_MLLM_<NAME>_BASE_URL
+(or _LOCAL_PATH) is set, taking the file's [defaults] for the rest.
 """
 
 from __future__ import annotations
@@ -120,27 +126,42 @@ def env_prefix(name: str) -> str:
 _FIELD_TYPES = {f.name: f.type for f in fields(ModelSpec)}
 
 
-def _coerce(name: str, raw: str):
-    kind = _FIELD_TYPES[name]
-    if kind == "bool":
-        return raw.strip().lower() in ("1", "true", "yes", "on")
-    if kind == "int":
-        return int(raw)
-    if kind == "float":
-        return float(raw)
-    return raw.strip()
+_BOOLS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False,
+          "": False}
 
 
-def _apply_env(spec: ModelSpec, environ: Mapping[str, str]) -> ModelSpec:
+def _coerce(name: str, raw: str, variable: str):
+    kind, value = _FIELD_TYPES[name], raw.strip()
+    try:
+        if kind == "bool":
+            return _BOOLS[value.lower()]
+        if kind == "int":
+            return int(value)
+        if kind == "float":
+            return float(value)
+    except (KeyError, ValueError):
+        expected = {"bool": "true/false", "int": "a whole number", "float": "a number"}[kind]
+        why = "is set but empty (unset it to keep the file's value)" if not value else f"is {raw!r}"
+        raise ValueError(f"{variable} {why}; expected {expected}") from None
+    return value
+
+
+def _env_fields(prefix: str, environ: Mapping[str, str]) -> dict:
+    """Fields set by HVBENCH_MLLM_<NAME>_* variables; set-but-empty clears (see module docstring)."""
     changes = {}
     aliases = {"MODEL": "model_id"}
     for f in fields(ModelSpec):
         if f.name == "name" or f.type not in ("str", "int", "float", "bool"):
             continue
         for suffix in [k for k, v in aliases.items() if v == f.name] + [f.name.upper()]:
-            raw = environ.get(f"{spec.env_prefix}_{suffix}", "")
-            if raw.strip():
-                changes[f.name] = _coerce(f.name, raw)
+            variable = f"{prefix}_{suffix}"
+            if variable in environ:
+                changes[f.name] = _coerce(f.name, environ[variable], variable)
+    return changes
+
+
+def _apply_env(spec: ModelSpec, environ: Mapping[str, str]) -> ModelSpec:
+    changes = _env_fields(spec.env_prefix, environ)
     return replace(spec, **changes) if changes else spec
 
 
@@ -150,15 +171,39 @@ class ModelRegistry:
     active_names: tuple[str, ...] = ()
     describer_name: str = ""
     source: str = ""
+    defaults: dict = field(default_factory=dict, compare=False, repr=False)  # the file's [defaults]
+    environ: Mapping[str, str] | None = field(default=None, compare=False, repr=False)  # None: os.environ
+
+    def env_model(self, name: str) -> ModelSpec | None:
+        """A model defined only by HVBENCH_MLLM_<NAME>_* variables (BASE_URL or LOCAL_PATH set)."""
+        environ = os.environ if self.environ is None else self.environ
+        prefix = env_prefix(name)
+        if not any(environ.get(f"{prefix}_{k}", "").strip() for k in ("BASE_URL", "LOCAL_PATH")):
+            return None
+        merged = {**self.defaults, "model_id": name, **_env_fields(prefix, environ)}
+        if "backend" not in merged:
+            merged["backend"] = "openai" if environ.get(f"{prefix}_BASE_URL", "").strip() else "transformers"
+        return ModelSpec(name=name, **merged)
+
+    def unknown_message(self, name: str) -> str:
+        prefix = env_prefix(name)
+        return (
+            f"unknown model {name!r}. The model registry is {self.source or DEFAULT_MODELS_FILE} (chosen by "
+            f"HVBENCH_MODELS_FILE, or --models-file on the command line; default config/models.toml) and it defines: "
+            f"{', '.join(sorted(self.models)) or 'nothing'}. Define {name!r} in one of these ways: "
+            f"(1) add a [models.{name}] entry with model_id, base_url and api_key_env (the NAME of the variable holding "
+            f"the key) to that file, or to your own TOML file that HVBENCH_MODELS_FILE points at; "
+            f"(2) without a file entry, set {prefix}_BASE_URL and {prefix}_MODEL (plus {prefix}_API_KEY_ENV when the "
+            f"endpoint wants a key). Every field of an entry can be overridden by {prefix}_<FIELD>. Several models side "
+            f"by side: one [models.<name>] entry (or one set of HVBENCH_MLLM_<NAME>_* variables) per model, then "
+            f"`--model a --model b` or HVBENCH_MLLM_MODELS=a,b."
+        )
 
     def get(self, name: str) -> ModelSpec:
         """The named model, ready to call. Raises ModelNotConfigured naming what to set."""
-        if name not in self.models:
-            raise ModelNotConfigured(
-                f"unknown model {name!r}: add a [models.{name}] entry to {self.source or DEFAULT_MODELS_FILE} "
-                f"(known: {', '.join(sorted(self.models)) or 'none'})"
-            )
-        spec = self.models[name]
+        spec = self.models.get(name) or self.env_model(name)
+        if spec is None:
+            raise ModelNotConfigured(self.unknown_message(name))
         missing = spec.missing_settings()
         if missing:
             raise ModelNotConfigured(f"model {name!r} is not configured: set {'; '.join(missing)}")
@@ -203,7 +248,8 @@ def parse_registry(data: Mapping, environ: Mapping[str, str] | None = None, sour
     if not active:
         active = tuple(data.get("active", ()))
     describer = environ.get("HVBENCH_DESCRIBER_MODEL", "").strip() or str(data.get("describer", ""))
-    return ModelRegistry(models=models, active_names=active, describer_name=describer, source=source)
+    return ModelRegistry(models=models, active_names=active, describer_name=describer, source=source,
+                         defaults=defaults, environ=None if environ is os.environ else environ)
 
 
 def load_registry(path: str | Path | None = None, environ: Mapping[str, str] | None = None) -> ModelRegistry:

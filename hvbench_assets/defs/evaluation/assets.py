@@ -11,7 +11,7 @@ from pathlib import Path
 import dagster as dg
 
 from hvbench_assets.core.benchmark import load_benchmark
-from hvbench_assets.core.evaluation import EvalConfig, MllmAnswerer, evaluate
+from hvbench_assets.core.evaluation import EvalConfig, MllmAnswerer, ModelMisconfigured, evaluate
 from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION
 from hvbench_assets.core.evaluation.reporting import REPORT_CODE_VERSION, report_for
 from hvbench_assets.core.evaluation.runner import EVAL_CODE_VERSION
@@ -63,18 +63,24 @@ def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings,
     keys = context.partition_key.keys_by_dimension
     name, model = keys["benchmark"], keys["model"]
     root, video_root = _benchmark_root(name, evaluation, settings)
+    wh = warehouse.get()
+    configs: list[EvalConfig] = evaluation.configs_for(model)
+    try:  # configuration first: a wrong model name must not wait for the benchmark to load
+        answerer = MllmAnswerer(mllm.client(wh))
+        for needed in dict.fromkeys([model] + [c.judge_model for c in configs if c.judge_model]):
+            answerer.accepts_audio(needed)
+    except (ModelNotConfigured, ValueError, OSError) as exc:
+        raise dg.Failure(description=f"model {model!r}: {exc}", allow_retries=False) from None
     bench = load_benchmark(root, video_root=video_root, name=name)
     for issue in bench.issues:
         context.log.warning(f"skipped {issue}")
+    for warning in bench.warnings:
+        context.log.warning(str(warning))
+    if bench.video_problem:
+        raise dg.Failure(description=f"benchmark {name}: {bench.video_problem}; name the video folder in "
+                                     f"HVBENCH_BENCHMARK_ROOTS as '{name}={root}|/path/to/videos'", allow_retries=False)
     if not bench.items:
         raise dg.Failure(description=f"benchmark {name}: no readable items under {root}", allow_retries=False)
-    wh = warehouse.get()
-    answerer = MllmAnswerer(mllm.client(wh))
-    configs: list[EvalConfig] = evaluation.configs_for(model)
-    try:
-        answerer.accepts_audio(model)
-    except ModelNotConfigured as exc:
-        raise dg.Failure(description=f"model {model!r}: {exc}", allow_retries=False) from exc
     done = [0]
 
     def log_progress(row: dict) -> None:
@@ -82,12 +88,16 @@ def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings,
         if done[0] % 50 == 0:
             context.log.info(f"{done[0]} replies recorded")
 
-    outs = [evaluate(bench, answerer, wh, cfg, progress=False, on_result=log_progress) for cfg in configs]
+    try:
+        outs = [evaluate(bench, answerer, wh, cfg, progress=False, on_result=log_progress) for cfg in configs]
+    except ModelMisconfigured as exc:  # a wrong key or endpoint: retrying the step cannot help
+        raise dg.Failure(description=f"{model} on {name}: {exc}", allow_retries=False) from None
     run_ids = [o.run_id for o in outs]
     rows = [r for run_id in run_ids for r in wh.query(
         "SELECT run_id, task, rotation, status, correct, method, latency_s, tokens_in, tokens_out "
         "FROM eval_responses WHERE run_id = ?", [run_id])]
     failed = sum(o.failed for o in outs)
+    transient = sum(o.transient for o in outs)
     metadata = {
         "run_ids": run_ids, "benchmark_root": str(root), "asked_now": sum(o.asked for o in outs),
         "already_answered": sum(o.skipped for o in outs), "failed_calls": failed,
@@ -98,9 +108,13 @@ def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings,
             (f"**{run_id}**\n\n" if len(run_ids) > 1 else "") + _scores_markdown([r for r in rows if r["run_id"] == run_id])
             for run_id in run_ids)),
     }
-    if failed:
-        raise dg.Failure(description=f"{failed} call(s) failed for {model} on {name}; every answered item is "
-                                     "stored and a re-materialization asks only the rest", metadata=metadata)
+    if transient:  # the endpoint was down or rate limited beyond the client's retries: worth a rerun
+        raise dg.Failure(description=f"{transient} call(s) to {model} on {name} failed after retries (endpoint down "
+                                     "or rate limited); every answered item is stored and a re-materialization asks "
+                                     "only the rest", metadata=metadata)
+    if failed:  # items the model could not answer (garbled or refused replies, unreadable videos): rows, not a crash
+        context.log.warning(f"{failed} item(s) failed for {model} on {name}; see eval_responses.error "
+                            "(they are asked again by the next materialization)")
     unparsed = metadata["unparsed"] / max(1, len(rows))
     check = dg.AssetCheckResult(
         check_name="unparsed_rate", passed=unparsed <= evaluation.max_unparsed_rate,

@@ -90,7 +90,8 @@ def test_loader_reports_malformed_lines_with_file_and_line(tmp_path):
     msgs = {i.line: i.message for i in bench.issues}
     assert "invalid JSON" in msgs[2] and "'E'" in msgs[3] and "choices" in msgs[4] and "duplicate" in msgs[6]
     assert str(bench.issues[0]).startswith(str(tmp_path / "Human_Count.jsonl") + ":2:")
-    assert [w.line for w in bench.warnings] == [7]  # missing video: kept, warned
+    (missing,) = bench.warnings  # missing video: kept, one summary warning
+    assert missing.line == 7 and "1 of 2 videos not found" in missing.message and "missing.mp4" in missing.message
 
 
 def test_loader_finds_files_in_a_subfolder_and_resolves_videos_from_root(tmp_path):
@@ -141,3 +142,41 @@ def test_answer_that_is_neither_letter_nor_option_text():
 
     with pytest.raises(BenchmarkFormatError):
         normalize_answer("nine", parse_choices(PUBLISHED_STYLE))
+
+
+def _two_task_bench(root, video_of):
+    """Two task files in `root`, three items each, `Video` as written by `video_of(task, i)`."""
+    for task in ("Human_Count", "Emotion_Recognition"):
+        (root / f"{task}.jsonl").write_text("".join(
+            _line(f"{task}_{i}", video=video_of(task, i)) + "\n" for i in range(3)))
+
+
+@pytest.mark.parametrize("layout", ["videos/", "videos/<task>/", "<task>/"])
+def test_video_folder_found_automatically(tmp_path, layout):
+    folder = {"videos/": lambda t: tmp_path / "videos", "videos/<task>/": lambda t: tmp_path / "videos" / t,
+              "<task>/": lambda t: tmp_path / t}[layout]
+    for task in ("Human_Count", "Emotion_Recognition"):
+        for i in range(3):
+            moving_square_video(folder(task) / f"{task}_{i}.mp4", seconds=0.5, size=(64, 48))
+    _two_task_bench(tmp_path, lambda task, i: f"{task}_{i}.mp4")
+    bench = load_benchmark(tmp_path)
+    assert bench.video_problem is None and bench.warnings == []
+    assert all(i.video_path == folder(i.task) / f"{i.question_id}.mp4" for i in bench.items)
+
+
+def test_no_video_anywhere_is_one_problem_not_a_warning_per_item(tmp_path):
+    _two_task_bench(tmp_path, lambda task, i: f"clips/{task}_{i}.mp4")
+    bench = load_benchmark(tmp_path)
+    assert len(bench.items) == 6 and bench.warnings == []
+    assert "none of the 6 videos was found" in bench.video_problem and "clips/Emotion_Recognition_0.mp4" in bench.video_problem
+    assert str(tmp_path / "videos") in bench.video_problem  # says where it looked
+
+
+def test_the_same_video_in_two_folders_is_ambiguous(tmp_path):
+    moving_square_video(tmp_path / "a.mp4", seconds=0.5, size=(64, 48))
+    moving_square_video(tmp_path / "videos" / "a.mp4", seconds=0.5, size=(64, 48), color=(10, 10, 10))
+    (tmp_path / "Human_Count.jsonl").write_text(_line("1", video="a.mp4") + "\n")
+    bench = load_benchmark(tmp_path)
+    assert "ambiguous" in bench.video_problem and str(tmp_path / "videos" / "a.mp4") in bench.video_problem
+    chosen = load_benchmark(tmp_path, video_root=tmp_path / "videos")
+    assert chosen.video_problem is None and chosen.items[0].video_path == tmp_path / "videos" / "a.mp4"

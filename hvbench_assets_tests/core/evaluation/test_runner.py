@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from hvbench_assets.core.benchmark import load_benchmark
@@ -187,18 +189,21 @@ def test_circular_mode_exposes_a_position_biased_model(bench, fake_server, wareh
 def test_missing_video_fails_that_item_only(tmp_path, toy_bench, fake_server, warehouse):
     root, items = toy_bench
     (tmp_path / "Human_Count.jsonl").write_text((root / "Human_Count.jsonl").read_text())
-    bench = load_benchmark(tmp_path, video_root=root)
-    (tmp_path / "vids").mkdir()
-    broken = load_benchmark(tmp_path, video_root=tmp_path / "vids")
-    assert len(broken.warnings) == ITEMS_PER_TASK
+    (tmp_path / "vids" / "Human_Count").mkdir(parents=True)
+    shutil.copy(root / "Human_Count" / "Human_Count_0.mp4", tmp_path / "vids" / "Human_Count")
+    partial = load_benchmark(tmp_path, video_root=tmp_path / "vids")  # 1 of 3 present: one warning, no stop
+    assert partial.video_problem is None and len(partial.warnings) == 1
+    assert "2 of 3 videos not found" in str(partial.warnings[0])
     fake_server.responder = styled_responder(items)
-    out = evaluate(broken, MllmAnswerer(make_client(fake_server)), warehouse,
+    out = evaluate(partial, MllmAnswerer(make_client(fake_server)), warehouse,
                    EvalConfig(model="fake_vl", n_frames=1), progress=False)
-    assert (out.failed, fake_server.request_count) == (ITEMS_PER_TASK, 0)
-    rows = warehouse.rows(EVAL_RESPONSES, run_id=out.run_id)
-    assert all(r["method"] == "video" and f"{r['question_id']}.mp4" in r["error"] for r in rows)
-    assert evaluate(bench, MllmAnswerer(make_client(fake_server)), warehouse,
-                    EvalConfig(model="fake_vl", n_frames=1), progress=False).answered == ITEMS_PER_TASK
+    assert (out.failed, out.answered, fake_server.request_count) == (2, 1, 1)
+    failed = warehouse.rows(EVAL_RESPONSES, run_id=out.run_id, status="failed")
+    assert all(r["method"] == "video" and f"{r['question_id']}.mp4" in r["error"] for r in failed)
+    bench = load_benchmark(tmp_path, video_root=root)  # the right folder: only the two failed items are asked
+    again = evaluate(bench, MllmAnswerer(make_client(fake_server)), warehouse, EvalConfig(model="fake_vl", n_frames=1),
+                     progress=False)
+    assert (again.answered, again.skipped, again.failed) == (2, 1, 0)
 
 
 def test_seeded_runs_are_separate_and_send_the_seed(bench, fake_server, warehouse):

@@ -83,3 +83,43 @@ def test_params_are_adapted_to_what_the_endpoint_accepts():
         "rename_params": {"max_tokens": "max_completion_tokens"}, "drop_params": ["temperature"],
     }}}, environ={})
     assert reg.get("o").request_params({"temperature": 0, "max_tokens": 64}) == {"seed": 7, "max_completion_tokens": 64}
+
+
+def test_a_set_but_empty_variable_clears_the_field(monkeypatch):
+    monkeypatch.delenv("CLOUD_KEY", raising=False)
+    reg = parse_registry(CONFIG, environ={"HVBENCH_MLLM_CLOUD_API_KEY_ENV": ""})
+    assert reg.models["cloud"].api_key_env == "" and reg.get("cloud").api_key() == "EMPTY"  # usable without a key
+    cleared = parse_registry(CONFIG, environ={"HVBENCH_MLLM_CLOUD_BASE_URL": "",
+                                              "HVBENCH_MLLM_CLOUD_ACCEPTS_AUDIO": ""})
+    assert cleared.models["cloud"].base_url == "" and cleared.models["cloud"].accepts_audio is False
+    with pytest.raises(ModelNotConfigured, match="HVBENCH_MLLM_CLOUD_BASE_URL"):
+        cleared.get("cloud")
+    # unset = the file's value
+    assert parse_registry(CONFIG, environ={}).models["cloud"].api_key_env == "CLOUD_KEY"
+
+
+@pytest.mark.parametrize("value,needle", [("", "set but empty"), ("lots", "'lots'"), ("7.5", "'7.5'")])
+def test_a_bad_numeric_variable_is_an_error_naming_it(value, needle):
+    with pytest.raises(ValueError, match=f"HVBENCH_MLLM_CLOUD_MAX_FRAMES.*{needle}|HVBENCH_MLLM_CLOUD_MAX_FRAMES {needle}"):
+        parse_registry(CONFIG, environ={"HVBENCH_MLLM_CLOUD_MAX_FRAMES": value})
+
+
+def test_models_side_by_side_from_variables_alone(monkeypatch):
+    env = {"HVBENCH_MLLM_VLLM_A_BASE_URL": "http://a:8000/v1", "HVBENCH_MLLM_VLLM_A_MODEL": "org/a",
+           "HVBENCH_MLLM_VLLM_B_BASE_URL": "http://b:8000/v1", "HVBENCH_MLLM_VLLM_B_MODEL": "org/b",
+           "HVBENCH_MLLM_VLLM_B_MAX_FRAMES": "8", "HVBENCH_MLLM_MODELS": "vllm_a,vllm_b"}
+    reg = parse_registry(CONFIG, environ=env)
+    a, b = reg.active()
+    assert (a.name, a.model_id, a.base_url, a.max_frames, a.timeout_s) == ("vllm_a", "org/a", "http://a:8000/v1", 16, 60.0)
+    assert (b.model_id, b.max_frames) == ("org/b", 8)
+
+
+def test_unknown_model_names_every_way_to_define_one():
+    reg = parse_registry(CONFIG, environ={}, source="/somewhere/models.toml")
+    with pytest.raises(ModelNotConfigured) as err:
+        reg.get("my_vlm")
+    msg = str(err.value)
+    for needle in ("/somewhere/models.toml", "HVBENCH_MODELS_FILE", "--models-file", "[models.my_vlm]",
+                   "HVBENCH_MLLM_MY_VLM_BASE_URL", "HVBENCH_MLLM_MY_VLM_MODEL", "HVBENCH_MLLM_MY_VLM_API_KEY_ENV",
+                   "side by side", "HVBENCH_MLLM_MODELS=a,b", "cloud, local-vllm"):
+        assert needle in msg, needle
