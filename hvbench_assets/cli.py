@@ -150,9 +150,13 @@ def _report_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=None, help="output folder (default: <data dir>/reports/<benchmark>)")
     p.add_argument("--run", action="append", default=None, help="only these run ids (repeatable)")
     p.add_argument("--quiet", action="store_true", help="do not print the Markdown report")
+    p.add_argument("--item-max-unparsed", type=float, default=None,
+                   help="leave models with a larger share of unparsed replies out of the item statistics "
+                        "(default 0.5; 1 keeps every model)")
 
 
-def _write_report(warehouse, name: str, human_file, out: Path | None, print_md: bool, run_ids=None) -> int:
+def _write_report(warehouse, name: str, human_file, out: Path | None, print_md: bool, run_ids=None,
+                  item_max_unparsed: float | None = None) -> int:
     from hvbench_assets.core.evaluation.reporting import benchmark_names, report_for
     from hvbench_assets.core.scoring.report import load_baseline_file, render_markdown
 
@@ -161,8 +165,9 @@ def _write_report(warehouse, name: str, human_file, out: Path | None, print_md: 
         print(f"no evaluation runs for benchmark {name!r} in {warehouse.path} (known: {known})", file=sys.stderr)
         return 2
     human = load_baseline_file(human_file) if human_file else None
+    extra = {} if item_max_unparsed is None else {"item_max_unparsed": item_max_unparsed}
     data, paths = report_for(warehouse, name, human=human, run_ids=run_ids,
-                             out_dir=out or default_data_dir() / "reports" / name)
+                             out_dir=out or default_data_dir() / "reports" / name, **extra)
     if print_md:
         print(render_markdown(data))
     for kind, path in paths.items():
@@ -174,7 +179,8 @@ def _run_report(args: argparse.Namespace) -> int:
     from hvbench_assets.core.warehouse import Warehouse
 
     warehouse = Warehouse(args.warehouse or default_warehouse())
-    return _write_report(warehouse, _benchmark_name(args), args.human, args.out, not args.quiet, args.run)
+    return _write_report(warehouse, _benchmark_name(args), args.human, args.out, not args.quiet, args.run,
+                         args.item_max_unparsed)
 
 
 # -- aggregate ---------------------------------------------------------------------------------
@@ -241,6 +247,31 @@ def _status(args: argparse.Namespace) -> int:
     from hvbench_assets.status import status_lines
 
     print("\n".join(status_lines(Warehouse(args.warehouse or default_warehouse()))))
+    return 0
+
+
+# -- runs --------------------------------------------------------------------------------------
+def _runs_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fail-dead", action="store_true",
+                   help="mark runs whose process is gone (killed `dagster asset materialize`, a dead worker) as failed")
+
+
+@command("runs", "runs the local instance shows in progress, and whether their process still exists", _runs_args)
+def _runs(args: argparse.Namespace) -> int:
+    import dagster as dg
+
+    from hvbench_assets.core.settings import PROJECT_ROOT
+    from hvbench_assets.runs import fail_dead_runs, in_progress_runs
+
+    os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home"))
+    with dg.DagsterInstance.get() as instance:
+        runs = in_progress_runs(instance)
+        for r in runs:
+            print(f"{r.run_id}  {r.status:9s} {r.job} {r.partition or ''}  {r.why}")
+        print(f"{len(runs)} run(s) in progress in {os.environ['DAGSTER_HOME']}")
+        if args.fail_dead:
+            for r in fail_dead_runs(instance):
+                print(f"marked {r.run_id} {'canceled' if r.status == 'CANCELING' else 'failed'}: {r.why}")
     return 0
 
 

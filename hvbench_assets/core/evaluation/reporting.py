@@ -13,6 +13,7 @@ from hvbench_assets.core.evaluation.tables import (
     EVAL_TASK_SCORES,
 )
 from hvbench_assets.core.scoring.report import (
+    DEFAULT_ITEM_MAX_UNPARSED,
     ReportData,
     build_report,
     item_stat_rows,
@@ -21,7 +22,7 @@ from hvbench_assets.core.scoring.report import (
 )
 from hvbench_assets.core.warehouse import Warehouse
 
-REPORT_CODE_VERSION = "report-v1"
+REPORT_CODE_VERSION = "report-v2"
 
 
 def benchmark_names(warehouse: Warehouse) -> list[str]:
@@ -32,7 +33,8 @@ def benchmark_names(warehouse: Warehouse) -> list[str]:
 
 def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] | None = None,
                run_ids: Sequence[str] | None = None, out_dir: str | Path | None = None,
-               store: bool = True) -> tuple[ReportData, dict[str, Path]]:
+               store: bool = True, item_max_unparsed: float = DEFAULT_ITEM_MAX_UNPARSED,
+               ) -> tuple[ReportData, dict[str, Path]]:
     """Build the report of every run (or `run_ids`) on `benchmark`; write it to `out_dir` and, with
     `store`, replace the benchmark's rows in eval_task_scores / eval_item_stats / eval_distractors."""
     runs = warehouse.rows(EVAL_RUNS, benchmark=benchmark)
@@ -41,7 +43,8 @@ def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] 
     wanted = {r["run_id"] for r in runs}
     rows = [r for r in warehouse.rows(EVAL_RESPONSES, benchmark=benchmark) if r["run_id"] in wanted]
     issues = runs[0]["load_issues"] if runs and runs[0].get("load_issues") else []
-    data = build_report(rows, runs, benchmark=benchmark, human=human, load_issues=issues)
+    data = build_report(rows, runs, benchmark=benchmark, human=human, load_issues=issues,
+                        item_max_unparsed=item_max_unparsed)
     if store:
         prov = {"backend": "scoring", "model": None, "code_version": REPORT_CODE_VERSION}
         model_of = {v.run_id: v.model for v in data.runs}

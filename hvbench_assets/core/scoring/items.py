@@ -5,8 +5,10 @@ discrimination  corrected point-biserial: correlation between being right on thi
                 accuracy on the other items of the benchmark; also the upper-lower index (top third of
                 models by that rest score minus bottom third). None when it is undefined.
 distractors     for each wrong option, how many models chose it; one chosen by nobody is non-functional
-entropy         Shannon entropy of the choices (unparsed counted as its own outcome), in bits and
-                normalised by log2(number of options)
+entropy         Shannon entropy of the options the models chose, in bits and normalised by log2(number of
+                options), so 0 = every model picked the same option and 1 = picks spread evenly over all
+                options. Unparsed replies chose no option and are left out (they are counted under
+                `unparsed` in choice_counts); None when no model chose an option.
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ class ItemStats:
     choice_counts: dict[str, int]  # letter -> models choosing it; key "unparsed" for no letter
     distractor_counts: dict[str, int]  # wrong letters only
     non_functional: list[str]  # wrong letters nobody chose
-    entropy_bits: float
-    entropy_norm: float
+    entropy_bits: float | None  # None: no model chose an option
+    entropy_norm: float | None  # in [0, 1]
 
 
 def _entropy(counts: Iterable[int]) -> float:
@@ -78,13 +80,14 @@ def item_statistics(rows: Iterable[Mapping]) -> list[ItemStats]:
         if counts.get("unparsed"):
             choice_counts["unparsed"] = counts["unparsed"]
         distractors = {x: choice_counts[x] for x in letters if x != first["answer"]}
-        ent = _entropy(choice_counts.values())
+        picked = [choice_counts[x] for x in letters]
+        ent = _entropy(picked) if sum(picked) else None
         out.append(ItemStats(
             task=task, question_id=qid, n_models=len(answered), n_options=len(letters),
             difficulty=fmean(right), discrimination=_pearson(right, rest), upper_lower=_upper_lower(right, rest),
             choice_counts=choice_counts, distractor_counts=distractors,
             non_functional=[x for x, c in distractors.items() if c == 0],
-            entropy_bits=ent, entropy_norm=ent / math.log2(len(letters)) if len(letters) > 1 else 0.0,
+            entropy_bits=ent, entropy_norm=None if ent is None else ent / math.log2(len(letters)) if len(letters) > 1 else 0.0,
         ))
     return out
 

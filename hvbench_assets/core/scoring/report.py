@@ -64,6 +64,8 @@ class ReportData:
     spread: dict[str, dict[str, tuple[float, float, int]]] = field(default_factory=dict)  # group -> task -> (mean, sd, n)
     option_picks: list[dict] = field(default_factory=list)  # per item option: text, is_answer, models choosing it
     letter_counts: dict[str, Counter] = field(default_factory=dict)  # run label (and "answer key") -> letter -> count
+    item_max_unparsed: float = 1.0  # item statistics leave out models whose unparsed rate is above this
+    excluded: dict[str, float] = field(default_factory=dict)  # model group -> unparsed rate (left out of item stats)
 
 
 _NOT_ANSWER_SETTINGS = ("seed", "concurrency", "limit", "tasks", "send_audio")
@@ -111,11 +113,18 @@ def _group_summary(per_run: list[dict[str, float]]) -> tuple[dict[str, float], d
     return means, spread
 
 
+DEFAULT_ITEM_MAX_UNPARSED = 0.5
+
+
 def build_report(response_rows: Iterable[Mapping], runs: Sequence[Mapping] = (), benchmark: str = "",
-                 human: Mapping[str, float] | None = None, load_issues: Sequence[Mapping] = ()) -> ReportData:
+                 human: Mapping[str, float] | None = None, load_issues: Sequence[Mapping] = (),
+                 item_max_unparsed: float = DEFAULT_ITEM_MAX_UNPARSED) -> ReportData:
     """`response_rows`: eval_responses rows of one benchmark (any number of runs); `runs`: eval_runs rows
     (labels and configs); `human`: task (name or acronym) -> accuracy as a fraction or a percentage.
-    Runs that differ only by seed are averaged per task (as the paper averages its five seeds)."""
+    Runs that differ only by seed are averaged per task (as the paper averages its five seeds).
+    Item statistics (difficulty, discrimination, distractors, entropy) leave out models whose share of
+    unparsed replies is above `item_max_unparsed`: a model that refuses everything says nothing about
+    how hard an item is, yet would lower every item's p."""
     rows = list(response_rows)
     views = _label_runs(runs, rows)
     answered = [r for r in rows if r["status"] != "failed"]
@@ -153,7 +162,13 @@ def build_report(response_rows: Iterable[Mapping], runs: Sequence[Mapping] = (),
     first = {}
     for v in views:
         first.setdefault(v.group, v)
-    group_of = {v.run_id: g for g, v in first.items()}
+    excluded = {}
+    for g, v in first.items():
+        mine = [r for r in plain if r["run_id"] == v.run_id]
+        rate = sum(r["status"] != "parsed" for r in mine) / len(mine) if mine else 0.0
+        if rate > item_max_unparsed:
+            excluded[g] = rate
+    group_of = {v.run_id: g for g, v in first.items() if g not in excluded}
     stat_rows = [{**r, "model": group_of[r["run_id"]], "letters": r["letters"] if isinstance(r["letters"], list)
                   else json.loads(r["letters"]), "answer": r["answer_original"], "chosen": r["chosen_original"]}
                  for r in plain if r["run_id"] in group_of]
@@ -170,6 +185,7 @@ def build_report(response_rows: Iterable[Mapping], runs: Sequence[Mapping] = (),
         random_reference_summary=aggregate({t: v["reference"] for t, v in random.items()}),
         human=aggregate(normalize_baseline(human)) if human else None, items=items,
         histogram=distractor_histogram(items), load_issues=list(load_issues), spread=spread,
+        item_max_unparsed=item_max_unparsed, excluded=excluded,
     )
 
 
@@ -260,12 +276,21 @@ def _columns(data: ReportData) -> list[tuple[str, str | None]]:
 
 
 def _row(summary: Summary, cols) -> list[str]:
+    """Cells of one model; a mean over fewer tasks than its column holds is marked `(have/of)`, so a
+    12-task mean never passes for the 16-task Overall."""
+    known = [k for _, k in cols if k and k != "overall" and not k.startswith("cat:") and task_info(k)]
+    per_cat = Counter(task_info(k).category for k in known)
+
+    def marked(value: float | None, have: int, of: int) -> str:
+        return pct(value) if value is None or have >= of else f"{pct(value)} ({have}/{of})"
+
     out = []
     for _, key in cols:
         if key == "overall":
-            out.append(pct(summary.overall))
+            out.append(marked(summary.overall, summary.n_tasks, len(known)))
         elif key.startswith("cat:"):
-            out.append(pct(summary.categories[key[4:]]))
+            cat = key[4:]
+            out.append(marked(summary.categories[cat], summary.category_coverage[cat], per_cat[cat]))
         else:
             out.append(pct(summary.tasks.get(key, summary.extra_tasks.get(key))))
     return out
@@ -341,7 +366,7 @@ def _count_with_ci(score: TaskScore) -> str:
 
 
 def distractor_table(data: ReportData) -> Table:
-    n_models = len(data.runs)
+    n_models = len({v.group for v in data.runs}) - len(data.excluded)
     headers = ["Task", "distractors", "chosen by 0 (non-functional)", "chosen by >=1 %"] + \
               [f"x={x}" for x in range(0, n_models + 1)]
     rows = []
@@ -358,35 +383,89 @@ def item_summary_table(data: ReportData) -> Table:
     for t in data.tasks:
         mine = [s for s in data.items if s.task == t]
         disc = [s.discrimination for s in mine if s.discrimination is not None]
+        ent = [s.entropy_norm for s in mine if s.entropy_norm is not None]
         rows.append([_abbrev(t), str(len(mine)), f"{fmean(s.difficulty for s in mine):.2f}" if mine else "-",
                      f"{fmean(disc):.2f}" if disc else "-", str(sum(d < 0 for d in disc)),
                      str(sum(s.difficulty == 0 for s in mine)), str(sum(s.difficulty == 1 for s in mine)),
-                     f"{fmean(s.entropy_norm for s in mine):.2f}" if mine else "-",
+                     f"{fmean(ent):.2f}" if ent else "-",
                      str(sum(len(s.non_functional) for s in mine))])
     return Table(["Task", "items", "mean difficulty (p)", "mean discrimination (r_pb)", "items r<0",
                   "nobody right", "everybody right", "mean option entropy (norm.)", "non-functional distractors"], rows)
 
 
-def flagged_items_table(data: ReportData, limit: int = 20) -> Table:
-    flagged = [s for s in data.items if s.difficulty == 0 or (s.discrimination is not None and s.discrimination < 0)
-               or s.non_functional]
-    flagged.sort(key=lambda s: (s.discrimination if s.discrimination is not None else 0.0, s.difficulty))
-    rows = [[_abbrev(s.task), s.question_id, f"{s.difficulty:.2f}",
-             "-" if s.discrimination is None else f"{s.discrimination:.2f}",
-             ",".join(s.non_functional) or "-", " ".join(f"{k}:{v}" for k, v in s.choice_counts.items())]
-            for s in flagged[:limit]]
-    return Table(["Task", "Question_id", "p", "r_pb", "non-functional", "choices"], rows)
+FLAGGED_LIMIT = 20
+FLAGGED_CSV = "flagged_items.csv"
+
+
+def flagged_items(data: ReportData) -> list[tuple[ItemStats, str]]:
+    """Every flagged item with why, worst first (most negative discrimination, then lowest p)."""
+    out = []
+    for s in data.items:
+        why = [w for w, hit in (("nobody right", s.difficulty == 0),
+                                ("negative discrimination", s.discrimination is not None and s.discrimination < 0),
+                                ("non-functional distractors", bool(s.non_functional))) if hit]
+        if why:
+            out.append((s, "; ".join(why)))
+    out.sort(key=lambda p: (p[0].discrimination if p[0].discrimination is not None else 0.0, p[0].difficulty))
+    return out
+
+
+def _flag_row(s: ItemStats) -> list[str]:
+    return [_abbrev(s.task), s.question_id, f"{s.difficulty:.2f}", "-" if s.discrimination is None else f"{s.discrimination:.2f}",
+            ",".join(s.non_functional) or "-", " ".join(f"{k}:{v}" for k, v in s.choice_counts.items())]
+
+
+def flagged_items_table(data: ReportData, limit: int = FLAGGED_LIMIT) -> Table:
+    return Table(["Task", "Question_id", "p", "r_pb", "non-functional", "choices"],
+                 [_flag_row(s) for s, _ in flagged_items(data)[:limit]])
+
+
+def flagged_caption(data: ReportData, limit: int = FLAGGED_LIMIT) -> str:
+    n = len(flagged_items(data))
+    shown = f"all {n}" if n <= limit else f"the first {limit} of {n}, worst first"
+    return (f"Flagged items (nobody right, negative discrimination or non-functional distractors): {shown}; "
+            f"every flagged item with the reason is in {FLAGGED_CSV} beside this report.")
+
+
+def write_flagged_csv(data: ReportData, path: Path) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["task", "question_id", "reason", "p", "r_pb", "upper_lower", "non_functional", "choices",
+                    "entropy_norm", "n_models"])
+        for s, why in flagged_items(data):
+            w.writerow([s.task, s.question_id, why, f"{s.difficulty:.4f}",
+                        "" if s.discrimination is None else f"{s.discrimination:.4f}",
+                        "" if s.upper_lower is None else f"{s.upper_lower:.4f}", ",".join(s.non_functional),
+                        " ".join(f"{k}:{v}" for k, v in s.choice_counts.items()),
+                        "" if s.entropy_norm is None else f"{s.entropy_norm:.4f}", s.n_models])
+
+
+def excluded_note(data: ReportData) -> str:
+    limit = f"{100 * data.item_max_unparsed:.0f} %"
+    if not data.excluded:
+        return f"Every model counts in the item statistics (none has more than {limit} unparsed replies)."
+    names = ", ".join(f"{g} ({100 * r:.0f} % unparsed)" for g, r in data.excluded.items())
+    return (f"Left out of the item statistics and distractor counts: {names}; their unparsed share is above {limit}, "
+            "so they would lower every item's p without telling anything about the item.")
 
 
 # -- rendering ---------------------------------------------------------------------------------
 NOTES = (
     "Accuracy is correct / answered items per task (rotation 0). Category average = mean of the "
     "category's task accuracies; Overall = mean of the task accuracies (the 16-task mean when all 16 "
-    "are present), as in the paper's tables. Unparsed replies count as wrong; failed calls are not "
+    "are present), as in the paper's tables; a model missing some tasks gets its mean marked (have/of tasks). Unparsed replies count as wrong; failed calls are not "
     "counted and are retried by the next run. Random (mean 1/n) is the expected accuracy of a uniform "
     "guesser, the mean over items of 1/number of options (ours); Random (ref. script) divides the item "
     "count by the total option count, as the reference evaluation script does; they differ only where "
     "a task mixes option counts."
+)
+
+
+ITEM_NOTES = (
+    "p = share of models right; r_pb = corrected point-biserial correlation with the models' accuracy on the "
+    "other items (needs 3+ models with differing results); option entropy = Shannon entropy of the options the "
+    "models chose divided by log2(number of options): 0 when every model picked the same option, 1 when picks "
+    "spread evenly over all options; unparsed replies chose no option and are left out of it."
 )
 
 
@@ -407,11 +486,9 @@ def render_markdown(data: ReportData) -> str:
               "## Distractor selection across models", "",
               "For every wrong option: how many models chose it (x = number of models).", "",
               distractor_table(data).markdown(), "",
-              "## Item statistics", "",
-              "p = share of models right; r_pb = corrected point-biserial correlation with the models' "
-              "accuracy on the other items (needs 3+ models with differing results); option entropy is "
-              "normalised by log2(options).", "", item_summary_table(data).markdown(), "",
-              "Flagged items (nobody right, negative discrimination or non-functional distractors):", "",
+              "## Item statistics", "", ITEM_NOTES, "", excluded_note(data), "",
+              item_summary_table(data).markdown(), "",
+              flagged_caption(data).replace(FLAGGED_CSV, f"[{FLAGGED_CSV}]({FLAGGED_CSV})"), "",
               flagged_items_table(data).markdown(), ""]
     if data.load_issues:
         parts += ["## Skipped benchmark lines", ""] + \
@@ -462,8 +539,10 @@ def render_html(data: ReportData) -> str:
                  "<h2>Unparsed replies</h2>", unparsed_table(data).html(), methods_table(data).html(),
                  "<h2>Letter choice vs answer key</h2>", letter_table(data).html(),
                  "<h2>Distractor selection across models</h2>", distractor_table(data).html(),
-                 "<h2>Item statistics</h2>", item_summary_table(data).html(),
-                 "<h3>Flagged items</h3>", flagged_items_table(data).html()]
+                 "<h2>Item statistics</h2>", f"<p>{escape(ITEM_NOTES)}</p>", f"<p>{escape(excluded_note(data))}</p>",
+                 item_summary_table(data).html(), "<h3>Flagged items</h3>",
+                 "<p>" + escape(flagged_caption(data)).replace(FLAGGED_CSV, f'<a href="{FLAGGED_CSV}">{FLAGGED_CSV}</a>')
+                 + "</p>", flagged_items_table(data).html()]
     if data.load_issues:
         sections += ["<h2>Skipped benchmark lines</h2><ul>"] + \
                     [f"<li>{escape(i['file'])}:{i['line']}: {escape(i['message'])}</li>" for i in data.load_issues] + ["</ul>"]
@@ -477,7 +556,10 @@ def render_html(data: ReportData) -> str:
 def write_report(data: ReportData, out_dir: str | Path) -> dict[str, Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"markdown": out_dir / "report.md", "html": out_dir / "report.html"}
+    paths = {"markdown": out_dir / "report.md", "html": out_dir / "report.html", "flagged": out_dir / FLAGGED_CSV}
+    tmp = paths["flagged"].with_suffix(".tmp")
+    write_flagged_csv(data, tmp)
+    tmp.replace(paths["flagged"])
     for key, text in (("markdown", render_markdown(data)), ("html", render_html(data))):
         tmp = paths[key].with_suffix(".tmp")
         tmp.write_text(text, encoding="utf-8")

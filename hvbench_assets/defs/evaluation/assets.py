@@ -142,13 +142,16 @@ def eval_report(context: dg.AssetExecutionContext, settings: HvbenchSettings, wa
     name = context.partition_key
     human = load_baseline_file(evaluation.human_baseline) if evaluation.human_baseline else None
     out_dir = Path(settings.data_dir) / "reports" / name
-    data, paths = report_for(warehouse.get(), name, human=human, out_dir=out_dir)
+    data, paths = report_for(warehouse.get(), name, human=human, out_dir=out_dir,
+                             item_max_unparsed=evaluation.item_max_unparsed)
     if not data.runs:
         raise dg.Failure(description=f"no evaluation runs for benchmark {name}: materialize eval_responses first",
                          allow_retries=False)
     return dg.MaterializeResult(metadata={
         "report": dg.MetadataValue.md(render_markdown(data)),
         "html": dg.MetadataValue.path(str(paths["html"])), "markdown": dg.MetadataValue.path(str(paths["markdown"])),
+        "flagged_items": dg.MetadataValue.path(str(paths["flagged"])),
+        "left_out_of_item_stats": {g: round(r, 3) for g, r in data.excluded.items()},
         "runs": len(data.runs), "items": len({(s.task, s.question_id) for s in data.items}),
         "overall": {label: round(100 * s.overall, 2) if s.overall is not None else None
                     for label, s in data.summaries.items()},

@@ -3,7 +3,7 @@
 Environment: HVBENCH_BENCHMARKS_DIR, HVBENCH_BENCHMARK_ROOTS ("name=/path;other=/jsonl_dir|/video_root",
 e.g. the published HumanVBench task files and videos), HVBENCH_EVAL_FRAMES, HVBENCH_EVAL_FPS, HVBENCH_EVAL_MAX_SIDE,
 HVBENCH_EVAL_AUDIO, HVBENCH_EVAL_CIRCULAR, HVBENCH_EVAL_JUDGE, HVBENCH_EVAL_CONCURRENCY, HVBENCH_EVAL_REPEATS,
-HVBENCH_HUMAN_BASELINE.
+HVBENCH_HUMAN_BASELINE, HVBENCH_REPORT_ITEM_MAX_UNPARSED.
 A change to any answer setting gives a new run id, so earlier runs stay comparable side by side.
 """
 
@@ -31,6 +31,7 @@ class EvaluationSettings(dg.ConfigurableResource):
     human_baseline: str = ""  # JSON or CSV file of human per-task accuracy
     repeats: int = 1  # runs per model with request seeds 0..repeats-1 (the report averages them)
     max_unparsed_rate: float = 0.1  # the eval_responses check warns above this share of unparsed replies
+    item_max_unparsed: float = 0.5  # eval_report: models above this unparsed share are left out of item statistics
 
     def roots(self, data_dir: str) -> dict[str, tuple[Path, Path | None]]:
         """Benchmark name -> (folder, video root or None): sub-folders of benchmarks_dir holding *.jsonl,
@@ -68,6 +69,7 @@ def build_evaluation_resource() -> EvaluationSettings:
         concurrency=env_or("HVBENCH_EVAL_CONCURRENCY", 4),
         human_baseline=env_or("HVBENCH_HUMAN_BASELINE", ""),
         repeats=env_or("HVBENCH_EVAL_REPEATS", 1),
+        item_max_unparsed=env_or("HVBENCH_REPORT_ITEM_MAX_UNPARSED", 0.5),
     )
 
 

@@ -3,6 +3,9 @@ rows whose every number is worked out by hand here."""
 
 from __future__ import annotations
 
+import csv
+import re
+
 import numpy as np
 import pytest
 
@@ -52,9 +55,9 @@ def test_item_statistics_by_hand():
     assert er1.difficulty == pytest.approx(0.5)  # m1, m2 right
     assert er1.choice_counts == {"A": 2, "B": 1, "C": 0, "D": 0, "unparsed": 1}
     assert er1.distractor_counts == {"B": 1, "C": 0, "D": 0} and er1.non_functional == ["C", "D"]
-    p = np.array([2, 1, 1]) / 4  # A, B, unparsed share of the 4 models (zeros add nothing)
+    p = np.array([2, 1]) / 3  # A, B among the 3 models that chose an option (the unparsed reply chose none)
     assert er1.entropy_bits == pytest.approx(-(p * np.log2(p)).sum())
-    assert er1.entropy_norm == pytest.approx(er1.entropy_bits / 2)
+    assert er1.entropy_norm == pytest.approx(er1.entropy_bits / 2)  # log2(4 options)
     # corrected point-biserial: right on ER q1 vs accuracy on the other 3 items, per model
     right = np.array([1, 1, 0, 0.0])
     rest = np.array([3 / 3, 1 / 3, 1 / 3, 1 / 3])  # m1: 3 of 3; m2: HC; m3: AVSM; m4: ER q2
@@ -161,3 +164,52 @@ def test_letter_choice_table_against_the_key():
     assert data.letter_counts["answer key"] == {"A": 2, "B": 1, "C": 1}
     assert data.letter_counts["m4"] == {"unparsed": 1, "B": 2, "A": 1}
     assert "| m4 | 25.0 | 50.0 | 0.0 | 0.0 | 25.0 |" in render_markdown(data)  # A, B, C, D, unparsed
+
+
+def _with_refuser():
+    refuser = [{**r, "run_id": "bench__m5__x", "model": "m5", "chosen": None, "chosen_original": None, "correct": False,
+                "status": "unparsed", "method": "no_match"} for r in rows() if r["model"] == "m1"]
+    return rows() + refuser
+
+
+def test_option_entropy_stays_within_0_and_1_and_ignores_unparsed():
+    stats = item_statistics(_with_refuser())  # m4 leaves one item unparsed, m5 every item
+    assert all(0.0 <= s.entropy_norm <= 1.0 for s in stats)
+    avsm = next(s for s in stats if s.task == "Audio_Visual_Speaker_Matching")
+    assert avsm.choice_counts["unparsed"] == 1 and avsm.entropy_norm == pytest.approx(1.0)  # A:2, B:2 over 2 options
+    nobody = item_statistics([{**r, "chosen": None, "chosen_original": None} for r in rows() if r["model"] == "m1"])
+    assert all(s.entropy_norm is None for s in nobody)
+
+
+def test_a_model_that_refuses_everything_is_left_out_of_item_statistics_and_named(tmp_path):
+    data = build_report(_with_refuser(), benchmark="bench")
+    assert data.excluded == {"m5": 1.0} and all(s.n_models == 4 for s in data.items)
+    assert "m5" in data.summaries  # still in the accuracy tables
+    er1 = next(s for s in data.items if (s.task, s.question_id) == ("Emotion_Recognition", "q1"))
+    assert er1.difficulty == pytest.approx(0.5)  # m5 would have pulled it to 0.4
+    md = render_markdown(data)
+    assert "Left out of the item statistics and distractor counts: m5 (100 % unparsed)" in md and "above 50 %" in md
+    assert build_report(_with_refuser(), benchmark="bench", item_max_unparsed=1.0).excluded == {}
+
+
+def test_flagged_items_say_how_many_are_shown_and_link_the_full_csv(tmp_path):
+    many = [{**r, "question_id": f"{r['question_id']}_{k}"} for k in range(8) for r in rows()]
+    data = build_report(many, benchmark="bench")
+    paths = write_report(data, tmp_path / "out")
+    flagged = list(csv.DictReader(paths["flagged"].open()))
+    md = paths["markdown"].read_text()
+    assert len(flagged) > 20 and f"the first 20 of {len(flagged)}" in md
+    assert "[flagged_items.csv](flagged_items.csv)" in md and 'href="flagged_items.csv"' in paths["html"].read_text()
+    assert paths["flagged"].parent == paths["markdown"].parent
+    assert all(f["reason"] for f in flagged) and "non-functional distractors" in flagged[0]["reason"]
+
+
+def test_charts_keep_long_rotated_labels_and_give_the_histogram_a_y_scale(tmp_path):
+    from hvbench_assets.core.scoring import svg
+
+    bars = svg.grouped_bars(["Emotion Perception", "Speech-Visual Alignment", "Overall"],
+                            {"a model with a long name": [40.0, 55.0, 47.5]}, "Category averages", refs={"Random": [25, 31, 28]})
+    assert ">Speech-Visual Alignment<" in bars and 'viewBox="0 0' in bars
+    hist = svg.histogram({0: 4, 1: 1, 2: 1}, "Distractors", "models choosing")
+    ticks = re.findall(r'id="ytick_\d+"', hist)
+    assert len(ticks) >= 4  # 0..4 at least, not just the maximum
