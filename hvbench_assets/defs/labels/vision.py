@@ -7,6 +7,8 @@ import dagster as dg
 
 from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
 from hvbench_assets.core.media import MediaError
+from hvbench_assets.core.media.run_folders import remove_replaced, run_folder
+from hvbench_assets.core.render.keyframe import render_key_frame
 from hvbench_assets.core.vision import (
     DEMOGRAPHICS,
     HUMAN_TRACK_BOXES,
@@ -19,6 +21,7 @@ from hvbench_assets.core.vision.demographics import demographics_rows
 from hvbench_assets.core.vision.detectors import BackendUnavailable
 from hvbench_assets.core.vision.pipeline import track_video
 from hvbench_assets.defs.labels.vision_resources import VisionResource
+from hvbench_assets.defs.metadata import image, materialization, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
@@ -42,7 +45,7 @@ def _tracks_rows(warehouse: WarehouseResource, video_id: str) -> list[dict]:
 def _preview(rows: list[dict], cols: list[str]) -> dg.MetadataValue:
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows[:20]:
-        lines.append("| " + " | ".join("" if r.get(c) is None else str(r.get(c)) for c in cols) + " |")
+        lines.append("| " + " | ".join("" if r.get(c) is None else str(rounded(r.get(c))) for c in cols) + " |")
     return dg.MetadataValue.md("\n".join(lines))
 
 
@@ -53,15 +56,19 @@ def _preview(rows: list[dict], cols: list[str]) -> dg.MetadataValue:
     kinds={"python", "duckdb", "video"},
     code_version=HUMAN_TRACKS_VERSION,
     description="L1: face tracks with body boxes per person, frame-level boxes, face- and body-crop clips",
+    metadata=table_definition(HUMAN_TRACKS, HUMAN_TRACK_BOXES),
 )
 def human_tracks(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                  vision: VisionResource) -> dg.MaterializeResult:
     vid = context.partition_key
     wh = warehouse.get()
+    media = settings.media_dir(vid) / "human_tracks"
     try:
         clip = load_clip(wh, vid)
         backend = vision.backend(_profile(settings))
-        result = track_video(clip.path, settings.media_dir(vid) / "human_tracks", backend, vision.tracking_params())
+        # crops go beside the previous ones: the stored rows keep naming existing files until the new rows commit
+        out_dir = run_folder(media, context.run_id)
+        result = track_video(clip.path, out_dir, backend, vision.tracking_params())
     except (ClipNotFound, BackendUnavailable, MediaError) as exc:
         raise dg.Failure(description=f"human_tracks for {vid}: {exc}") from exc
     tracks = result.tracks or [{
@@ -72,18 +79,41 @@ def human_tracks(context: dg.AssetExecutionContext, settings: HvbenchSettings, w
     prov = {"backend": backend.name, "model": backend.model, "code_version": HUMAN_TRACKS_VERSION}
     wh.replace_tables([(HUMAN_TRACKS, {"video_id": vid}, tracks, prov),  # tracks and boxes change together
                        (HUMAN_TRACK_BOXES, {"video_id": vid}, result.boxes, prov)])
-    return dg.MaterializeResult(metadata={
+    # the rows name this run's files now; older crops go (a run killed before the commit left them in place)
+    remove_replaced(media, out_dir, lambda run_id: _in_progress(context.instance, run_id))
+    return dg.MaterializeResult(metadata=materialization({
+        **row_counts(wh, HUMAN_TRACKS, len(tracks)),
         "tracks": len(result.tracks),
         "box_rows": len(result.boxes),
-        "face_presence": round(result.face_presence, 3),
+        "face_presence": result.face_presence,
         "frames": result.frame_count,
         "video_decodes": result.video_decodes,
-        "seconds": dg.MetadataValue.json({k: round(v, 2) for k, v in result.timings.items()}),
+        "seconds": dg.MetadataValue.json(result.timings),
         "model": backend.model,
-        "crop_dir": dg.MetadataValue.path(str(settings.media_dir(vid) / "human_tracks")),
+        "clip": dg.MetadataValue.path(str(clip.path)),
+        "crop_dir": dg.MetadataValue.path(str(out_dir)),
+        **_key_frame(context, clip.path, load_tracks(wh, vid), out_dir),
         "preview": _preview(tracks, ["track_id", "status", "first_s", "last_s", "coverage", "face_size_median",
                                      "n_detections", "face_clip_path"]),
-    })
+    }))
+
+
+def _in_progress(instance: dg.DagsterInstance, run_id: str) -> bool:
+    run = instance.get_run_by_id(run_id)
+    return run is not None and not run.is_finished
+
+
+def _key_frame(context: dg.AssetExecutionContext, clip: Path, tracks, out_dir: Path) -> dict:
+    """The stored boxes and letters on the frame showing the most tracks (nothing for a clip without faces)."""
+    try:
+        drawn = render_key_frame(clip, tracks, out_dir / "key_frame.jpg")
+    except (MediaError, OSError) as exc:  # a picture for the UI only: the labels are stored already
+        context.log.warning(f"key frame of {clip} not drawn: {exc}")
+        return {}
+    if drawn is None:
+        return {}
+    path, frame = drawn
+    return {**image(path, "key_frame"), "key_frame_index": frame}
 
 
 @dg.asset(
@@ -93,6 +123,7 @@ def human_tracks(context: dg.AssetExecutionContext, settings: HvbenchSettings, w
     kinds={"python", "duckdb"},
     code_version=PERSON_COUNT_VERSION,
     description="L2: approximate number of distinct people, from L1 tracks merged by face descriptor",
+    metadata=table_definition(PERSON_COUNT),
 )
 def person_count(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                  vision: VisionResource) -> dg.MaterializeResult:
@@ -113,10 +144,11 @@ def person_count(context: dg.AssetExecutionContext, warehouse: WarehouseResource
     warehouse.get().replace(PERSON_COUNT, {"video_id": vid}, [row], provenance={
         "backend": rows[0].get("backend") or "derived", "model": f"L1 tracks ({model}) + descriptor merge",
         "code_version": PERSON_COUNT_VERSION})
-    return dg.MaterializeResult(metadata={
+    return dg.MaterializeResult(metadata=materialization({
+        **row_counts(warehouse.get(), PERSON_COUNT, 1),
         "person_count": row["person_count"], "tracks": row["n_tracks"], "merges": row["n_merges"],
         "method": row["method"], "persons": dg.MetadataValue.json(row["persons"]),
-    })
+    }))
 
 
 @dg.asset(
@@ -126,6 +158,7 @@ def person_count(context: dg.AssetExecutionContext, warehouse: WarehouseResource
     kinds={"python", "duckdb"},
     code_version=DEMOGRAPHICS_VERSION,
     description="L3: per-track age (median), gender and race (mode, vote share) from face crops; unavailable offline",
+    metadata=table_definition(DEMOGRAPHICS),
 )
 def demographics(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                  vision: VisionResource) -> dg.MaterializeResult:
@@ -147,10 +180,11 @@ def demographics(context: dg.AssetExecutionContext, settings: HvbenchSettings, w
     warehouse.get().replace(DEMOGRAPHICS, {"video_id": vid}, out,
                             provenance={"backend": profile, "model": model, "code_version": DEMOGRAPHICS_VERSION})
     statuses = sorted({r["status"] for r in out})
-    return dg.MaterializeResult(metadata={
+    return dg.MaterializeResult(metadata=materialization({
+        **row_counts(warehouse.get(), DEMOGRAPHICS, len(out)),
         "rows": len(out), "status": ", ".join(statuses), "model": model,
         "preview": _preview(out, ["track_id", "status", "age", "gender", "gender_share", "race", "race_share", "reason"]),
-    })
+    }))
 
 
 @dg.asset_check(asset=human_tracks, partitions_def=videos_partitions,
