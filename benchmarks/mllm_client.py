@@ -1,8 +1,8 @@
 """MllmClient throughput: N requests at server latency L with concurrency C, against the ideal N*L/C.
 
 Runs a real OpenAI-compatible HTTP server on 127.0.0.1 (the test helper, in its own process)
-that answers every request after L seconds, sends N distinct requests (each with F small frames) through the real
-`openai` client, then repeats them: the rerun must send zero requests (warehouse cache).
+that answers every request after L seconds, sends N distinct requests (each with F small frames) through MllmClient
+(plain HTTP over httpx), then repeats them: the rerun must send zero requests (warehouse cache).
 
     .venv/bin/python benchmarks/mllm_client.py --n 64 --latency 0.25 --concurrency 8 --frames 4
 """

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import string
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -224,10 +226,15 @@ GIVEN_ROOT_FOLDERS = ("{root}", "{root}/{task}")
 
 
 def candidate_folders(item: BenchmarkItem, base: Path, video_root: Path | None) -> list[Path]:
-    d = Path(item.source).parent if item.source else base
+    return list(_folders(item.source, item.task, base, video_root))
+
+
+@lru_cache(maxsize=256)
+def _folders(source: str, task: str, base: Path, video_root: Path | None) -> tuple[Path, ...]:
+    d = Path(source).parent if source else base
     patterns = GIVEN_ROOT_FOLDERS if video_root is not None else VIDEO_FOLDERS
-    folders = [Path(p.format(base=base, dir=d, task=item.task, root=video_root)) for p in patterns]
-    return list(dict.fromkeys(f.resolve() for f in folders))
+    folders = [Path(p.format(base=base, dir=d, task=task, root=video_root)) for p in patterns]
+    return tuple(dict.fromkeys(f.resolve() for f in folders))
 
 
 def locate_videos(items: list[BenchmarkItem], base: Path, video_root: Path | None,
@@ -240,8 +247,8 @@ def locate_videos(items: list[BenchmarkItem], base: Path, video_root: Path | Non
         if rel.is_absolute():
             hits = [rel] if rel.exists() else []
         else:
-            hits = list(dict.fromkeys((f / rel).resolve() for f in candidate_folders(item, base, video_root)
-                                      if (f / rel).is_file()))
+            hits = list(dict.fromkeys((f / rel).resolve() for f in _folders(item.source, item.task, base, video_root)
+                                      if os.path.isfile(f / rel)))
         if len(hits) > 1:
             ambiguous.append((item, hits))
         if not hits:
