@@ -11,6 +11,7 @@ from hvbench_assets.core.ingest.keys import clip_key
 from hvbench_assets.core.ingest.scenes import analyse
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
 from hvbench_assets.core.media import MediaError, cut_clip, file_sha256, probe_video
+from hvbench_assets.defs.metadata import materialization, row_counts, table_definition
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 
@@ -46,6 +47,7 @@ def _write_clip(src: Path, dst: Path, start_s: float, end_s: float, whole: bool,
     group_name="ingest",
     kinds={"video", "duckdb"},
     code_version=SCENE_CLIPS_VERSION,
+    metadata=table_definition(CLIPS, RAW_VIDEOS),
     description="Shots of one raw video, long shots windowed, basic filters applied; kept ones become `videos` partitions",
 )
 def scene_clips(
@@ -101,7 +103,8 @@ def scene_clips(
         f"| {r['clip_index']} | {r['start_s']:.2f}-{r['end_s']:.2f} | {'kept' if r['kept'] else 'dropped'} | {r['reason']} |"
         for r in rows
     )
-    return dg.MaterializeResult(metadata={
+    return dg.MaterializeResult(metadata=materialization({
+        **row_counts(wh, CLIPS, len(rows)),
         "source": dg.MetadataValue.path(str(src)),
         "duration_s": scenes.duration_s,
         "shot_cuts_s": dg.MetadataValue.json(scenes.cuts_s),
@@ -109,7 +112,7 @@ def scene_clips(
         "clips_kept": len(kept_keys),
         "kept_clip_ids": dg.MetadataValue.json(kept_keys),
         "clips": dg.MetadataValue.md("| # | range (s) | decision | reason |\n|---|---|---|---|\n" + table),
-    })
+    }))
 
 
 def clip_file(warehouse: WarehouseResource, video_id: str) -> Path:
@@ -127,6 +130,7 @@ def clip_file(warehouse: WarehouseResource, video_id: str) -> Path:
     group_name="ingest",
     kinds={"video", "duckdb"},
     code_version=VIDEO_PROBE_VERSION,
+    metadata=table_definition(VIDEO_PROBE),
     description="Container facts of one clip: duration, fps, frames, size, codecs, audio stream, hash",
 )
 def video_probe(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
@@ -141,10 +145,14 @@ def video_probe(context: dg.AssetExecutionContext, warehouse: WarehouseResource)
                    [{"status": "failed", "reason": exc.reason, "path": str(path)}], provenance=prov)
         raise dg.Failure(description=str(exc), metadata={"path": str(path), "reason": exc.reason}) from exc
     wh.replace(VIDEO_PROBE, {"video_id": video_id}, [{**probe.as_row(), "status": "ok", "reason": None}], provenance=prov)
-    source = wh.query("SELECT raw_video_id, start_s, end_s FROM clips WHERE video_id = ?", [video_id])[0]
-    return dg.MaterializeResult(data_version=dg.DataVersion(probe.sha256[:16]), metadata={
+    source = wh.query("SELECT c.raw_video_id, c.start_s, c.end_s, r.path FROM clips c "
+                      "LEFT JOIN raw_videos r USING (raw_video_id) WHERE c.video_id = ?", [video_id])[0]
+    return dg.MaterializeResult(data_version=dg.DataVersion(probe.sha256[:16]), metadata=materialization({
+        **row_counts(wh, VIDEO_PROBE, 1),
         "path": dg.MetadataValue.path(str(path)),
-        "source": f"raw_videos/{source['raw_video_id']} {source['start_s']:.2f}-{source['end_s']:.2f}s",
+        "source": dg.MetadataValue.path(source["path"] or f"raw_videos/{source['raw_video_id']}"),
+        "source_partition": f"raw_videos/{source['raw_video_id']}",
+        "source_range_s": f"{source['start_s']:.2f}-{source['end_s']:.2f}",
         "duration_s": probe.duration_s,
         "fps": probe.fps,
         "frame_count": probe.frame_count,
@@ -152,4 +160,4 @@ def video_probe(context: dg.AssetExecutionContext, warehouse: WarehouseResource)
         "video_codec": probe.video_codec,
         "audio": f"{probe.audio_codec} {probe.audio_sample_rate} Hz x{probe.audio_channels}" if probe.has_audio else "none",
         "file_size": probe.file_size,
-    })
+    }))

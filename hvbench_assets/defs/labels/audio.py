@@ -16,6 +16,7 @@ from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
 from hvbench_assets.core.media import MediaError, NoAudioError
 from hvbench_assets.core.warehouse import TableSpec
 from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
+from hvbench_assets.defs.metadata import materialization, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
@@ -53,11 +54,12 @@ def write(warehouse: WarehouseResource, spec: TableSpec, video_id: str, row: dic
     provenance = {"backend": backend.backend, "model": backend.model, "code_version": f"{version}-{backend.backend}"}
     warehouse.get().replace(spec, {"video_id": video_id}, [row], provenance=provenance)
     shown = {k: v for k, v in row.items() if k not in ("words", "speech_segments") and v is not None}
-    preview = "| field | value |\n|---|---|\n" + "\n".join(f"| {k} | {str(v)[:200]} |" for k, v in shown.items())
-    return dg.MaterializeResult(metadata={
-        "status": row["status"], "rows": 1, "backend": backend.backend, "model": backend.model,
+    preview = "| field | value |\n|---|---|\n" + "\n".join(f"| {k} | {str(rounded(v))[:200]} |" for k, v in shown.items())
+    return dg.MaterializeResult(metadata=materialization({
+        **row_counts(warehouse.get(), spec, 1),
+        "status": row["status"], "backend": backend.backend, "model": backend.model,
         "preview": dg.MetadataValue.md(preview), **(extra or {}),
-    })
+    }))
 
 
 def gated_label(context, settings, warehouse, audio_models, kind: str, spec: TableSpec, compute) -> dg.MaterializeResult:
@@ -80,6 +82,7 @@ COMMON = dict(partitions_def=videos_partitions, group_name="labels")
 
 
 @dg.asset(**COMMON, deps=["video_probe"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["audio_tags"],
+          metadata=table_definition(AUDIO_TAGS),
           description="L6: sound type of the clip (speech / silence / other sound, or AudioSet tags) and speech segments")
 def audio_tags(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                audio_models: AudioModelsResource) -> dg.MaterializeResult:
@@ -97,6 +100,7 @@ def audio_tags(context: dg.AssetExecutionContext, settings: HvbenchSettings, war
 
 
 @dg.asset(**COMMON, deps=["audio_tags"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["transcript"],
+          metadata=table_definition(TRANSCRIPT),
           description="L8: transcript of the speech with language and word/segment timing")
 def transcript(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                audio_models: AudioModelsResource) -> dg.MaterializeResult:
@@ -105,6 +109,7 @@ def transcript(context: dg.AssetExecutionContext, settings: HvbenchSettings, war
 
 
 @dg.asset(**COMMON, deps=["audio_tags"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["speech_emotion"],
+          metadata=table_definition(SPEECH_EMOTION),
           description="L9: emotion of the voice (SenseVoice tag; unavailable offline)")
 def speech_emotion(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                    audio_models: AudioModelsResource) -> dg.MaterializeResult:
@@ -113,6 +118,7 @@ def speech_emotion(context: dg.AssetExecutionContext, settings: HvbenchSettings,
 
 
 @dg.asset(**COMMON, deps=["audio_tags"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["voice_demographics"],
+          metadata=table_definition(VOICE_DEMOGRAPHICS),
           description="L10: voice class male / female / child with confidence (wav2vec2, or pitch heuristic offline)")
 def voice_demographics(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                        audio_models: AudioModelsResource) -> dg.MaterializeResult:
