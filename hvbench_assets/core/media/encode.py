@@ -15,6 +15,81 @@ from hvbench_assets.core.media.errors import MediaError, NoAudioError
 from hvbench_assets.core.media.frames import Frame, iter_frames
 
 AUDIO_RATE = 48_000
+_I, _ANY = av.video.frame.PictureType.I, av.video.frame.PictureType.NONE
+
+
+class VideoEncoder:
+    """H.264 (yuv420p, faststart) written frame by frame, with optional mono audio at the end.
+    Frames are BGR arrays or decoded PyAV frames (passed on without a round trip through BGR).
+    `gop` forces a keyframe exactly every `gop` frames and nowhere else, so the file can later be
+    split at those frames by copying packets (see copy_packets). Written to a temporary name and
+    renamed by close(), so readers never see half a file."""
+
+    def __init__(self, dst: str | Path, fps: float, crf: int = 20, gop: int | None = None,
+                 with_audio: bool = False, audio_rate: int = AUDIO_RATE):
+        self.dst = Path(dst)
+        if self.dst.exists() and not self.dst.is_file():
+            raise MediaError(self.dst, "destination exists and is not a regular file (refusing to replace it)")
+        self.dst.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = self.dst.with_name(f".{self.dst.stem}.{os.getpid()}.{id(self)}.tmp.mp4")
+        self.rate = Fraction(fps).limit_denominator(1001)
+        self.crf, self.gop = crf, gop
+        self.with_audio, self.audio_rate = with_audio, audio_rate  # mp4 wants every stream before the first packet
+        self.audio_stream = None
+        self.out = av.open(str(self.tmp), mode="w", options={"movflags": "+faststart"})
+        self.stream = None
+        self.frames = 0
+
+    def _open_stream(self, w: int, h: int) -> None:
+        vs = self.out.add_stream("libx264", rate=self.rate)
+        vs.width, vs.height = w - w % 2, h - h % 2
+        vs.pix_fmt = "yuv420p"
+        options = {"crf": str(self.crf), "preset": "veryfast"}
+        if self.gop:
+            vs.codec_context.gop_size = self.gop
+            options["x264-params"] = f"keyint={self.gop}:min-keyint={self.gop}:scenecut=0"
+        vs.options = options
+        self.stream = vs
+        if self.with_audio:
+            self.audio_stream = self.out.add_stream("aac", rate=self.audio_rate, layout="mono")
+
+    def push(self, image: np.ndarray | av.VideoFrame) -> None:
+        if isinstance(image, av.VideoFrame):
+            if self.stream is None:
+                self._open_stream(image.width, image.height)
+            frame = image.reformat(width=self.stream.width, height=self.stream.height, format="yuv420p")
+        else:
+            if self.stream is None:
+                self._open_stream(image.shape[1], image.shape[0])
+            frame = av.VideoFrame.from_ndarray(
+                np.ascontiguousarray(image[: self.stream.height, : self.stream.width]), format="bgr24")
+        frame.pts = self.frames
+        frame.time_base = 1 / self.rate
+        # a decoded frame keeps its source picture type; only our grid may force keyframes
+        frame.pict_type = _I if self.gop and self.frames % self.gop == 0 else _ANY
+        self.out.mux(self.stream.encode(frame))
+        self.frames += 1
+
+    def close(self, audio: np.ndarray | None = None) -> Path:
+        try:
+            if self.stream is None:
+                raise MediaError(self.dst, "no frames to write")
+            self.out.mux(self.stream.encode(None))
+            if self.audio_stream is not None and audio is not None and len(audio):
+                _encode_audio(self.out, self.audio_stream, audio, self.audio_rate)
+        except BaseException:
+            self.abort()
+            raise
+        self.out.close()
+        os.replace(self.tmp, self.dst)
+        return self.dst
+
+    def abort(self) -> None:
+        try:
+            self.out.close()
+        except Exception:  # noqa: BLE001 - already failing; the temporary file goes either way
+            pass
+        self.tmp.unlink(missing_ok=True)
 
 
 def write_video(
@@ -27,46 +102,16 @@ def write_video(
 ) -> Path:
     """Encode BGR frames (all the same size) to H.264 (yuv420p, faststart) with optional mono audio.
     `audio` may be a callable, called after the last frame, for streams whose audio span is known only
-    then (track crops written while decoding). Written to a temporary name and renamed, so readers
-    never see half a file."""
-    dst = Path(dst)
-    if dst.exists() and not dst.is_file():
-        raise MediaError(dst, "destination exists and is not a regular file (refusing to replace it)")
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(f".{dst.stem}.{os.getpid()}.tmp.mp4")
-    rate = Fraction(fps).limit_denominator(1001)
-    out = av.open(str(tmp), mode="w", options={"movflags": "+faststart"})
+    then (track crops written while decoding)."""
+    wants_audio = audio is not None and (callable(audio) or len(audio) > 0)
+    enc = VideoEncoder(dst, fps, crf=crf, with_audio=wants_audio, audio_rate=audio_rate)
     try:
-        vs = None
-        n = 0
         for image in frames:
-            if vs is None:
-                h, w = image.shape[:2]
-                vs = out.add_stream("libx264", rate=rate)
-                vs.width, vs.height = w - w % 2, h - h % 2
-                vs.pix_fmt = "yuv420p"
-                vs.options = {"crf": str(crf), "preset": "veryfast"}
-                wants_audio = audio is not None and (callable(audio) or len(audio))
-                astream = out.add_stream("aac", rate=audio_rate, layout="mono") if wants_audio else None
-            frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(image[: vs.height, : vs.width]), format="bgr24")
-            frame.pts = n
-            frame.time_base = 1 / rate
-            out.mux(vs.encode(frame))
-            n += 1
-        if vs is None:
-            raise MediaError(dst, "no frames to write")
-        out.mux(vs.encode(None))
-        if astream is not None:
-            samples = audio() if callable(audio) else audio
-            if samples is not None and len(samples):
-                _encode_audio(out, astream, samples, audio_rate)
+            enc.push(image)
     except BaseException:
-        out.close()
-        tmp.unlink(missing_ok=True)
+        enc.abort()
         raise
-    out.close()
-    os.replace(tmp, dst)
-    return dst
+    return enc.close(audio() if callable(audio) else audio)
 
 
 def _encode_audio(out, stream, audio: np.ndarray, rate: int) -> None:
@@ -101,19 +146,96 @@ def cut_clip(src: str | Path, dst: str | Path, start_s: float, end_s: float, fps
     return write_video(dst, frames, fps=fps, audio=source_audio(src, start_s, end_s))
 
 
+class ConstantRate:
+    """Timestamped frames -> ticks of exactly `fps` from `start_s`: each tick shows the frame on screen
+    at that moment. A constant-rate source passes one to one; a variable-rate one (phones) gets frames
+    repeated or dropped, so picture and sound stay in sync and every later step may count time as
+    frame / fps. Works as frames arrive (the end may be known only later)."""
+
+    def __init__(self, start_s: float, fps: float):
+        self.start_s, self.fps = start_s, fps
+        self.prev, self.ticks = None, 0
+
+    def push(self, t: float, item) -> list:
+        """Ticks completed by a frame at `t` (each the previous frame); `item` is held as the next."""
+        out = []
+        while self.prev is not None and (self.ticks + 0.5) / self.fps <= t - self.start_s:
+            out.append(self.prev)
+            self.ticks += 1
+        self.prev = item
+        return out
+
+    def finish(self, end_s: float) -> list:
+        """The remaining ticks up to `end_s` (at least one frame in all)."""
+        n_out = max(1, int(round((end_s - self.start_s) * self.fps)))
+        out = []
+        while self.prev is not None and self.ticks < n_out:
+            out.append(self.prev)
+            self.ticks += 1
+        return out
+
+
 def constant_rate(frames: Iterable[Frame], start_s: float, end_s: float, fps: float) -> Iterator[np.ndarray]:
-    """Frames resampled by their timestamps to exactly `fps` over [start_s, end_s): each output tick
-    shows the source frame on screen at that moment. A constant-rate source passes one to one; a
-    variable-rate one (phones) gets frames repeated or dropped, so picture and sound stay in sync
-    and every later step may count time as frame / fps."""
-    n_out = max(1, int(round((end_s - start_s) * fps)))
-    prev, k = None, 0
+    """Frames of [start_s, end_s) resampled by their timestamps to exactly `fps` (see ConstantRate)."""
+    ticks = ConstantRate(start_s, fps)
     for f in frames:
-        rel = f.t - start_s
-        while prev is not None and k < n_out and (k + 0.5) / fps <= rel:
-            yield prev
-            k += 1
-        prev = f.image
-    while prev is not None and k < n_out:
-        yield prev
-        k += 1
+        yield from ticks.push(f.t, f.image)
+    yield from ticks.finish(end_s)
+
+
+def copy_packets(src: str | Path, dst: str | Path, start_s: float, end_s: float | None,
+                 audio: np.ndarray | None = None, audio_rate: int = AUDIO_RATE) -> Path | None:
+    """Copy the video packets shown in [start_s, end_s) of `src` (times on its time line) into `dst`,
+    with `audio` encoded beside them: no decoding, no re-encoding. Only exact when the range starts on
+    a keyframe and ends on one (or at the end of the stream) and no packet inside refers to a frame
+    outside; otherwise nothing is written and None is returned (the caller re-encodes)."""
+    from hvbench_assets.core.media.container import open_media, time_origin
+
+    src, dst = Path(src), Path(dst)
+    inp = open_media(src)
+    tmp = dst.with_name(f".{dst.stem}.{os.getpid()}.copy.tmp.mp4")
+    out = None
+    try:
+        vs = inp.streams.video[0]
+        origin = time_origin(inp)
+        half = 0.5 / float(vs.average_rate or vs.guessed_rate or 25)
+        inp.seek(int((start_s + origin) / vs.time_base), stream=vs, backward=True)
+        out = av.open(str(tmp), mode="w", options={"movflags": "+faststart"})
+        ovs = out.add_stream_from_template(vs)
+        astream = out.add_stream("aac", rate=audio_rate, layout="mono") if audio is not None and len(audio) else None
+        shift = None
+        for pkt in inp.demux(vs):
+            if pkt.size == 0 or pkt.pts is None:
+                continue
+            t = float(pkt.pts * pkt.time_base) - origin
+            if shift is None:  # before the first keyframe of the range
+                if pkt.is_keyframe and abs(t - start_s) <= half:
+                    shift = pkt.pts
+                elif t >= start_s + half:
+                    return None  # the range does not start on a keyframe
+                else:
+                    continue
+            elif pkt.is_keyframe and end_s is not None and t >= end_s - half:
+                if abs(t - end_s) > half:
+                    return None  # the range does not end on a keyframe
+                break
+            if t < start_s - half or (end_s is not None and t >= end_s - half):
+                return None  # a packet of this group is shown outside the range (open GOP)
+            pkt.pts -= shift
+            if pkt.dts is not None:
+                pkt.dts -= shift
+            pkt.stream = ovs
+            out.mux(pkt)
+        if shift is None:
+            return None
+        if astream is not None:
+            _encode_audio(out, astream, audio, audio_rate)
+        out.close()
+        out = None
+        os.replace(tmp, dst)
+        return dst
+    finally:
+        if out is not None:
+            out.close()
+        inp.close()
+        tmp.unlink(missing_ok=True)

@@ -9,15 +9,15 @@ from pathlib import Path
 import av
 import numpy as np
 
-from hvbench_assets.core.media.container import open_media
+from hvbench_assets.core.media.container import open_media, time_origin
 from hvbench_assets.core.media.errors import MediaError
 from hvbench_assets.core.media.probe import display_rotation
 
 
 @dataclass(frozen=True)
 class Frame:
-    index: int  # index in the source stream (0-based, counting every decoded frame)
-    t: float  # presentation time in seconds from the start of the stream
+    index: int  # frame slot on the time line, round(t x rate): 0, 1, 2... for a stream starting at 0
+    t: float  # presentation time in seconds on the file's time line (see container.time_origin)
     image: np.ndarray  # H x W x 3, uint8, BGR (OpenCV order)
 
 
@@ -31,33 +31,39 @@ def iter_frames(
     """Yield decoded frames in order. `sample_fps=None` yields every frame; otherwise the first
     frame at or after each tick of 1/sample_fps. `max_side` shrinks frames (never enlarges)."""
     path = Path(path)
+    step = 1.0 / sample_fps if sample_fps else None
+    next_t = start_s
+    for t, index, frame in decoded_frames(path, start_s, end_s):
+        if step is not None:
+            if t + 1e-6 < next_t:
+                continue
+            next_t += step * max(1, int((t - next_t) / step) + 1)
+        yield Frame(index=index, t=t, image=to_bgr(frame, max_side))
+
+
+def decoded_frames(path: str | Path, start_s: float = 0.0, end_s: float | None = None
+                   ) -> Iterator[tuple[float, int, av.VideoFrame]]:
+    """(time, slot, frame) for every decoded frame in [start_s, end_s). A window that starts later
+    seeks to the keyframe at or before `start_s`, so only that keyframe's group is decoded early."""
+    path = Path(path)
     container = open_media(path)
     try:
         if not container.streams.video:
             raise MediaError(path, "no video stream")
         vs = container.streams.video[0]
         vs.thread_type = "AUTO"
-        start_time = float(vs.start_time * vs.time_base) if vs.start_time is not None else 0.0
-        if start_s > 1.0:
-            # seek to the keyframe before start; decoding continues from there
-            container.seek(int((start_s + start_time - 1.0) / vs.time_base), stream=vs, backward=True)
-        step = 1.0 / sample_fps if sample_fps else None
-        next_t = start_s
-        index = -1
+        origin = time_origin(container)
         rate = float(vs.average_rate or vs.guessed_rate or 25)
+        index = -1
         try:
-            for frame in container.decode(vs):
-                t = float(frame.pts * frame.time_base) - start_time if frame.pts is not None else (index + 1) / rate
+            for frame in _decode_from(container, vs, origin, start_s, rate):
+                t = float(frame.pts * frame.time_base) - origin if frame.pts is not None else (index + 1) / rate
                 index = int(round(t * rate))
                 if t < start_s - 1e-6:
                     continue
                 if end_s is not None and t >= end_s:
                     break
-                if step is not None:
-                    if t + 1e-6 < next_t:
-                        continue
-                    next_t += step * max(1, int((t - next_t) / step) + 1)
-                yield Frame(index=index, t=t, image=_to_bgr(frame, max_side))
+                yield t, index, frame
         except av.error.FFmpegError as exc:
             if index < 0:
                 raise MediaError(path, f"video cannot be decoded ({exc})") from exc
@@ -66,7 +72,28 @@ def iter_frames(
         container.close()
 
 
-def _to_bgr(frame: av.VideoFrame, max_side: int | None) -> np.ndarray:
+def _decode_from(container, vs, origin: float, start_s: float, rate: float) -> Iterator[av.VideoFrame]:
+    """Decode from the keyframe at or before `start_s`. Containers seek by decode time, so a
+    keyframe may show later than the target; then seek again further back (1 s, then the start)."""
+    stream_start = float(vs.start_time * vs.time_base) - origin if vs.start_time is not None else 0.0
+    if start_s <= stream_start + 0.5 / rate:
+        yield from container.decode(vs)
+        return
+    for back in (0.0, 1.0, None):
+        ts = (vs.start_time or 0) if back is None else int((start_s + origin - back) / vs.time_base)
+        container.seek(ts, stream=vs, backward=True)
+        frames = container.decode(vs)
+        first = next(frames, None)
+        if first is None:
+            return
+        t = float(first.pts * first.time_base) - origin if first.pts is not None else 0.0
+        if back is None or t <= start_s + 0.5 / rate:
+            yield first
+            yield from frames
+            return
+
+
+def to_bgr(frame: av.VideoFrame, max_side: int | None = None) -> np.ndarray:
     """BGR pixels as a player would show them: a display-rotation flag (phone videos) is applied."""
     w, h = frame.width, frame.height
     if max_side and max(w, h) > max_side:

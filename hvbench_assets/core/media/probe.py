@@ -9,7 +9,7 @@ from pathlib import Path
 
 import av
 
-from hvbench_assets.core.media.container import open_media
+from hvbench_assets.core.media.container import open_media, time_origin
 from hvbench_assets.core.media.errors import MediaError
 
 
@@ -49,10 +49,46 @@ def _stream_duration(stream, container) -> float | None:
     return None
 
 
+@dataclass(frozen=True)
+class PacketIndex:
+    """What demuxing the video stream tells without decoding a frame (times on the file's time
+    line, see container.time_origin)."""
+
+    times: list[float]  # presentation time of every video packet, sorted
+    keyframes: list[float]  # presentation times of the keyframes, sorted
+    complete: bool  # the demuxer reached the end without an error
+
+    def constant_rate(self, fps: float) -> bool:
+        """Frames sit on a 1/fps grid (within half a frame), as in a camera's CFR file."""
+        if not self.times or fps <= 0:
+            return False
+        t0 = self.times[0]
+        return max(abs(t - t0 - i / fps) for i, t in enumerate(self.times)) < 0.5 / fps
+
+
+def index_packets(container, vs) -> PacketIndex:
+    """Demux the video stream (reading packets, decoding none)."""
+    origin = time_origin(container)
+    times, keys, complete = [], [], True
+    try:
+        for pkt in container.demux(vs):
+            if pkt.size == 0 or pkt.pts is None or pkt.is_discard:
+                continue  # flush packets and samples an edit list hides
+            t = float(pkt.pts * pkt.time_base) - origin
+            times.append(t)
+            if pkt.is_keyframe:
+                keys.append(t)
+    except av.error.FFmpegError:
+        complete = False
+    return PacketIndex(sorted(times), sorted(keys), complete)
+
+
 def probe_video(path: str | Path, count_frames: bool = True) -> VideoProbe:
-    """Probe a video. `count_frames` decodes the whole stream (a truncated file then fails); without
-    it the header's count is trusted. Width and height are as displayed (a rotation flag applied).
-    Raises MediaError for missing, empty, corrupt, truncated, audio-only or 0-frame files."""
+    """Probe a video. `count_frames` counts the frames by demuxing packets (no decoding); when that
+    count disagrees with the header's, the stream is decoded to settle it, so a truncated file
+    fails. Without it the header's count is trusted. Width and height are as displayed (a rotation
+    flag applied). Raises MediaError for missing, empty, corrupt, truncated, audio-only or 0-frame
+    files. Decodes one frame (the rotation flag travels with decoded frames)."""
     path = Path(path)
     container = open_media(path)
     try:
@@ -67,14 +103,18 @@ def probe_video(path: str | Path, count_frames: bool = True) -> VideoProbe:
         rate = vs.average_rate or vs.guessed_rate or vs.base_rate
         fps = float(rate) if rate else 0.0
         audio = container.streams.audio[0] if container.streams.audio else None
-        frames = int(vs.frames or 0)
+        header = int(vs.frames or 0)
         duration = _stream_duration(vs, container)
-        expected = frames or (int(round(duration * fps)) if duration and fps else 0)
-        if count_frames or not frames:
-            frames, rotation = _count_video_frames(container, vs, path)
-            check_complete(path, frames, expected)
-        else:
-            rotation = _first_frame_rotation(container, vs)
+        expected = header or (int(round(duration * fps)) if duration and fps else 0)
+        rotation = _first_frame_rotation(container, vs, path)
+        frames = header
+        if count_frames or not header:
+            container.seek(0)
+            frames = len(index_packets(container, vs).times)
+            if count_frames and (abs(frames - header) > 1 if header else True):
+                container.seek(0)  # demux and header disagree: decoding settles it
+                frames = _count_video_frames(container, vs, path)
+                check_complete(path, frames, expected)
         if rotation % 180:  # a phone's portrait video: stored landscape, shown upright (see iter_frames)
             width, height = height, width
         if frames <= 0:
@@ -102,29 +142,26 @@ def probe_video(path: str | Path, count_frames: bool = True) -> VideoProbe:
         container.close()
 
 
-def _count_video_frames(container, vs, path: Path) -> tuple[int, int]:
-    """Decode the stream to count frames: a truncated file decodes fewer frames than its header
-    claims, and 0 means unusable. Also returns the display rotation of the first frame (degrees)."""
-    n, rotation = 0, 0
-    vs.thread_type = "AUTO"
+def _count_video_frames(container, vs, path: Path) -> int:
+    """Decode the whole stream to count its frames (only when demuxing and the header disagree)."""
+    n = 0
     try:
-        for frame in container.decode(vs):
-            if n == 0:
-                rotation = display_rotation(frame)
+        for _ in container.decode(vs):
             n += 1
     except av.error.FFmpegError as exc:
         if n == 0:
             raise MediaError(path, f"video stream cannot be decoded ({exc})") from exc
-    return n, rotation
+    return n
 
 
-def _first_frame_rotation(container, vs) -> int:
+def _first_frame_rotation(container, vs, path: Path) -> int:
+    """Display rotation of the first frame; a file whose first frame cannot be decoded is unusable."""
     try:
         for frame in container.decode(vs):
             return display_rotation(frame)
-    except av.error.FFmpegError:
-        pass
-    return 0
+    except av.error.FFmpegError as exc:
+        raise MediaError(path, f"video stream cannot be decoded ({exc})") from exc
+    raise MediaError(path, "video stream has 0 decodable frames")
 
 
 def display_rotation(frame: av.VideoFrame) -> int:

@@ -167,3 +167,29 @@ def test_cutting_a_variable_rate_video_keeps_picture_on_time(tmp_path):
     assert abs(len(frames) - round(4.0 * p.fps)) <= 1  # constant rate: frames = duration x fps
     flash = next(i for i, m in enumerate(frames) if m > 100)
     assert abs(flash / p.fps - 2.0) <= 1.0 / p.fps  # at 2.0 s, as in the source (not 30 frames in = 1.2 s)
+
+
+def test_probe_counts_frames_without_decoding_them(two_people_talking):
+    from hvbench_assets_tests.decode_counter import count_decodes
+
+    with count_decodes() as counts:
+        p = probe_video(two_people_talking)
+    assert p.frame_count == 673  # every packet demuxed and counted
+    assert counts.video(two_people_talking) <= 1  # only the first frame (for its rotation flag)
+
+
+def test_a_window_decodes_only_from_the_keyframe_before_it(tmp_path, two_people_talking):
+    from hvbench_assets.core.media.encode import VideoEncoder
+    from hvbench_assets_tests.decode_counter import count_decodes
+
+    enc = VideoEncoder(tmp_path / "gop.mp4", 30, gop=30)  # a keyframe every second
+    for f in iter_frames(two_people_talking, end_s=4.0):
+        enc.push(f.image)
+    src = enc.close()
+    with count_decodes() as counts:
+        frames = list(iter_frames(src, start_s=2.5, end_s=3.0))
+    assert len(frames) == 15 and abs(frames[0].t - 2.5) < 1e-6
+    assert counts.video(src) <= 15 + 15 + 4  # from the keyframe at 2 s (not 1 s earlier)
+    with count_decodes() as counts:
+        assert abs(next(iter_frames(src, start_s=2.0)).t - 2.0) < 1e-6
+    assert counts.video(src) <= 4  # a window starting on a keyframe decodes nothing before it
