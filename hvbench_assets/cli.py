@@ -246,7 +246,11 @@ def _status(args: argparse.Namespace) -> int:
     from hvbench_assets.core.warehouse import Warehouse
     from hvbench_assets.status import status_lines
 
-    print("\n".join(status_lines(Warehouse(args.warehouse or default_warehouse()))))
+    path = args.warehouse or default_warehouse()
+    if not path.exists():
+        print(f"no warehouse at {path} yet: nothing registered (drop videos into the inbox, or run `hvbench demo`)")
+        return 0
+    print("\n".join(status_lines(Warehouse(path))))
     return 0
 
 
@@ -272,6 +276,69 @@ def _runs(args: argparse.Namespace) -> int:
         if args.fail_dead:
             for r in fail_dead_runs(instance):
                 print(f"marked {r.run_id} {'canceled' if r.status == 'CANCELING' else 'failed'}: {r.why}")
+    return 0
+
+
+# -- annotate / questions ------------------------------------------------------------------------
+def _annotate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
+    p.add_argument("--annotator", default=os.environ.get("USER", "cli"), help="who annotates (stored with the answer)")
+    kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
+    count = kinds.add_parser("count", help="HC: how many different people the clip shows")
+    count.add_argument("clip", help="clip key (videos partition), e.g. talk__000")
+    count.add_argument("n", type=int)
+    action = kinds.add_parser("action", help="AST/TSA: the red-boxed person's short action and the second it starts")
+    action.add_argument("clip")
+    action.add_argument("--track", type=int, required=True, help="the target's L1 track id (task_candidates names it)")
+    what = action.add_mutually_exclusive_group(required=True)
+    what.add_argument("--action", help="e.g. 'begins to wave'")
+    what.add_argument("--ongoing", action="store_true", help="the person keeps doing one thing the whole clip")
+    what.add_argument("--none", action="store_true", help="no distinct short action")
+    action.add_argument("--start", type=float, default=None, help="second the action starts (with --action)")
+
+
+@command("annotate", "record a human answer: a person count (HC) or an action-time pair (AST/TSA)", _annotate_args)
+def _annotate(args: argparse.Namespace) -> int:
+    from hvbench_assets.core.tasks import annotations
+    from hvbench_assets.core.warehouse import Warehouse
+
+    path = args.warehouse or default_warehouse()
+    wh = Warehouse(path)
+    try:
+        if args.kind == "count":
+            value, track = annotations.count_value(args.n), None
+        else:
+            value = annotations.action_value(args.action, args.start, ongoing=args.ongoing, none=args.none)
+            track = args.track
+        if not annotations.clip_exists(wh, args.clip):
+            raise annotations.BadAnnotation(f"clip {args.clip!r} is not in {path} (see `hvbench questions` or the clips table)")
+    except annotations.BadAnnotation as exc:
+        print(f"hvbench annotate: {exc}", file=sys.stderr)
+        return 2
+    ann_id = annotations.record(wh, args.clip, args.kind, value, track_id=track, annotator=args.annotator)
+    tasks = "human_counting" if args.kind == "count" else "action_at_specified_time, time_of_specific_action"
+    print(f"recorded {ann_id} for {args.clip}: {value}\nannotation_sensor rebuilds {tasks} for this clip "
+          f"(or materialize them for partition {args.clip} in the UI)")
+    return 0
+
+
+def _questions_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
+    p.add_argument("--task", default=None, help="task name or abbreviation, e.g. ASD")
+    p.add_argument("--clip", default=None, help="one clip key")
+    p.add_argument("--candidates", action="store_true", help="also list every clip and task verdict (why no question)")
+
+
+@command("questions", "print generated questions with options, answer and where each fact came from", _questions_args)
+def _questions(args: argparse.Namespace) -> int:
+    from hvbench_assets.core.tasks.describe import questions_text
+    from hvbench_assets.core.warehouse import Warehouse
+
+    path = args.warehouse or default_warehouse()
+    if not path.exists():
+        print(f"no warehouse at {path} yet (run `hvbench demo` or the per-clip jobs)")
+        return 0
+    print(questions_text(Warehouse(path), task=args.task, clip=args.clip, candidates=args.candidates))
     return 0
 
 

@@ -8,6 +8,7 @@ from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.ingest.assets import scene_clips, video_probe
 from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
+from hvbench_assets.defs.resources import HvbenchSettings
 from hvbench_assets_tests.defs.ingest_harness import (
     age,
     resources_for,
@@ -144,6 +145,8 @@ def test_bad_files_fail_their_own_partition_with_a_clear_reason(tmp_path, man_ta
     with dg.instance_for_test() as instance:
         keys, res = _register(tmp_path, instance, files)
         assert set(keys) == set(files)
+        # the talking head scores 0.92 on the paper's motion scale (static below 1.2): keep it here
+        res["settings"] = HvbenchSettings(data_dir=str(tmp_path), inbox_settle_s=1.0, min_motion=0.5)
         expected = {"truncated.mp4": "truncated or corrupt", "empty.mp4": "empty file",
                     "notes.mp4": "not a readable media container", "audio_only.mp4": "audio-only file"}
         for name, reason in expected.items():
@@ -243,3 +246,5 @@ def test_inbox_sensor_says_once_what_it_passes_over_and_status_lists_it(tmp_path
     assert "passwd.mp4: symlink to /etc/passwd, outside the inbox and HVBENCH_ALLOWED_ROOTS: not followed" in out
     assert "..escape.mp4: hidden name" in out and "gone.mp4: broken symlink" in out
     assert "shots/far.mp4" not in out.split("passed over by the inbox sensor")[1]  # followed now, not listed
+    assert cli_main(["status", "--warehouse", str(tmp_path / "none.duckdb")]) == 0
+    assert "no warehouse at" in capfd.readouterr().out and not (tmp_path / "none.duckdb").exists()
