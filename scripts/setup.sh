@@ -22,10 +22,18 @@ pip_install --no-deps 'silero-vad==6.2.3'
 # bounded, instead of giving up at once; the demo says at its end what ran without it.
 APT_LOCK_WAIT_S=${APT_LOCK_WAIT_S:-300}
 apt_get() { apt-get -o DPkg::Lock::Timeout="$APT_LOCK_WAIT_S" -o Acquire::Retries=2 "$@"; }
+apt_update() {  # DPkg::Lock::Timeout does not cover the package lists' lock: retry while it is held
+  local waited=0
+  until apt_get update -qq; do
+    grep -q "Could not get lock" "$log" && [ "$waited" -lt "$APT_LOCK_WAIT_S" ] || return 1
+    sleep 5; waited=$((waited + 5))
+  done
+}
 if ! command -v espeak-ng >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     log=$(mktemp)
-    if ! { apt_get update -qq && apt_get install -y -qq espeak-ng; } >"$log" 2>&1; then
+    # a failed update still leaves the lists of an earlier one to install from
+    if ! { apt_update || true; apt_get install -y -qq espeak-ng; } >"$log" 2>&1; then
       echo "warning: could not install espeak-ng (waited up to ${APT_LOCK_WAIT_S}s for the apt lock):" >&2
       tail -n 3 "$log" | sed 's/^/  /' >&2
       echo "  the demo sample will have no speech and speech tests will be skipped; retry: apt-get install espeak-ng" >&2
