@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -94,9 +95,12 @@ def bench_cli(tmp: Path, n_items: int, latency: float, concurrency: int) -> None
         cmd = [sys.executable, "-m", "hvbench_assets.cli", "eval", "--benchmark", str(root), "--model", "m",
                "--frames", "8", "--concurrency", str(concurrency), "--warehouse", str(tmp / "cli.duckdb"),
                "--models-file", str(models), "--no-progress"]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.time()
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
         wall = time.time() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         assert proc.returncode == 0 and server.request_count == n_items, proc.stderr[-2000:]
         sent = sorted(r.received_at - t0 for r in server.requests)
     ideal = n_items * latency / concurrency
@@ -104,7 +108,8 @@ def bench_cli(tmp: Path, n_items: int, latency: float, concurrency: int) -> None
     print(f"hvbench eval (new process): {n_items} items, latency {latency}s, concurrency {concurrency}: {wall:.2f}s; "
           f"ideal N*L/C {ideal:.2f}s -> ratio {wall / ideal:.2f}x (whole waves alone: {waves / ideal:.2f}x)")
     print(f"  first request {sent[0]:.2f}s after launch, last {sent[-1]:.2f}s, exit {wall - sent[-1] - latency:.2f}s "
-          "after the last reply")
+          f"after the last reply; the process used {cpu:.2f}s of CPU in all (on a busy machine the wall-clock "
+          "start-up grows with the load average, the CPU figure does not)")
     print("  start-up, step by step (a separate process, same inputs):")
     probe = subprocess.run([sys.executable, "-c", STARTUP, str(root), str(tmp / "probe.duckdb"), str(models)],
                            cwd=ROOT, env=env, capture_output=True, text=True)

@@ -213,3 +213,12 @@ def test_charts_keep_long_rotated_labels_and_give_the_histogram_a_y_scale(tmp_pa
     hist = svg.histogram({0: 4, 1: 1, 2: 1}, "Distractors", "models choosing")
     ticks = re.findall(r'id="ytick_\d+"', hist)
     assert len(ticks) >= 4  # 0..4 at least, not just the maximum
+
+
+def test_a_model_missing_tasks_gets_its_means_marked_partial():
+    partial = [{**r, "run_id": "bench__m6__x", "model": "m6"} for r in rows()
+               if r["model"] == "m1" and r["task"] != "Human_Count"]
+    md = render_markdown(build_report(rows() + partial, benchmark="bench"))
+    # ER, EP avg, HC, PR avg (no task), AVSM, SVA avg, overall over 2 of the 3 tasks
+    assert "| m6 | 100.0 | 100.0 | - | - | 100.0 | 100.0 | 100.0 (2/3) |" in md
+    assert "| m1 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 |" in md
