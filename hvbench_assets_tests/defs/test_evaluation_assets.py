@@ -190,3 +190,18 @@ def test_one_garbled_reply_is_a_failed_row_and_the_step_succeeds(setup):
     assert meta["failed_calls"].value == 1 and meta["rows"].value == N_ITEMS
     (row,) = resources["warehouse"].get().rows(EVAL_RESPONSES, status="failed")
     assert row["question_id"] == "Human_Count_1" and "not JSON" in row["error"]
+
+
+def test_a_benchmark_without_its_videos_stops_once_naming_the_setting(setup):
+    server, resources, instance, data, _ = setup
+    root = data / "benchmarks" / "novideo"
+    root.mkdir(parents=True)
+    for f in (data / "benchmarks" / "toy").glob("*.jsonl"):
+        (root / f.name).write_text(f.read_text())  # task files only; the videos stayed with "toy"
+    instance.add_dynamic_partitions(eval_benchmarks_partitions.name, ["novideo"])
+    result = _materialize(eval_responses, dg.MultiPartitionKey({"benchmark": "novideo", "model": "sharp"}),
+                          resources, instance, raise_on_error=False)
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    message = failure.event_specific_data.error.message
+    assert "none of the" in message and "HVBENCH_BENCHMARK_ROOTS" in message and "novideo=" in message
+    assert server.request_count == 0
