@@ -47,6 +47,7 @@ def _write_clip(src: Path, dst: Path, start_s: float, end_s: float, whole: bool,
     group_name="ingest",
     kinds={"video", "duckdb"},
     code_version=SCENE_CLIPS_VERSION,
+    pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
     metadata=table_definition(CLIPS, RAW_VIDEOS),
     description="Shots of one raw video, long shots windowed, basic filters applied; kept ones become `videos` partitions",
 )

@@ -78,7 +78,8 @@ def gated_label(context, settings, warehouse, audio_models, kind: str, spec: Tab
     return write(warehouse, spec, video_id, row, backend, version)
 
 
-COMMON = dict(partitions_def=videos_partitions, group_name="labels")
+# pool: CPU-heavy, across runs at most one per core (defs/executor.py)
+COMMON = dict(partitions_def=videos_partitions, group_name="labels", pool="cpu")
 
 
 @dg.asset(**COMMON, deps=["video_probe"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["audio_tags"],

@@ -25,6 +25,7 @@ SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
     group_name="labels",
     kinds={"audio", "video", "duckdb"},
     code_version=SPEAKER_SCORES_VERSION,
+    pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
     description="L7: per-track active-speaker score per frame, longest positive run, speaking flag (with the voice/face veto)",
 )
 def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,

@@ -55,6 +55,7 @@ def _preview(rows: list[dict], cols: list[str]) -> dg.MetadataValue:
     group_name="labels",
     kinds={"python", "duckdb", "video"},
     code_version=HUMAN_TRACKS_VERSION,
+    pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
     description="L1: face tracks with body boxes per person, frame-level boxes, face- and body-crop clips",
     metadata=table_definition(HUMAN_TRACKS, HUMAN_TRACK_BOXES),
 )
@@ -157,6 +158,7 @@ def person_count(context: dg.AssetExecutionContext, warehouse: WarehouseResource
     group_name="labels",
     kinds={"python", "duckdb"},
     code_version=DEMOGRAPHICS_VERSION,
+    pool="cpu",
     description="L3: per-track age (median), gender and race (mode, vote share) from face crops; unavailable offline",
     metadata=table_definition(DEMOGRAPHICS),
 )

@@ -1,0 +1,102 @@
+"""The machine-sized executor on a real instance: parallel forked steps for a lone run, one process for a run
+among others, the `cpu` pool limit, and which assets share that pool."""
+
+from __future__ import annotations
+
+import os
+
+import dagster as dg
+import pytest
+
+from hvbench_assets.defs.executor import CPU_POOL, cpu_pool_limit, machine_cores, machine_sized_executor
+
+CPU_HEAVY = {"scene_clips", "human_tracks", "demographics", "audio_tags", "transcript", "speech_emotion",
+             "voice_demographics", "speaker_scores"}
+
+
+@dg.asset
+def first() -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata={"pid": os.getpid()})
+
+
+@dg.asset(deps=[first], pool=CPU_POOL)
+def left() -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata={"pid": os.getpid()})
+
+
+@dg.asset(deps=[first], pool=CPU_POOL)
+def right() -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata={"pid": os.getpid()})
+
+
+def small_job() -> dg.JobDefinition:
+    defs = dg.Definitions(assets=[first, left, right], executor=machine_sized_executor,
+                          jobs=[dg.define_asset_job("small", selection="*")])
+    return defs.resolve_job_def("small")
+
+
+def _pids(instance: dg.DagsterInstance) -> dict[str, int]:
+    out = {}
+    for key in ("first", "left", "right"):
+        event = instance.get_latest_materialization_event(dg.AssetKey(key))
+        out[key] = int(event.asset_materialization.metadata["pid"].value)
+    return out
+
+
+def _engine_messages(result) -> str:
+    return "\n".join(e.message or "" for e in result.all_events if e.event_type == dg.DagsterEventType.ENGINE_EVENT)
+
+
+@pytest.fixture
+def instance(dagster_home):
+    # the project's pool settings: a default limit for pools nobody configured
+    (dagster_home / "dagster.yaml").write_text(
+        "telemetry:\n  enabled: false\nconcurrency:\n  pools:\n    default_limit: 1\n    granularity: op\n")
+    with dg.DagsterInstance.get() as inst:
+        yield inst
+
+
+@pytest.mark.skipif(machine_cores() < 2, reason="a lone run runs steps in parallel only with two or more cores")
+def test_a_lone_run_forks_one_process_per_step_and_sizes_the_cpu_pool(instance):
+    result = dg.execute_job(dg.reconstructable(small_job), instance=instance)
+    assert result.success
+    assert "steps in parallel in forked processes" in _engine_messages(result)
+    pids = _pids(instance)
+    assert os.getpid() not in pids.values() and len(set(pids.values())) == 3
+    limits = {p.name: p for p in instance.event_log_storage.get_pool_limits()}
+    assert limits[CPU_POOL].limit == machine_cores() and not limits[CPU_POOL].from_default
+
+
+def test_a_run_among_others_executes_its_steps_in_its_own_process(instance):
+    busy = instance.create_run_for_job(small_job(), status=dg.DagsterRunStatus.STARTED)  # another run computing
+    result = dg.execute_job(dg.reconstructable(small_job), instance=instance)
+    assert result.success
+    assert "1 other run(s) queued or in progress" in _engine_messages(result)
+    assert set(_pids(instance).values()) == {os.getpid()}
+    assert instance.get_run_by_id(busy.run_id).status == dg.DagsterRunStatus.STARTED
+
+
+def test_run_config_can_still_choose_the_executor(instance):
+    config = {"execution": {"config": {"in_process": {}}}}
+    assert dg.execute_job(dg.reconstructable(small_job), instance=instance, run_config=config).success
+    assert set(_pids(instance).values()) == {os.getpid()}
+
+
+def test_cpu_pool_limit_follows_the_cores_unless_set_on_the_instance(instance):
+    storage = instance.event_log_storage
+    storage.initialize_concurrency_limit_to_default(CPU_POOL)  # what the run queue does for an unknown pool
+    assert cpu_pool_limit(instance, cores=3) == 3
+    storage.set_concurrency_slots(CPU_POOL, 5)  # `dagster instance concurrency set cpu 5`
+    assert cpu_pool_limit(instance, cores=3) == 5
+    assert {p.name: p.limit for p in storage.get_pool_limits()}[CPU_POOL] == 5
+
+
+def test_cpu_heavy_assets_share_the_cpu_pool_and_every_job_uses_the_executor():
+    from hvbench_assets.definitions import defs
+
+    d = defs()
+    repo = d.get_repository_def()
+    graph = repo.asset_graph
+    pooled = {k.to_user_string() for k in graph.get_all_asset_keys() if CPU_POOL in (graph.get(k).pools or set())}
+    assert pooled == CPU_HEAVY
+    assert {j.executor_def.name for j in repo.get_all_jobs()} == {"machine_sized"}
