@@ -211,3 +211,32 @@ def test_attitude_question_with_a_loopback_model_and_zero_requests_on_rerun(man,
         materialize(man, "man", assets, str(models), describer="vl")
         assert server.request_count == sent  # every call cached
         assert rows(man, QUESTIONS, video_id="man", abbrev="AR")[0]["question_id"] == q["question_id"]
+
+
+def test_annotation_flows_back_through_the_sensor(tpt, capsys):
+    from hvbench_assets.cli import main as cli
+    from hvbench_assets.defs.tasks.sensors import annotation_sensor
+
+    wh_path = str(tpt / "wh.duckdb")
+    tsa = rows(tpt, TASK_CANDIDATES, video_id="tpt", abbrev="TSA")[0]
+    target = tsa["target_track_ids"][0]
+    assert cli(["annotate", "--warehouse", wh_path, "action", "tpt", "--track", str(target),
+                "--action", "begins to turn her head", "--start", "12"]) == 0
+    assert "recorded" in capsys.readouterr().out
+    assert cli(["annotate", "--warehouse", wh_path, "count", "tpt", "0"]) == 2  # a count below 1 is refused
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("videos", ["tpt"])
+    res = {"warehouse": WarehouseResource(path=wh_path)}
+    result = annotation_sensor(dg.build_sensor_context(instance=instance, resources=res))
+    (req,) = result.run_requests
+    assert req.partition_key == "tpt"
+    assert {k.to_user_string() for k in req.asset_selection} == {"action_at_specified_time", "time_of_specific_action"}
+    again = annotation_sensor(dg.build_sensor_context(instance=instance, resources=res, cursor=result.cursor))
+    assert isinstance(again, dg.SkipReason)
+    materialize(tpt, "tpt", [TASKS["time_of_specific_action"]])
+    q = rows(tpt, QUESTIONS, video_id="tpt", abbrev="TSA")[0]
+    assert q["status"] == "draft" and q["answer_text"] == "At 12 s" and len(q["options"]) == 5
+    assert q["annotation_ids"] and q["marking"] == {"kind": "red_box", "track_ids": tsa["target_track_ids"]}
+    assert cli(["questions", "--warehouse", wh_path, "--task", "TSA"]) == 0
+    out = capsys.readouterr().out
+    assert "At 12 s" in out and "<- answer" in out and "annotations: a" in out

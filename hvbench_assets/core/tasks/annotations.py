@@ -57,3 +57,9 @@ def latest(warehouse: Warehouse, video_id: str, kind: str, track_ids: tuple[int,
         if track_ids is None or r["track_id"] is None or r["track_id"] in track_ids:
             return r
     return None
+
+
+def clip_exists(warehouse: Warehouse, video_id: str) -> bool:
+    from hvbench_assets.core.ingest.tables import VIDEO_PROBE
+
+    return warehouse.count(VIDEO_PROBE, video_id=video_id) > 0
