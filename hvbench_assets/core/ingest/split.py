@@ -9,7 +9,8 @@ one decode pass per file:
   source's sound for the same time range beside them.
 - `copy` (a short constant-rate H.264 mp4 whose streams start together): nothing is encoded while
   decoding. A single kept shot is the file itself; other kept shots copy the source's packets when
-  they start and end on keyframes, and only the rest are decoded again, from the keyframe before them.
+  they start and end on keyframes. At the first cut off a keyframe the pass starts encoding shots as in
+  `encode`; only kept shots before it that cannot be copied are decoded again, from the keyframe before them.
 
 Clip ranges are on the source's time line (media.container.time_origin), the same for picture and
 sound, so a source whose video starts later than its audio is cut in sync.
@@ -39,16 +40,17 @@ COPY_SUFFIXES = (".mp4", ".m4v")
 @dataclass
 class SplitResult:
     analysis: SceneAnalysis
-    strategy: str  # "copy" or "encode" (see the module docstring)
+    strategy: str  # "copy", "encode" or "copy, encode from <t>s" (see the module docstring)
     clips: dict[int, Path] = field(default_factory=dict)  # kept segment index -> clip file
     how: dict[int, str] = field(default_factory=dict)  # kept segment index -> how it was written
 
 
-def copy_eligible(src: Path, header: VideoProbe, f: ClipFilter) -> bool:
-    """A file that may become its own clip(s) without re-encoding: short, H.264 in mp4, frames on a
-    constant grid (by packet timestamps, nothing decoded) and picture and sound starting together."""
+def copy_eligible(src: Path, header: VideoProbe, f: ClipFilter) -> tuple[bool, list[float]]:
+    """Whether a file may become its own clip(s) without re-encoding (short, H.264 in mp4, frames on a
+    constant grid by packet timestamps, picture and sound starting together), and its keyframe times;
+    nothing is decoded."""
     if header.video_codec != "h264" or src.suffix.lower() not in COPY_SUFFIXES or header.duration_s > f.max_clip_s:
-        return False
+        return False, []
     container = open_media(src)
     try:
         vs = container.streams.video[0]
@@ -59,7 +61,7 @@ def copy_eligible(src: Path, header: VideoProbe, f: ClipFilter) -> bool:
     finally:
         container.close()
     aligned = max(starts, default=0.0) - min(starts, default=0.0) < 0.5 / header.fps
-    return index.complete and aligned and index.constant_rate(header.fps)
+    return index.complete and aligned and index.constant_rate(header.fps), index.keyframes
 
 
 class _ShotFile:
@@ -86,11 +88,14 @@ def split_video(src: str | Path, header: VideoProbe, f: ClipFilter, clip_path: C
     input; then no clip file is left behind."""
     src = Path(src)
     fps = header.fps
-    strategy = "copy" if copy_eligible(src, header, f) else "encode"
+    eligible, keyframes = copy_eligible(src, header, f)
+    strategy = "copy" if eligible else "encode"
+    encoding = not eligible
     gop = max(1, min(round(fps), int(f.max_clip_s * fps / 2)))  # keyframes every second (window bounds)
     work = Path(tempfile.mkdtemp(prefix=".split-", dir=clip_path(0).parent))
     analyser = ShotAnalyser(fps, header.width, header.height, f)
     shots: list[_ShotFile] = []
+    result_strategy = strategy
     written: list[Path] = []
     try:
         for t, _, frame in decoded_frames(src):
@@ -103,8 +108,11 @@ def split_video(src: str | Path, header: VideoProbe, f: ClipFilter, clip_path: C
 
             new_shot = analyser.feed(t, to_bgr(frame, f.analysis_side),
                                      lambda: cv2.cvtColor(full_bgr(), cv2.COLOR_BGR2GRAY))
-            if strategy == "encode":
-                if new_shot:
+            if new_shot and not encoding and analyser.n > 1 and not any(abs(k - t) < 0.5 / fps for k in keyframes):
+                encoding = True  # a cut off the source's keyframes: from here on, shots are encoded as they play
+                result_strategy = f"copy, encode from {t:.2f}s"
+            if encoding:
+                if new_shot or not shots:
                     if shots:
                         shots[-1].finish(t)
                     shots.append(_ShotFile(work / f"shot{len(shots):04d}.mp4", t, fps, gop))
@@ -115,14 +123,14 @@ def split_video(src: str | Path, header: VideoProbe, f: ClipFilter, clip_path: C
         check_complete(src, analyser.n, header.frame_count)
         if shots:
             shots[-1].finish(analyser.end_s())
-        analysis = analyser.finish(grid_s=gop / fps if strategy == "encode" else 0.0)
-        result = SplitResult(analysis, strategy)
+        analysis = analyser.finish(grid_s=gop / fps if shots else 0.0)
+        result = SplitResult(analysis, result_strategy)
         for seg in analysis.segments:
             if not seg.kept:
                 continue
             dst = clip_path(seg.index)
             written.append(dst)
-            if strategy == "encode":
+            if shots and seg.start_s >= shots[0].start_s - 1e-3:
                 result.how[seg.index] = _from_shot(src, dst, seg, shots, analyser.end_s())
             else:
                 result.how[seg.index] = _from_source(src, dst, seg, analysis)

@@ -75,3 +75,34 @@ def test_bad_input_names_the_file_and_leaves_no_clip(tmp_path):
         split_video(corpus["truncated"], header, ClipFilter(**ANY), lambda i: out / f"clip{i}.mp4")
     assert str(corpus["truncated"]) in str(err.value)
     assert list(out.iterdir()) == []  # no clip and no temporary shot file left behind
+
+
+def _three_shots(path, gop: int):
+    """6 s of H.264 at 25 fps with sound, shots changing at 2 s and 4 s; keyframes every `gop` frames only."""
+    from hvbench_assets.core.media.encode import AUDIO_RATE, VideoEncoder
+
+    enc = VideoEncoder(path, 25, gop=gop, with_audio=True)
+    for i in range(150):
+        img = np.full((240, 320, 3), ((200, 40, 40), (20, 230, 230), (128, 128, 128))[i // 50], np.uint8)
+        img[100:140, (i * 6) % 280 : (i * 6) % 280 + 40] = 255
+        enc.push(img)
+    t = np.arange(6 * AUDIO_RATE) / AUDIO_RATE
+    return enc.close((0.2 * np.sin(2 * np.pi * 330 * t)).astype(np.float32))
+
+
+def test_shots_starting_on_keyframes_are_copied_as_packets(tmp_path):
+    result, decoded = _split(_three_shots(tmp_path / "cuts_on_keys.mp4", gop=50), tmp_path, **ANY)
+    assert result.strategy == "copy" and decoded <= 1.01
+    assert result.how == {0: "copied packets", 1: "copied packets", 2: "copied packets"}
+    for seg in result.analysis.segments:
+        p = probe_video(result.clips[seg.index])
+        assert p.frame_count == 50 and p.has_audio
+
+
+def test_cuts_off_keyframes_switch_to_encoding_while_decoding(tmp_path):
+    result, decoded = _split(_three_shots(tmp_path / "cuts_off_keys.mp4", gop=250), tmp_path, **ANY)
+    assert result.strategy == "copy, encode from 2.00s"
+    assert result.how == {0: "re-encoded", 1: "encoded while decoding", 2: "encoded while decoding"}
+    assert decoded <= 1.0 + 51 / 150 + 0.01  # only the first shot is decoded again (and the frame ending it)
+    for seg in result.analysis.segments:
+        assert probe_video(result.clips[seg.index]).frame_count == 50
