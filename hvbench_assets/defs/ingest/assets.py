@@ -1,22 +1,21 @@
 """Ingest stage: raw file -> single-shot clips (registered as `videos` partitions) -> probe."""
 
 
-import os
 import shutil
 from pathlib import Path
 
 import dagster as dg
 
 from hvbench_assets.core.ingest.keys import clip_key
-from hvbench_assets.core.ingest.scenes import analyse
+from hvbench_assets.core.ingest.split import split_video
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
-from hvbench_assets.core.media import MediaError, cut_clip, file_sha256, probe_video
+from hvbench_assets.core.media import MediaError, file_sha256, probe_video
 from hvbench_assets.defs.metadata import materialization, row_counts, table_definition
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 
-SCENE_CLIPS_VERSION = "1"
-VIDEO_PROBE_VERSION = "1"
+SCENE_CLIPS_VERSION = "2"  # 2: one decode per file, Data-Juicer's motion scale, streams' own start times
+VIDEO_PROBE_VERSION = "2"  # 2: frames counted by demuxing (decoded only when demux and header disagree)
 
 
 def raw_video_path(settings: HvbenchSettings, warehouse: WarehouseResource, raw_video_id: str) -> Path:
@@ -30,16 +29,6 @@ def raw_video_path(settings: HvbenchSettings, warehouse: WarehouseResource, raw_
     if not path.exists():
         raise dg.Failure(description=f"{path}: file no longer exists (raw video {raw_video_id!r})")
     return path
-
-
-def _write_clip(src: Path, dst: Path, start_s: float, end_s: float, whole: bool, codec: str, fps: float,
-                constant_rate: bool) -> None:
-    if whole and constant_rate and src.suffix.lower() in (".mp4", ".m4v") and codec == "h264":
-        tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
-        shutil.copyfile(src, tmp)  # already a browser-playable single shot: no re-encode
-        os.replace(tmp, dst)  # a label run reading the previous version never sees half a file
-    else:
-        cut_clip(src, dst, start_s, end_s, fps=fps)
 
 
 @dg.asset(
@@ -57,23 +46,20 @@ def scene_clips(
     raw_id = context.partition_key
     wh = warehouse.get()
     src = raw_video_path(settings, warehouse, raw_id)
-    try:
-        header = probe_video(src, count_frames=False)
-        scenes = analyse(src, header.width, header.height, header.fps, settings.clip_filter(),
-                         expected_frames=header.frame_count)
-    except MediaError as exc:
-        raise dg.Failure(description=str(exc)) from exc
     out_dir = settings.clips_dir / raw_id
     out_dir.mkdir(parents=True, exist_ok=True)
-    whole = len(scenes.segments) == 1
+    try:  # one decode of the file: shots, motion and the clips themselves
+        header = probe_video(src, count_frames=False)
+        split = split_video(src, header, settings.clip_filter(), lambda i: out_dir / f"{clip_key(raw_id, i)}.mp4")
+    except MediaError as exc:
+        raise dg.Failure(description=str(exc)) from exc
+    scenes = split.analysis
     rows, kept_keys = [], []
     for seg in scenes.segments:
         key = clip_key(raw_id, seg.index)
         clip_path = out_dir / f"{key}.mp4"
         sha = None
         if seg.kept:
-            _write_clip(src, clip_path, seg.start_s, seg.end_s, whole, header.video_codec, scenes.fps,
-                        scenes.constant_rate)
             sha = file_sha256(clip_path)
             kept_keys.append(key)
         rows.append({
@@ -109,6 +95,7 @@ def scene_clips(
         "source": dg.MetadataValue.path(str(src)),
         "duration_s": scenes.duration_s,
         "shot_cuts_s": dg.MetadataValue.json(scenes.cuts_s),
+        "clips_written": dg.MetadataValue.json({clip_key(raw_id, i): how for i, how in split.how.items()}),
         "clips_total": len(rows),
         "clips_kept": len(kept_keys),
         "kept_clip_ids": dg.MetadataValue.json(kept_keys),
