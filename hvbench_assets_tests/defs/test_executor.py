@@ -100,3 +100,17 @@ def test_cpu_heavy_assets_share_the_cpu_pool_and_every_job_uses_the_executor():
     pooled = {k.to_user_string() for k in graph.get_all_asset_keys() if CPU_POOL in (graph.get(k).pools or set())}
     assert pooled == CPU_HEAVY
     assert {j.executor_def.name for j in repo.get_all_jobs()} == {"machine_sized"}
+
+
+def test_loading_the_definitions_imports_no_model_library():
+    """Every process that loads the code (daemon, code server, run worker, forkserver) pays for what the
+    definitions import: model libraries are imported inside the steps that use them."""
+    import subprocess
+    import sys
+
+    heavy = ["torch", "onnxruntime", "dlib", "pocketsphinx", "yuface", "transformers", "funasr", "deepface",
+             "ultralytics", "silero_vad", "scipy", "sklearn"]
+    code = ("import sys; from hvbench_assets.definitions import defs; defs(); "
+            f"print(','.join(m for m in {heavy!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600)
+    assert out.stdout.strip().splitlines()[-1:] in ([], [""]), f"imported when loading the definitions: {out.stdout}"
