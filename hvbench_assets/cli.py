@@ -72,8 +72,7 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
 
 
 def _run_eval(args: argparse.Namespace) -> int:
-    from hvbench_assets.core.benchmark import load_benchmark
-    from hvbench_assets.core.evaluation import EvalConfig, ModelMisconfigured, evaluate, mllm_answerer
+    from hvbench_assets.core.evaluation import mllm_answerer
     from hvbench_assets.core.mllm import ModelNotConfigured
     from hvbench_assets.core.warehouse import Warehouse
 
@@ -96,6 +95,20 @@ def _run_eval(args: argparse.Namespace) -> int:
         print("error: no model to evaluate (HVBENCH_MLLM_MODELS is empty and no registry entry is configured)",
               file=sys.stderr)
         return 2
+    import threading  # the HTTP client and the call-cache index get ready while the benchmark loads
+
+    warm = threading.Thread(target=answerer.warm_up, args=(models[0],), daemon=True, name="eval-warm-up")
+    warm.start()
+    code = _eval_models(args, answerer, warehouse, models)
+    warm.join()  # never leave the process while it holds the warehouse
+    return code
+
+
+def _eval_models(args: argparse.Namespace, answerer, warehouse, models: list[str]) -> int:
+    from hvbench_assets.core.benchmark import load_benchmark
+    from hvbench_assets.core.evaluation import EvalConfig, ModelMisconfigured, evaluate
+    from hvbench_assets.core.mllm import ModelNotConfigured
+
     bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
     for issue in bench.issues:
         print(f"skipped {issue}", file=sys.stderr)

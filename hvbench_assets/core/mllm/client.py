@@ -138,13 +138,17 @@ class MllmClient:
 
     def warm_up(self, model: str) -> None:
         """Do the first call's fixed costs now (backend import and connection pool, the cache index), e.g.
-        in a thread while the caller prepares its requests."""
-        spec = self.registry.get(model)
-        backend = self._backend(spec)
-        if hasattr(backend, "_client") and spec.backend == "openai":
-            backend._client(spec)
-        if self.calls:
-            self.calls.lookup("")
+        in a thread while the caller prepares its requests. Best effort: a failure here shows up again, with
+        its proper message, on the first real call."""
+        try:
+            spec = self.registry.get(model)
+            backend = self._backend(spec)
+            if hasattr(backend, "_client") and spec.backend == "openai":
+                backend._client(spec)
+            if self.calls:
+                self.calls.lookup("")
+        except Exception:  # noqa: BLE001 - see docstring
+            return
 
     def flush(self) -> None:
         """Commit every queued model_calls row."""
