@@ -7,12 +7,12 @@ from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
 from hvbench_assets.core.vision.tables import HUMAN_TRACKS
 from hvbench_assets.defs.labels.audio import audio_tags, voice_demographics
 from hvbench_assets.defs.labels.speakers import speaker_scores
-from hvbench_assets.defs.labels.vision import demographics, human_tracks
+from hvbench_assets.defs.labels.vision import demographics, human_tracks, person_count
 from hvbench_assets.defs.labels.vision_resources import VisionResource
 from hvbench_assets_tests.defs.test_audio_assets import run
 from hvbench_assets_tests.media_factory import moving_square_video
 
-CHAIN = [audio_tags, voice_demographics, human_tracks, demographics, speaker_scores]
+CHAIN = [audio_tags, voice_demographics, human_tracks, person_count, demographics, speaker_scores]
 
 
 def run_chain(tmp_path, key, path):
@@ -32,6 +32,30 @@ def test_talking_head_has_exactly_one_speaker(tmp_path, man_talking_head):
     assert len(r["scores"]) == r["n_frames"] and r["longest_run"] > r["min_run"] == 12
     assert r["face_class"] is None and r["veto_reason"] is None  # L3 is unavailable offline: veto skipped
     assert r["voice_class"] == "male"
+
+
+def test_five_people_grid_only_the_man_speaks(tmp_path):
+    """Five faces side by side; the only voice is the man's (right panel) while the women's and the
+    girls' lips move without their sound: only his track(s) speak, and he is one person."""
+    from hvbench_assets.core.speakers.persons import speaking_persons
+    from hvbench_assets.core.vision.tables import HUMAN_TRACK_BOXES, PERSON_COUNT
+    from hvbench_assets_tests.conftest import shared_clip
+
+    result, wh = run_chain(tmp_path, "grid", shared_clip("five_people_grid.mp4"))
+    assert result.success
+    rows = wh.rows(SPEAKER_SCORES, video_id="grid", order_by="track_id")
+    assert len(rows) >= 5 and all(r["status"] == "ok" for r in rows)
+    centre_x = {}
+    for b in wh.rows(HUMAN_TRACK_BOXES, video_id="grid"):
+        centre_x.setdefault(b["track_id"], []).append((b["face_x1"] + b["face_x2"]) / 2)
+    man = {t for t, xs in centre_x.items() if sum(xs) / len(xs) > 1120}  # the right panel starts at x = 1120
+    speaking = {r["track_id"] for r in rows if r["speaking"]}
+    assert speaking and speaking <= man, (speaking, man)
+    talkers = speaking_persons(rows, wh.rows(PERSON_COUNT, video_id="grid")[0])
+    assert len(talkers) == 1 and set(talkers[0]) & man
+    assert all(r["person_speaking"] == (r["person_tracks"] == talkers[0]) for r in rows)
+    meta = result.asset_materializations_for_node("speaker_scores")[0].metadata
+    assert meta["speakers"].value == 1 and "data:image/png;base64," in meta["score_plot"].value
 
 
 def test_tone_clip_has_no_speaker(tmp_path):

@@ -30,43 +30,44 @@ def _models():
 
 @dataclass(frozen=True)
 class MouthSignals:
-    """Per face-crop frame: inner-lip gap / eye-corner distance (NaN: no landmarks) and the mean
-    absolute change of the mouth region's pixels since the previous frame (0 on the first)."""
+    """Per face-crop frame: inner-lip gap / eye-corner distance (NaN: no landmarks), the mean absolute
+    change of the mouth region's pixels since the previous frame (0 on the first), and whether the face
+    detector saw the face at its last look (False: landmarks placed blind, e.g. a hand over the face)."""
 
     opening: np.ndarray
     motion: np.ndarray
+    seen: np.ndarray
 
 
 def mouth_signals(frames_bgr, redetect_every: int = 5) -> MouthSignals:
-    """The crop follows the face, so the face box is searched only every `redetect_every` frames (and
-    until one is found) and reused in between; before any detection the crop's centre is assumed."""
+    """Streams the frames (any iterable; nothing but the previous mouth patch is kept). The crop follows
+    the face, so the face box is searched only every `redetect_every` frames (and until one is found)
+    and reused in between; before any detection the crop's centre is assumed."""
     import cv2
     import dlib
 
     detector, predictor = _models()
-    opening = np.full(len(frames_bgr), np.nan, np.float32)
-    motion = np.zeros(len(frames_bgr), np.float32)
-    last_rect, prev_roi = None, None
+    opening, motion, seen = [], [], []
+    last_rect, prev_roi, saw = None, None, False
     for i, img in enumerate(frames_bgr):
         gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
         h, w = gray.shape
         if last_rect is None or i % redetect_every == 0:
             found = detector(gray, 1 if max(h, w) < 200 else 0)
+            saw = bool(found)
             if found:
                 last_rect = max(found, key=lambda r: r.area())
         rect = last_rect or dlib.rectangle(int(w * 0.15), int(h * 0.15), int(w * 0.85), int(h * 0.85))
         shape = predictor(gray, rect)
         pts = np.array([(shape.part(k).x, shape.part(k).y) for k in range(68)], np.float32)
         scale = float(np.linalg.norm(pts[EYE_CORNERS[0]] - pts[EYE_CORNERS[1]]))
-        if scale < 4:
-            prev_roi = None
-            continue
-        opening[i] = np.mean([np.linalg.norm(pts[a] - pts[b]) for a, b in INNER_LIP_PAIRS]) / scale
-        roi = _mouth_roi(gray, pts[48:68], scale)
-        if prev_roi is not None and roi is not None:
-            motion[i] = float(np.abs(roi - prev_roi).mean())
+        roi = _mouth_roi(gray, pts[48:68], scale) if scale >= 4 else None
+        opening.append(np.mean([np.linalg.norm(pts[a] - pts[b]) for a, b in INNER_LIP_PAIRS]) / scale
+                       if roi is not None else np.nan)
+        motion.append(float(np.abs(roi - prev_roi).mean()) if roi is not None and prev_roi is not None else 0.0)
+        seen.append(saw and roi is not None)
         prev_roi = roi
-    return MouthSignals(opening, motion)
+    return MouthSignals(np.array(opening, np.float32), np.array(motion, np.float32), np.array(seen, bool))
 
 
 def _mouth_roi(gray: np.ndarray, mouth_pts: np.ndarray, scale: float) -> np.ndarray | None:

@@ -22,6 +22,9 @@ SPEAKER_SCORES = TableSpec(
         ("veto_reason", "VARCHAR"),
         ("voice_class", "VARCHAR"),
         ("face_class", "VARCHAR"),
+        ("person", "INTEGER"),  # index of the track's person among the clip's L2 persons (person_count.persons)
+        ("person_tracks", "JSON"),  # all track ids of that person
+        ("person_speaking", "BOOLEAN"),  # any track of that person speaks
     ),
-    description="L7: per-track active speaker scores, longest positive run and speaking flag",
+    description="L7: per-track active speaker scores, longest positive run and speaking flag, and per L2 person",
 )

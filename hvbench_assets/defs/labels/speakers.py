@@ -1,32 +1,35 @@
 """L7 speaker_scores: per-track active-speaker scores on L1's face-crop clips (never the full video)."""
 
-
 import dagster as dg
 
 from hvbench_assets.core.audio.labels import speech_gate, status_row
 from hvbench_assets.core.audio.tables import AUDIO_TAGS, VOICE_DEMOGRAPHICS
-from hvbench_assets.core.media import MediaError, iter_frames
+from hvbench_assets.core.media import iter_frames
 from hvbench_assets.core.speakers import rules
-from hvbench_assets.core.speakers.scoring import track_row
+from hvbench_assets.core.speakers.persons import person_groups, person_of, speaking_persons
+from hvbench_assets.core.speakers.plot import render_score_plot
+from hvbench_assets.core.speakers.scoring import TrackFrames, clip_rows
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
-from hvbench_assets.core.vision.tables import DEMOGRAPHICS, HUMAN_TRACKS, load_tracks
+from hvbench_assets.core.vision.tables import DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, load_tracks
 from hvbench_assets.defs.labels.audio import load_clip_audio, run_backend
 from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
+from hvbench_assets.defs.metadata import image
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
-SPEAKER_SCORES_BASE = "3"  # 3: a still mouth is never a speaker
+SPEAKER_SCORES_BASE = "4"  # 4: audio-visual sync compared across faces; per-person columns; crops streamed
 SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
 
 
 @dg.asset(
     partitions_def=videos_partitions,
-    deps=["human_tracks", "audio_tags", "voice_demographics", "demographics"],
+    deps=["human_tracks", "person_count", "audio_tags", "voice_demographics", "demographics"],
     group_name="labels",
     kinds={"audio", "video", "duckdb"},
     code_version=SPEAKER_SCORES_VERSION,
     pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
-    description="L7: per-track active-speaker score per frame, longest positive run, speaking flag (with the voice/face veto)",
+    description="L7: per-track active-speaker score per frame (offline: the mouth that follows the voice best "
+                "among the faces on screen), longest positive run, speaking flag (with the voice/face veto), per L2 person",
 )
 def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                    audio_models: AudioModelsResource) -> dg.MaterializeResult:
@@ -50,30 +53,35 @@ def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings,
     _, audio = load_clip_audio(settings, warehouse, video_id)
     voice = rules.voice_class((wh.rows(VOICE_DEMOGRAPHICS, video_id=video_id) or [None])[0])
     faces = {r["track_id"]: r for r in wh.rows(DEMOGRAPHICS, video_id=video_id)}
-    rows = []
-    for tr in tracks:
-        base = {"track_id": tr.track_id, "fps": tr.fps, "first_frame": tr.first_frame, "speaking": False}
-        if tr.face_clip_path is None or not tr.face_clip_path.exists():
-            rows.append({**base, **status_row("failed", f"face-crop clip missing: {tr.face_clip_path}")})
-            continue
-        try:
-            frames = [f.image for f in iter_frames(tr.face_clip_path)]
-        except MediaError as exc:
-            rows.append({**base, **status_row("failed", str(exc))})
-            continue
-        row = run_backend(
-            track_row, scorer, frames, audio, tr.fps, tr.first_frame, audio_models.speaking_min_run, voice,
-            rules.face_class(faces.get(tr.track_id)), audio_models.veto_min_confidence,
-        )
-        rows.append({**base, **row, "track_id": tr.track_id})
+    readable = [tr for tr in tracks if tr.face_clip_path is not None and tr.face_clip_path.exists()]
+    missing = [tr for tr in tracks if tr not in readable]
+    rows = run_backend(
+        clip_rows, scorer,
+        [TrackFrames(tr.track_id, tr.first_frame, tr.n_frames, lambda p=tr.face_clip_path: (f.image for f in iter_frames(p)))
+         for tr in readable],
+        audio, tracks[0].fps, audio_models.speaking_min_run, voice,
+        {tid: rules.face_class(r) for tid, r in faces.items()}, audio_models.veto_min_confidence,
+    )
+    rows += [{"track_id": tr.track_id, "fps": tr.fps, "first_frame": tr.first_frame, "speaking": False,
+              **status_row("failed", f"face-crop clip missing: {tr.face_clip_path}")}
+             for tr in missing]
+    rows.sort(key=lambda r: r["track_id"])
+    persons_row = (wh.rows(PERSON_COUNT, video_id=video_id) or [None])[0]
+    groups = person_groups([r["track_id"] for r in rows], persons_row)
+    talkers = speaking_persons(rows, persons_row)
+    for r in rows:
+        k = person_of(r["track_id"], groups)
+        r.update(person=k, person_tracks=groups[k], person_speaking=groups[k] in talkers)
     wh.replace(SPEAKER_SCORES, {"video_id": video_id}, rows, provenance=prov)
-    speakers = [r["track_id"] for r in rows if r.get("speaking")]
     table = "\n".join(
-        f"| {r['track_id']} | {r['status']} | {r.get('n_frames')} | {r.get('longest_run')} | {r['speaking']} | {r.get('veto_reason') or ''} |"
+        f"| {r['track_id']} | {r['person']} | {r['status']} | {r.get('n_frames')} | {r.get('longest_run')} | {r['speaking']} | {r.get('veto_reason') or ''} |"
         for r in rows
     )
+    plot = render_score_plot(rows, settings.media_dir(video_id) / "speaker_scores.png")
     return dg.MaterializeResult(metadata={
-        "status": "ok", "rows": len(rows), "speakers": len(speakers), "speaking_tracks": dg.MetadataValue.json(speakers),
+        "status": "ok", "rows": len(rows), "speakers": len(talkers), "speaking_persons": dg.MetadataValue.json(talkers),
+        "speaking_tracks": dg.MetadataValue.json([r["track_id"] for r in rows if r.get("speaking")]),
         "backend": scorer.backend, "model": scorer.model,
-        "preview": dg.MetadataValue.md("| track | status | frames | longest run | speaking | veto |\n|---|---|---|---|---|---|\n" + table),
+        "preview": dg.MetadataValue.md("| track | person | status | frames | longest run | speaking | veto |\n|---|---|---|---|---|---|---|\n" + table),
+        **(image(plot, "score_plot") if plot else {}),
     })

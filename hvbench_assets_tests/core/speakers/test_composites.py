@@ -1,0 +1,64 @@
+"""The offline speaker scorer on composites of real talking heads (fixed face crops of the shared clips,
+no L1): only a face whose mouth follows the voice heard is a speaker; a face mouthing other words, a
+still face and everybody in silence are not."""
+
+import numpy as np
+import pytest
+
+from hvbench_assets.core.speakers.lipsync import LipSyncScorer
+from hvbench_assets.core.speakers.scoring import TrackFrames, clip_rows
+from hvbench_assets_tests.core.speakers.composites import FPS, SCENES, panel_crops, scene_audio
+
+SECONDS = 4.0
+
+
+@pytest.fixture(scope="module")
+def root():
+    from hvbench_assets_tests.conftest import shared_clip
+
+    shared_clip("man_talking_head.mp4")
+    return shared_clip("two_people_talking.mp4").parent
+
+
+def speaking(scene_name: str, root) -> dict[str, bool]:
+    scene = next(s for s in SCENES if s.name == scene_name)
+    crops = panel_crops(scene, root, SECONDS)
+    tracks = [TrackFrames(i, 0, len(frames), lambda f=frames: iter(f)) for i, frames in enumerate(crops.values())]
+    rows = clip_rows(LipSyncScorer(), tracks, scene_audio(scene, root, SECONDS), FPS)
+    assert all(r["status"] == "ok" and len(r["scores"]) == len(crops[name]) for name, r in zip(crops, rows))
+    return {name: r["speaking"] for name, r in zip(crops, rows)}
+
+
+def test_the_face_that_follows_the_voice_speaks_and_the_one_mouthing_other_words_does_not(root):
+    # the woman's lips move all the time (she talks in her own clip), but the voice heard is the man's
+    assert speaking("man_voice", root) == {"man": True, "woman": False}
+
+
+def test_a_frozen_face_is_not_a_speaker_even_with_its_own_voice(root):
+    assert speaking("still_man_voice_over", root) == {"man": False, "woman": False}
+    assert speaking("still_woman", root) == {"man": True, "woman": False}
+
+
+def test_silence_has_no_speaker(root):
+    assert speaking("silence", root) == {"man": False, "woman": False}
+
+
+def test_scores_compare_faces_seen_together():
+    """A face in sync only by chance (0.35) loses to one clearly in sync (0.8) while both are visible,
+    and speaks again once it is alone on screen."""
+    from hvbench_assets.core.speakers.lipsync import FrameSignals, PlacedSignals
+
+    scorer = LipSyncScorer()
+    n = 100
+
+    def placed(first, sync_value):
+        sig = FrameSignals(mouth=0.1 + 0.05 * np.sin(np.arange(n)), motion=np.ones(n, np.float32),
+                           loudness_db=np.zeros(n), voice_prob=np.ones(n, np.float32))
+        return PlacedSignals(first, sig), np.full(n, sync_value)
+
+    tracks = [placed(0, 0.8), placed(50, 0.35)]
+    scorer.sync = lambda sig, fps: next(s for (p, s) in tracks if p.signals is sig)
+    strong, weak = scorer.score_placed([p for p, _ in tracks], 25.0)
+    assert (strong > 0).all()
+    # the weak face spans clip frames 50-149; its first 50 frames share the screen with the strong one
+    assert (weak[:50] < 0).all() and (weak[50:] > 0).all()
