@@ -67,7 +67,7 @@ def widen_to(root: Path, n_items: int) -> None:
 STARTUP = """
 import sys, time
 t0 = time.perf_counter(); marks = []
-def mark(name): marks.append((name, time.perf_counter() - t0))
+def mark(name): marks.append((name, time.perf_counter() - t0, time.process_time()))
 import hvbench_assets.cli; mark("python + cli module")
 from hvbench_assets.core.evaluation import EvalConfig, mllm_answerer; from hvbench_assets.core.evaluation.runner import Evaluator, _frames
 mark("imports: evaluation (numpy, PyAV, OpenCV, DuckDB)")
@@ -78,9 +78,11 @@ wh = Warehouse(sys.argv[2]); answerer = mllm_answerer(wh, sys.argv[3]); mark("mo
 ev = Evaluator(bench, answerer, wh, EvalConfig(model="m", n_frames=8, concurrency=8)); ev._start(); mark("warehouse: run start (1 transaction)")
 _frames(str(bench.items[0].video_path), 8, None, 768); mark("first video: 8 frames decoded")
 answerer.warm_up("m"); mark("HTTP client + call-cache index (a thread during a real run)")
-prev = 0.0
-for name, t in marks:
-    print(f"    {name:58s} {t - prev:5.2f} s"); prev = t
+prev, prev_cpu = 0.0, 0.0
+for name, t, cpu in marks:
+    print(f"    {name:58s} {t - prev:5.2f} s wall {cpu - prev_cpu:5.2f} s CPU"); prev, prev_cpu = t, cpu
+print(f"    {'in all (CPU includes the interpreter start)':58s} {prev:5.2f} s wall {prev_cpu:5.2f} s CPU")
+print(f"CRITICAL_CPU={marks[-2][2]:.3f}")  # everything before the first request but the warm-up thread
 """
 
 
@@ -113,7 +115,14 @@ def bench_cli(tmp: Path, n_items: int, latency: float, concurrency: int) -> None
     print("  start-up, step by step (a separate process, same inputs):")
     probe = subprocess.run([sys.executable, "-c", STARTUP, str(root), str(tmp / "probe.duckdb"), str(models)],
                            cwd=ROOT, env=env, capture_output=True, text=True)
-    print(probe.stdout.rstrip() or probe.stderr[-2000:])
+    lines = probe.stdout.rstrip().splitlines()
+    print("\n".join(line for line in lines if not line.startswith("CRITICAL_CPU=")) or probe.stderr[-2000:])
+    critical = [float(line.split("=")[1]) for line in lines if line.startswith("CRITICAL_CPU=")]
+    if critical:
+        estimate = critical[0] + waves
+        print(f"  idle-machine estimate: start-up CPU before the first request {critical[0]:.2f}s + {waves:.0f} whole "
+              f"waves = {estimate:.2f}s -> {estimate / ideal:.2f}x N*L/C (what this machine's load adds is not "
+              "counted; the measured ratio above is the real one here)")
 
 
 def bench_writes(tmp: Path, n: int = 200) -> None:
