@@ -16,7 +16,7 @@ EVAL_RUNS = TableSpec(
         ("n_answered", "INTEGER"),  # rows with a reply (parsed or unparsed) after this invocation
         ("n_failed", "INTEGER"),  # calls that failed (retried on the next run)
         ("load_issues", "JSON"),  # malformed benchmark lines: file, line, message
-        ("status", "VARCHAR"),  # complete | partial | interrupted
+        ("status", "VARCHAR"),  # running | complete | partial | interrupted | misconfigured (wrong key or endpoint)
         ("updated_at", "TIMESTAMP"),
     ),
 )
