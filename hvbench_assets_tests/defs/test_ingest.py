@@ -40,7 +40,10 @@ def _tick(sensor, instance, resources, cursor=None):
 
 
 def test_inbox_sensor_adds_partitions_requests_runs_and_notices_changes(tmp_path, man_talking_head):
-    res = resources_for(tmp_path)
+    from hvbench_assets.defs.resources import HvbenchSettings
+
+    # files aged 60+ s count as settled; the fresh `copying.mp4` must not settle between ticks on a slow machine
+    res = {**resources_for(tmp_path), "settings": HvbenchSettings(data_dir=str(tmp_path), inbox_settle_s=30.0)}
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     shutil.copy(man_talking_head, inbox / "Talk Show (1).mp4")
