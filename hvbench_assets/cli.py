@@ -5,6 +5,8 @@ so other stages add theirs the same way without touching the dispatcher.
     hvbench report --benchmark DIR [--human baseline.csv] [--out DIR]
     hvbench aggregate scores.csv        (per-task numbers in, category averages and overall out)
     hvbench demo [--videos DIR]         (the main job on sample clips, printed)
+    hvbench status                      (registered inbox files; what the inbox sensor passes over, and why)
+    hvbench runs [--fail-dead]          (runs left in progress by a killed process; mark them failed)
 """
 
 from __future__ import annotations
