@@ -12,7 +12,10 @@ from hvbench_assets.core.vision.detectors import (
     FaceEmbedder,
     PersonDetector,
     RotatedHogFaceDetector,
+    YuNetFaceDetector,
 )
+
+OFFLINE_FACE_DETECTORS = ("yunet", "hog", "mmod")
 
 
 @dataclass
@@ -22,6 +25,8 @@ class VisionBackend:
     person: PersonDetector | None  # None: body boxes are estimated from face geometry
     embedder: FaceEmbedder | None
     rescue: RotatedHogFaceDetector | None = None  # second look where the first pass finds no face
+    fine_pass: bool = True  # a larger detection image now and then finds smaller faces (not for YuNet,
+    # which finds ~10 px faces at 640 px and loses accuracy above 960 px)
 
     @property
     def model(self) -> str:
@@ -32,15 +37,17 @@ class VisionBackend:
         return f"face={self.face.model}{rescue}; person={person}; embed={embed}"
 
 
-def build_backend(profile: str = "offline", face_detector: str = "hog", upsample: int = 0, rescue: bool = True,
+def build_backend(profile: str = "offline", face_detector: str = "yunet", upsample: int = 0, rescue: bool = True,
                   yolo_weights: str = "yolov8n.pt", deepface_detector: str = "retinaface") -> VisionBackend:
-    """offline: dlib HOG (or `face_detector="mmod"`, the slower CNN) + face-geometry body boxes; with
-    `rescue`, rotated / enlarged HOG passes look again for tilted and small faces (see pipeline).
-    full: DeepFace `deepface_detector` faces + YOLOv8 person boxes; raises BackendUnavailable at once
-    when a package or weights file is missing."""
+    """offline: libfacedetection's YuNet (`face_detector="yunet"`, default), dlib HOG (`"hog"`; with `rescue`,
+    rotated / enlarged HOG passes look again for tilted and small faces, see pipeline) or dlib's slow mmod
+    CNN (`"mmod"`), + face-geometry body boxes. full: DeepFace `deepface_detector` faces + YOLOv8 person
+    boxes. Raises BackendUnavailable at once when a package or weights file is missing."""
     if profile == "offline":
-        if face_detector not in ("hog", "mmod"):
-            raise ValueError(f"offline face_detector must be 'hog' or 'mmod', got {face_detector!r}")
+        if face_detector not in OFFLINE_FACE_DETECTORS:
+            raise ValueError(f"offline face_detector must be one of {OFFLINE_FACE_DETECTORS}, got {face_detector!r}")
+        if face_detector == "yunet":
+            return VisionBackend("offline", YuNetFaceDetector(), None, DlibFaceEmbedder(), fine_pass=False)
         face = DlibHogFaceDetector(upsample=upsample) if face_detector == "hog" else DlibMmodFaceDetector(upsample)
         second = RotatedHogFaceDetector() if rescue and face_detector == "hog" else None
         return VisionBackend("offline", face, None, DlibFaceEmbedder(), second)

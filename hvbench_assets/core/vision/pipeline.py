@@ -1,6 +1,8 @@
 """L1 in one decode pass: detect faces every k-th frame, link them into tracks, interpolate boxes for the
 frames in between, attach body boxes, and write each track's face and body crop clips as frames stream by.
 
+With the default offline detector (YuNet) each detection frame gets one pass at `detect_max_side`; the larger
+fine pass and the second looks below serve dlib HOG, which misses faces under ~80 px and turned heads.
 With a `backend.rescue` detector, a detection frame gets a second look where the first pass is blind:
 around every live track it did not find (enlarged, rotated: tilted heads, faces too small for the
 640 px pass) and, `rescue_fps` times a second, over the whole frame (new tilted faces).
@@ -65,7 +67,8 @@ class TrackingParams:
     embed_first_every_s: float = 0.5  # the first `embed_first` descriptors come faster: short tracks need
     embed_first: int = 3  # several to merge reliably in L2 (one descriptor of a tilted face is noisy)
     max_embeddings: int = 6
-    min_embed_face_px: int = 40
+    min_embed_face_px: int = 24  # dlib's descriptors of 24-40 px faces still separate people about as well
+    # as at 80 px on the shared clips; without them tracks of small faces could never merge in L2
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -197,16 +200,9 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
             t0 = clock.add("decode", t0)
             if n % step:
                 continue
-            fine = (n // step) % fine_every == 0 and params.fine_max_side > params.detect_max_side
-            small, k = _shrink(fr.image, params.fine_max_side if fine else params.detect_max_side)
-            if fine and params.fine_enlarge > 1.0:
-                z = min(params.fine_enlarge, params.fine_max_side / max(small.shape[:2]))
-                if z > 1.0:
-                    small, k = cv2.resize(small, None, fx=z, fy=z, interpolation=cv2.INTER_LINEAR), k * z
-            dets = [Detection(scale(d.box, to_src / k), d.score, "primary") for d in backend.face.detect(small)]
-            if backend.rescue is not None:
-                whole = (n // step) % rescue_every == 0
-                dets += _rescue(fr.image, whole, dets, tracker.alive, backend.rescue, params, to_src)
+            fine = (n // step) % fine_every == 0
+            whole = (n // step) % rescue_every == 0
+            dets, small, k = _detect(fr.image, backend, params, to_src, fine, whole, tracker.alive)
             persons = [scale(b, to_src / k) for b in backend.person.detect(small)] if backend.person else []
             t0 = clock.add("detect", t0)
             for track, det, prev in tracker.update(fr.index, dets, verify=same_face, verify_after=verify_after):
@@ -239,6 +235,32 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
     clock.add("finalize", t0)
     result.timings = dict(clock.t)
     return result
+
+
+def detect_faces(image: np.ndarray, backend: VisionBackend, params: TrackingParams = TrackingParams(),
+                 fine: bool = False, whole: bool = False) -> list[Detection]:
+    """The faces L1 finds on one frame (BGR, any size) without tracks to look around: the detection image
+    of an ordinary detection frame, or with `fine` / `whole` the frames that also get the fine pass / the
+    whole-frame second look. Boxes in `image` pixels (benchmarks/face_recall.py scores this)."""
+    buffered, k = _shrink(image, params.buffer_max_side)
+    return _detect(buffered, backend, params, 1 / k, fine, whole, [])[0]
+
+
+def _detect(image: np.ndarray, backend: VisionBackend, params: TrackingParams, to_src: float, fine: bool,
+            whole: bool, alive: list[LiveTrack]) -> tuple[list[Detection], np.ndarray, float]:
+    """Faces on a buffered frame (source pixels = buffer pixels x `to_src`), and the detection image with
+    its scale. `fine`: the larger pass for detectors that gain from it; `whole`: rescue over the whole
+    frame (backend.rescue), besides the look around `alive` tracks it lost."""
+    fine = fine and backend.fine_pass and params.fine_max_side > params.detect_max_side
+    small, k = _shrink(image, params.fine_max_side if fine else params.detect_max_side)
+    if fine and params.fine_enlarge > 1.0:
+        z = min(params.fine_enlarge, params.fine_max_side / max(small.shape[:2]))
+        if z > 1.0:
+            small, k = cv2.resize(small, None, fx=z, fy=z, interpolation=cv2.INTER_LINEAR), k * z
+    dets = [Detection(scale(d.box, to_src / k), d.score, "primary") for d in backend.face.detect(small)]
+    if backend.rescue is not None:
+        dets += _rescue(image, whole, dets, alive, backend.rescue, params, to_src)
+    return dets, small, k
 
 
 def _rescue(image: np.ndarray, whole: bool, dets: list[Detection],

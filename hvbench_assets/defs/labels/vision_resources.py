@@ -17,7 +17,7 @@ from hvbench_assets.defs.resources import env_or
 class VisionResource(dg.ConfigurableResource):
     """Vision models and tracker settings. The backend profile (offline | full) comes from `settings`."""
 
-    face_detector: str = "hog"  # offline: hog (fast) | mmod (dlib CNN, slow)
+    face_detector: str = "yunet"  # offline: yunet (small/turned faces) | hog (dlib, frontal) | mmod (dlib CNN, slow)
     upsample: int = 0  # dlib upsampling: 1 finds faces half the size, 4x slower
     detect_fps: float = 6.0
     detect_max_side: int = 640
@@ -26,7 +26,7 @@ class VisionResource(dg.ConfigurableResource):
     fine_enlarge: float = 1.0  # 2.0 with fine_max_side=2560: 40 px faces in 1280 px frames, ~4x fine-pass cost
     max_gap_s: float = 2.5
     min_track_s: float = 0.5
-    rescue: bool = True  # offline hog: rotated / enlarged second look for tilted and small faces
+    rescue: bool = True  # offline hog only: rotated / enlarged second look for tilted and small faces
     rescue_fps: float = 2.0  # whole-frame second looks per second (0: only around lost tracks)
     yolo_weights: str = "yolov8n.pt"  # full: local path or a name inside ultralytics' weights_dir
     deepface_detector: str = "retinaface"  # full: any DeepFace detector backend
@@ -51,7 +51,7 @@ class VisionResource(dg.ConfigurableResource):
 @dg.definitions
 def resources() -> dg.Definitions:
     return dg.Definitions(resources={"vision": VisionResource(
-        face_detector=env_or("HVBENCH_FACE_DETECTOR", "hog"),
+        face_detector=env_or("HVBENCH_FACE_DETECTOR", "yunet"),
         yolo_weights=env_or("HVBENCH_YOLO_WEIGHTS", "yolov8n.pt"),
         deepface_detector=env_or("HVBENCH_DEEPFACE_DETECTOR", "retinaface"),
     )})

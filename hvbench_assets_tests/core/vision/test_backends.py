@@ -21,10 +21,14 @@ from hvbench_assets.core.vision.full import (
 def test_offline_backend_names_its_models():
     be = build_backend("offline")
     assert be.name == "offline" and be.person is None and isinstance(be.face, FaceDetector)
-    assert "dlib-hog" in be.model and "estimated" in be.model and "resnet" in be.model
+    assert "yunet" in be.model and "estimated" in be.model and "resnet" in be.model
+    assert be.rescue is None and not be.fine_pass  # YuNet needs neither HOG's second looks nor a larger pass
+    assert "dlib-hog" in build_backend("offline", face_detector="hog").model
     assert (dlib_models_dir() / "dlib_face_recognition_resnet_model_v1.dat").is_file()
     with pytest.raises(ValueError):
         build_backend("gpu")
+    with pytest.raises(ValueError):
+        build_backend("offline", face_detector="retinaface")
 
 
 def test_hog_detector_finds_no_face_in_noise_and_boxes_in_pixels(man_talking_head):
@@ -57,8 +61,8 @@ def test_rotated_pass_finds_a_tilted_face_the_upright_pass_misses(man_talking_he
 
 
 def test_offline_backend_rescue_can_be_switched_off():
-    assert "dlib-hog-rotated" in build_backend("offline").model
-    be = build_backend("offline", rescue=False)
+    assert "dlib-hog-rotated" in build_backend("offline", face_detector="hog").model
+    be = build_backend("offline", face_detector="hog", rescue=False)
     assert be.rescue is None and "rotated" not in be.model
 
 
