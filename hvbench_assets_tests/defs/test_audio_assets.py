@@ -10,7 +10,7 @@ from hvbench_assets.core.audio.tables import (
     VOICE_DEMOGRAPHICS,
 )
 from hvbench_assets.core.ingest.tables import VIDEO_PROBE
-from hvbench_assets.core.media import probe_video
+from hvbench_assets.core.media import load_audio, probe_video
 from hvbench_assets.defs.labels.audio import (
     audio_tags,
     speech_emotion,
@@ -19,7 +19,8 @@ from hvbench_assets.defs.labels.audio import (
 )
 from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
-from hvbench_assets_tests.media_factory import moving_square_video
+from hvbench_assets_tests.core.audio import sounds
+from hvbench_assets_tests.media_factory import moving_square_video, synthesize_speech
 
 AUDIO_ASSETS = [audio_tags, transcript, speech_emotion, voice_demographics]
 
@@ -112,7 +113,41 @@ def test_rows_and_asset_versions_name_the_backend_profile(tmp_path, monkeypatch)
 
     clip = moving_square_video(tmp_path / "tone.mp4", seconds=1.0, tone_hz=440.0)
     _, wh = run(tmp_path, "tone", clip, assets=[audio_tags])
-    assert wh.rows(AUDIO_TAGS, video_id="tone")[0]["code_version"] == "1-offline"
-    assert audio_tags.code_versions_by_key[dg.AssetKey("audio_tags")] == profiled("1")
+    assert wh.rows(AUDIO_TAGS, video_id="tone")[0]["code_version"] == "2-offline"
+    assert audio_tags.code_versions_by_key[dg.AssetKey("audio_tags")] == profiled("2")
     monkeypatch.setenv("HVBENCH_BACKEND_PROFILE", "full")
     assert profiled("1") == "1-full"  # a location started in full mode marks offline rows stale
+
+
+def test_every_stored_voice_row_follows_the_decision_rule(tmp_path, man_talking_head, two_children, two_people_talking):
+    from hvbench_assets.core.audio.voice import rule_violations
+
+    female = synthesize_speech("Please remember to bring your notebook to the meeting tomorrow.", tmp_path / "f.wav",
+                               voice="en-us+f3", pitch=70)
+    clips = {"man": man_talking_head, "kids": two_children, "women": two_people_talking,
+             "synth_female": sounds.video_with_sound(tmp_path / "f.mp4", load_audio(female))}
+    for key, clip in clips.items():
+        _, wh = run(tmp_path / key, key, clip, assets=[audio_tags, voice_demographics])
+        row = wh.rows(VOICE_DEMOGRAPHICS, video_id=key)[0]
+        assert row["status"] == "ok" and row["class_probs"], key
+        assert rule_violations(row) == [], (key, row)
+        assert row["confidence"] == max(row["class_probs"].values())
+
+
+def test_stored_rows_say_speech_over_music_and_unknown_language(tmp_path):
+    from hvbench_assets.core.audio.task_predicates import is_trusted_english, speech_for_tasks
+
+    speech = load_audio(synthesize_speech("The weather is lovely today and we will walk to the park.",
+                                                 tmp_path / "en.wav"))
+    song = sounds.video_with_sound(tmp_path / "song.mp4", sounds.mix(speech, sounds.piano_with_beat(), -6))
+    _, wh = run(tmp_path / "song", "song", song, assets=[audio_tags])
+    tags = wh.rows(AUDIO_TAGS, video_id="song")[0]
+    assert tags["is_speech"] and tags["is_music"] and tags["music_s"] > 4 and tags["speech_music_s"] > 0
+    assert any(t["label"] == "music" for t in tags["tags"]) and not speech_for_tasks(tags)[0]
+
+    mandarin = synthesize_speech("今天天气很好，我们下午一起去公园散步，然后去吃晚饭。", tmp_path / "zh.wav", voice="cmn")
+    clip = sounds.video_with_sound(tmp_path / "zh.mp4", load_audio(mandarin))
+    _, wh = run(tmp_path / "zh", "zh", clip, assets=[audio_tags, transcript])
+    row = wh.rows(TRANSCRIPT, video_id="zh")[0]
+    assert (row["status"], row["language"]) == ("low_confidence", "unknown") and row["text"]
+    assert row["language_evidence"]["method"].startswith("pocketsphinx") and not is_trusted_english(row)

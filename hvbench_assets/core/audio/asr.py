@@ -15,9 +15,12 @@ from hvbench_assets.core.media import SAMPLE_RATE
 @dataclass(frozen=True)
 class Transcript:
     text: str
-    language: str | None
+    language: str | None  # "unknown" when the backend's evidence does not support a language
     words: list[dict] = field(default_factory=list)  # {"word", "start_s", "end_s", "conf"}
     segments: list[dict] = field(default_factory=list)  # {"start_s", "end_s", "text"}
+    status: str = "ok"  # ok | low_confidence (text kept, language not claimed)
+    reason: str | None = None
+    evidence: dict = field(default_factory=dict)  # what the language claim rests on
 
 
 class Transcriber(Protocol):
@@ -32,12 +35,29 @@ _ALT = re.compile(r"\(\d+\)$")  # alternate pronunciations: "the(2)"
 PS_FRAME_S = 0.01  # pocketsphinx frames are 10 ms
 
 
+def word_confidence(words: list[dict]) -> float:
+    """Duration-weighted mean of the recogniser's word posteriors."""
+    dur = np.array([max(0.01, w["end_s"] - w["start_s"]) for w in words])
+    conf = np.array([w.get("conf") or 0.0 for w in words])
+    return round(float((dur * conf).sum() / dur.sum()), 3) if len(words) else 0.0
+
+
 @dataclass
 class PocketsphinxTranscriber:
     """Offline English ASR with the acoustic and language model inside the pocketsphinx wheel.
-    Each VAD speech segment (padded) is decoded alone, so noise between phrases adds no words."""
+    Each VAD speech segment (padded) is decoded alone, so noise between phrases adds no words.
+
+    It knows only English, so it turns any language into English-looking words. It claims `en` only
+    when its own word posteriors say so: duration-weighted mean >= min_confidence over >= min_words
+    words (fewer words are too little evidence: a 6-word Spanish sentence scored 0.72). Measured
+    (benchmarks/transcript_language.py): real English clips 0.63-0.69 over 11-15 words; espeak-ng
+    Mandarin and Spanish 0.19-0.46; espeak-ng English 0.07-0.39, because pocketsphinx mis-hears the
+    synthetic voice, so those rows are honestly low_confidence too. Otherwise the row keeps the text
+    with language `unknown` and status `low_confidence`."""
 
     pad_s: float = 0.2
+    min_confidence: float = 0.55
+    min_words: int = 8
     backend: str = "offline"
     model: str = "pocketsphinx en-us (bundled)"
 
@@ -67,7 +87,18 @@ class PocketsphinxTranscriber:
                 words += seg_words
                 segments.append({"start_s": seg_words[0]["start_s"], "end_s": seg_words[-1]["end_s"],
                                  "text": " ".join(w["word"] for w in seg_words)})
-        return Transcript(" ".join(s["text"] for s in segments), "en" if words else None, words, segments)
+        text = " ".join(s["text"] for s in segments)
+        if not words:
+            return Transcript(text, None, words, segments)
+        conf = word_confidence(words)
+        evidence = {"method": "pocketsphinx word posteriors", "confidence": conf, "words": len(words),
+                    "min_confidence": self.min_confidence, "min_words": self.min_words}
+        if conf >= self.min_confidence and len(words) >= self.min_words:
+            return Transcript(text, "en", words, segments, evidence=evidence)
+        why = (f"English-only recogniser unsure: mean word confidence {conf:.2f} < {self.min_confidence}"
+               if conf < self.min_confidence else f"only {len(words)} words (< {self.min_words})")
+        return Transcript(text, "unknown", words, segments, "low_confidence",
+                          f"{why}; the speech may not be English, the text is kept but not trusted", evidence)
 
 
 @dataclass
@@ -86,7 +117,8 @@ class SenseVoiceTranscriber:
         segments = [{"text": s.text, "language": s.language, "emotion": s.emotion, "event": s.event}
                     for s in result.segments if s.text]
         words = [w for w in (_timed_token(t) for t in result.timestamps) if w]
-        return Transcript(result.text, result.language, words, segments)
+        evidence = {"method": "SenseVoice language tag"} if result.language else {}
+        return Transcript(result.text, result.language, words, segments, evidence=evidence)
 
 
 def _timed_token(entry) -> dict | None:

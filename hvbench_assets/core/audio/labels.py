@@ -34,14 +34,17 @@ def tags_row(tagger, audio: np.ndarray) -> dict:
         "status": "ok", "reason": None, "is_speech": t.is_speech, "sound_type": t.sound_type, "tags": t.tags,
         "speech_s": t.speech_s, "speech_segments": [list(s) for s in t.speech_segments],
         "loudness_db": t.loudness_db, "duration_s": round(len(audio) / SAMPLE_RATE, 3),
+        "is_music": t.music.is_music, "music_score": t.music.score, "music_s": t.music.music_s,
+        "music_segments": t.music.segments, "speech_music_s": t.music.speech_music_s,
+        "music_evidence": t.music.evidence,
     }
 
 
 def transcript_row(transcriber, audio: np.ndarray, speech_segments) -> dict:
     t = transcriber.transcribe(audio, [tuple(s) for s in speech_segments or []])
-    reason = None if t.text else "the recogniser returned no words"
-    return {"status": "ok", "reason": reason, "language": t.language, "text": t.text, "n_chars": len(t.text),
-            "words": t.words, "segments": t.segments}
+    reason = t.reason or (None if t.text else "the recogniser returned no words")
+    return {"status": t.status, "reason": reason, "language": t.language, "text": t.text, "n_chars": len(t.text),
+            "words": t.words, "segments": t.segments, "language_evidence": t.evidence}
 
 
 def emotion_row(recogniser, audio: np.ndarray) -> dict:

@@ -8,10 +8,32 @@ from typing import Protocol
 import numpy as np
 
 from hvbench_assets.core.audio import features, vad
+from hvbench_assets.core.audio.music import MusicDetector, MusicResult
 from hvbench_assets.core.audio.weights import load_hf_pair
 from hvbench_assets.core.media import SAMPLE_RATE
 
-SPEECH, SILENCE, OTHER = "speech", "silence", "other_sound"
+SPEECH, SILENCE, OTHER, MUSIC = "speech", "silence", "other_sound", "music"
+
+
+@dataclass(frozen=True)
+class MusicTags:
+    """Music alongside speech: a clip can be speech over music."""
+
+    is_music: bool = False
+    score: float = 0.0  # offline: share of the clip's time with music; AST: its best music-class score
+    music_s: float = 0.0
+    segments: list[tuple[float, float]] = field(default_factory=list)
+    speech_music_s: float = 0.0  # seconds of speech during which music plays (rap over a beat, singing)
+    evidence: dict = field(default_factory=dict)
+
+
+def music_tags(result: MusicResult, speech_segments, min_music_s: float = 1.0, min_share: float = 0.2,
+               score: float | None = None, is_music: bool | None = None) -> MusicTags:
+    """MusicTags from the offline detector's timing (and, with AST, the model's own score and decision)."""
+    found = result.music_s >= min_music_s and result.share >= min_share if is_music is None else is_music
+    return MusicTags(bool(found), round(result.share if score is None else score, 4), result.music_s,
+                     [list(s) for s in result.segments], result.overlap_s(speech_segments),
+                     {"tonal_share": result.tonal_share, "beat_strength": result.beat_strength})
 
 
 @dataclass(frozen=True)
@@ -22,6 +44,7 @@ class AudioTags:
     speech_s: float  # seconds judged as speech
     speech_segments: list[tuple[float, float]] = field(default_factory=list)
     loudness_db: float | None = None  # median frame loudness, dBFS
+    music: MusicTags = field(default_factory=MusicTags)
 
 
 class AudioTagger(Protocol):
@@ -34,7 +57,9 @@ class AudioTagger(Protocol):
 @dataclass
 class VadEnergyTagger:
     """Offline: silero-vad per 32 ms chunk plus loudness → time shares of speech / silence / other
-    sound. Scores are those shares, so they say how much of the clip each class covers."""
+    sound. Scores are those shares, so they say how much of the clip each class covers. Music
+    (core.audio.music) is an overlay on those classes: its tag's score is its own time share, and a
+    clip can be speech and music at once."""
 
     speech_threshold: float = 0.5
     silence_db: float = -50.0  # absolute floor: quieter chunks are silence
@@ -43,9 +68,11 @@ class VadEnergyTagger:
     backend: str = "offline"
     model: str = "silero-vad onnx + loudness"
 
+    music_detector: MusicDetector = field(default_factory=MusicDetector)
+
     def tag(self, audio: np.ndarray) -> AudioTags:
         if len(audio) < vad.CHUNK:
-            return AudioTags([{"label": SILENCE, "score": 1.0}], False, SILENCE, 0.0, [], None)
+            return AudioTags([{"label": SILENCE, "score": 1.0}, {"label": MUSIC, "score": 0.0}], False, SILENCE, 0.0, [], None)
         probs = vad.speech_probabilities(audio)
         loud = features.rms_db(audio, vad.CHUNK, vad.CHUNK)[: len(probs)]
         speech = probs >= self.speech_threshold
@@ -57,13 +84,18 @@ class VadEnergyTagger:
         speech_s = float(sum(b - a for a, b in segments))
         audible = max(1, int((~silent).sum()))
         is_speech = speech_s >= self.min_speech_s and speech.sum() / audible >= self.min_speech_share
+        music = music_tags(self.music_detector.detect(audio), segments)
         tags = [{"label": k, "score": round(float(v), 4)} for k, v in sorted(shares.items(), key=lambda kv: -kv[1])]
-        top = SPEECH if is_speech else max((SILENCE, OTHER), key=lambda k: shares[k])
-        return AudioTags(tags, bool(is_speech), top, round(speech_s, 3), segments, round(float(np.median(loud)), 1))
+        tags.append({"label": MUSIC, "score": music.score})
+        top = SPEECH if is_speech else MUSIC if music.is_music else max((SILENCE, OTHER), key=lambda k: shares[k])
+        return AudioTags(tags, bool(is_speech), top, round(speech_s, 3), segments, round(float(np.median(loud)), 1),
+                         music)
 
 
 SPEECH_LABELS = {"Speech", "Male speech, man speaking", "Female speech, woman speaking",
                  "Child speech, kid speaking", "Conversation", "Narration, monologue", "Speech synthesizer"}
+MUSIC_LABELS = {"Music", "Singing", "Song", "Rapping", "Choir", "Musical instrument", "Piano", "Guitar",
+                "Drum", "Drum kit", "Pop music", "Hip hop music", "Rock music", "Vocal music", "A capella"}
 
 
 @dataclass
@@ -105,7 +137,13 @@ class AstTagger:
         order = np.argsort(scores)[::-1]
         tags = [{"label": labels[int(i)], "score": round(float(scores[i]), 4)} for i in order[: self.top_k]]
         speech_score = max(float(scores[i]) for i, name in labels.items() if name in SPEECH_LABELS) if labels else 0.0
+        music_score = max((float(scores[i]) for i, name in labels.items() if name in MUSIC_LABELS), default=0.0)
         is_speech = speech_score >= self.speech_threshold
-        # AST is clip-level; the VAD still gives the speech timing the other labels use
+        # AST is clip-level; the VAD and the offline music detector still give the timing
         segments = vad.speech_segments(vad.speech_probabilities(audio)) if is_speech else []
-        return AudioTags(tags, is_speech, tags[0]["label"], round(sum(b - a for a, b in segments), 3), segments, None)
+        music = music_tags(MusicDetector().detect(audio), segments, score=music_score,
+                           is_music=music_score >= self.speech_threshold)
+        if not any(t["label"] == MUSIC for t in tags):
+            tags.append({"label": MUSIC, "score": round(music_score, 4)})
+        return AudioTags(tags, is_speech, tags[0]["label"], round(sum(b - a for a, b in segments), 3), segments, None,
+                         music)

@@ -1,9 +1,15 @@
-"""L10 voice demographics: wav2vec2 age/gender (full) or a pitch heuristic (offline)."""
+"""L10 voice demographics: wav2vec2 age/gender (full) or a pitch heuristic (offline).
+
+Both backends produce class probabilities (male / female / child, summing to 1) and pass them
+through one decision rule, `decide`: the class is their argmax, the confidence is that class's
+probability, and the stored gender and child probabilities are derived from the same numbers,
+so a row can never say "male, 1.0" next to "female 0.59"."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -26,6 +32,58 @@ class VoiceDemographics:
     pitch_hz: float | None = None  # heuristic only: the baseline (low-percentile) pitch of voiced speech
     segments: list = field(default_factory=list)  # heuristic: per voiced stretch {start_s, end_s, voice_class, ...}
     reason: str | None = None
+    class_probs: dict = field(default_factory=dict)  # {"male", "female", "child"}, sum 1: what `decide` read
+
+
+@dataclass(frozen=True)
+class VoiceDecision:
+    voice_class: str
+    confidence: float
+    class_probs: dict  # rounded, sum 1
+    gender_probs: dict  # male / female renormalised over the adult classes
+    child_prob: float
+
+
+def decide(class_probs: Mapping[str, float]) -> VoiceDecision:
+    """The one rule from class probabilities to a stored row: argmax class, its probability as the
+    confidence, gender = the adult probabilities renormalised, child = the child probability."""
+    raw = {c: max(0.0, float(class_probs.get(c, 0.0))) for c in VOICE_CLASSES}
+    total = sum(raw.values())
+    if total <= 0:
+        raise ValueError(f"class probabilities must have positive mass: {dict(class_probs)}")
+    probs = {c: round(v / total, 3) for c, v in raw.items()}
+    best = max(VOICE_CLASSES, key=lambda c: (probs[c], -VOICE_CLASSES.index(c)))  # ties: the first class
+    adult = raw["male"] + raw["female"]
+    gender = {"male": round(raw["male"] / adult, 3), "female": round(raw["female"] / adult, 3)} if adult > 0 else {}
+    return VoiceDecision(best, probs[best], probs, gender, probs["child"])
+
+
+def rule_violations(row: Mapping[str, Any], tol: float = 2e-3) -> list[str]:
+    """Why a stored voice_demographics row breaks the decision rule (empty when it holds)."""
+    if row.get("status") != "ok":
+        return [] if row.get("voice_class") is None else [f"status {row.get('status')} with a voice_class"]
+    probs = row.get("class_probs") or {}
+    if set(probs) != set(VOICE_CLASSES):
+        return [f"class_probs {probs} does not name {VOICE_CLASSES}"]
+    expected = decide(probs)
+    problems = []
+    if abs(sum(probs.values()) - 1) > tol:
+        problems.append(f"class_probs sum to {sum(probs.values()):.3f}")
+    if row.get("voice_class") != expected.voice_class:
+        problems.append(f"voice_class {row.get('voice_class')} but argmax of {probs} is {expected.voice_class}")
+    if abs((row.get("confidence") or 0) - expected.confidence) > tol:
+        problems.append(f"confidence {row.get('confidence')} != p({expected.voice_class}) = {expected.confidence}")
+    if abs((row.get("child_prob") or 0) - expected.child_prob) > tol:
+        problems.append(f"child_prob {row.get('child_prob')} != {expected.child_prob}")
+    gender = row.get("gender_probs") or {}
+    if any(abs(gender.get(k, -1) - v) > tol for k, v in expected.gender_probs.items()):
+        problems.append(f"gender_probs {gender} != {expected.gender_probs}")
+    return problems
+
+
+def _decided(decision: VoiceDecision, **fields) -> VoiceDemographics:
+    return VoiceDemographics("ok", decision.voice_class, decision.confidence, decision.gender_probs,
+                             decision.child_prob, class_probs=decision.class_probs, **fields)
 
 
 class VoiceDemographer(Protocol):
@@ -40,16 +98,23 @@ def pitch_class(f0_hz: np.ndarray, male_below: float = 165.0, child_above: float
     return np.where(f0_hz < male_below, 0, np.where(f0_hz > child_above, 2, 1))
 
 
+def _sigmoid(x: float) -> float:
+    return float(1.0 / (1.0 + np.exp(-x)))
+
+
 @dataclass
 class PitchDemographer:
-    """Offline heuristic from YIN pitch on voiced speech frames. The class comes from the speaker's
-    baseline pitch (a low percentile: speakers raise their pitch for emphasis, rarely lower it):
-    men mostly below ~165 Hz, women up to ~290 Hz, young children above. The confidence grows with
-    the distance (in octaves) from the nearest boundary; frame shares per class are stored too.
-    Overlapping ranges (a high-pitched woman, a low child) and mixed voices are the known weakness."""
+    """Offline heuristic from YIN pitch on voiced speech frames. The clip (and each voiced stretch, kept
+    as segments so a man followed by children shows both) is judged by its baseline pitch (a low
+    percentile: speakers raise their pitch for emphasis, rarely lower it): men mostly below ~165 Hz,
+    women up to ~290 Hz, young children above. Class probabilities are soft steps at those boundaries
+    in octaves (half an octave away: ~0.98); `decide` turns them into the row. Short stretches are too
+    noisy to average (octave errors), hence the clip-wide baseline. Overlapping ranges (a high woman,
+    a low child) and mixed voices are the known weakness."""
 
     male_below: float = 165.0
     child_above: float = 290.0
+    softness_octaves: float = 0.12  # width of the soft step at each boundary
     baseline_percentile: float = 25.0
     min_voiced_frames: int = 10
     backend: str = "offline"
@@ -68,24 +133,21 @@ class PitchDemographer:
         keep = (f0 >= 70) & (f0 <= 500) & (periodicity >= 0.7) & speechy
         return f0[keep], times[keep]
 
-    def classify(self, f0: np.ndarray) -> tuple[str, float, float]:
-        """(class, confidence, baseline pitch) of a set of voiced frames."""
+    def probabilities(self, f0: np.ndarray) -> tuple[dict, float]:
+        """(class probabilities, baseline pitch) of a set of voiced frames."""
         baseline = float(np.percentile(f0, self.baseline_percentile))
-        best = int(pitch_class(np.array([baseline]), self.male_below, self.child_above)[0])
-        octaves = min(abs(np.log2(baseline / self.male_below)), abs(np.log2(baseline / self.child_above)))
-        confidence = 0.5 + 0.5 * min(1.0, octaves / 0.5)  # half an octave from a boundary: certain
-        return VOICE_CLASSES[best], round(float(confidence), 3), round(baseline, 1)
+        octave = np.log2(baseline)
+        male = _sigmoid((np.log2(self.male_below) - octave) / self.softness_octaves)
+        child = _sigmoid((octave - np.log2(self.child_above)) / self.softness_octaves)
+        return {"male": male, "female": max(0.0, 1.0 - male - child), "child": child}, round(baseline, 1)
 
-    def segments(self, f0: np.ndarray, times: np.ndarray) -> list[dict]:
-        """Runs of voiced frames (gaps under segment_gap_s bridged), each classed on its own:
-        a clip where a man talks and then children shout shows both."""
+    def stretches(self, times: np.ndarray) -> list[tuple[int, int]]:
+        """[start, end) frame index runs of voicing (gaps under segment_gap_s bridged) long enough to judge."""
         out, start = [], 0
         for i in range(1, len(times) + 1):
             if i == len(times) or times[i] - times[i - 1] > self.segment_gap_s:
                 if i - start >= self.min_segment_frames:
-                    label, conf, pitch = self.classify(f0[start:i])
-                    out.append({"start_s": round(float(times[start]), 2), "end_s": round(float(times[i - 1]) + 0.02, 2),
-                                "voice_class": label, "confidence": conf, "pitch_hz": pitch})
+                    out.append((start, i))
                 start = i
         return out
 
@@ -94,12 +156,14 @@ class PitchDemographer:
         if len(f0) < self.min_voiced_frames:
             return VoiceDemographics("unavailable", None, None, method="heuristic",
                                      reason=f"only {len(f0)} voiced frames; pitch cannot be estimated")
-        label, confidence, baseline = self.classify(f0)
-        shares = np.bincount(pitch_class(f0, self.male_below, self.child_above), minlength=3) / len(f0)
-        adult = shares[0] + shares[1]
-        gender = {"male": round(float(shares[0] / adult), 3), "female": round(float(shares[1] / adult), 3)} if adult else {}
-        return VoiceDemographics("ok", label, confidence, gender, round(float(shares[2]), 3), None, "heuristic",
-                                 baseline, segments=self.segments(f0, times))
+        segments = []
+        for a, b in self.stretches(times):
+            probs, pitch = self.probabilities(f0[a:b])
+            d = decide(probs)
+            segments.append({"start_s": round(float(times[a]), 2), "end_s": round(float(times[b - 1]) + 0.02, 2),
+                             "voice_class": d.voice_class, "confidence": d.confidence, "pitch_hz": pitch})
+        probs, baseline = self.probabilities(f0)
+        return _decided(decide(probs), method="heuristic", pitch_hz=baseline, segments=segments)
 
 
 def _age_gender_model_class():
@@ -175,9 +239,5 @@ class Wav2Vec2Demographer:
 def demographics_from_outputs(age_unit: float, probs_fmc: np.ndarray) -> VoiceDemographics:
     """Map the model's outputs (age in 0..1, probabilities female/male/child) to a row."""
     female, male, child = (float(p) for p in probs_fmc)
-    scores = {"male": male, "female": female, "child": child}
-    best = max(scores, key=scores.get)
-    adult = male + female
-    gender = {"male": round(male / adult, 3), "female": round(female / adult, 3)} if adult > 0 else {}
-    return VoiceDemographics("ok", best, round(scores[best], 3), gender, round(child, 3),
-                             round(age_unit * 100, 1), "model")
+    return _decided(decide({"male": male, "female": female, "child": child}),
+                    age_years=round(age_unit * 100, 1), method="model")

@@ -20,7 +20,7 @@ from hvbench_assets.defs.metadata import materialization, rounded, row_counts, t
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
-BASE_VERSIONS = {"audio_tags": "1", "transcript": "1", "speech_emotion": "1", "voice_demographics": "2"}
+BASE_VERSIONS = {"audio_tags": "2", "transcript": "2", "speech_emotion": "1", "voice_demographics": "3"}
 CODE_VERSIONS = {k: profiled(v) for k, v in BASE_VERSIONS.items()}
 
 
@@ -84,7 +84,8 @@ COMMON = dict(partitions_def=videos_partitions, group_name="labels", pool="cpu")
 
 @dg.asset(**COMMON, deps=["video_probe"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["audio_tags"],
           metadata=table_definition(AUDIO_TAGS),
-          description="L6: sound type of the clip (speech / silence / other sound, or AudioSet tags) and speech segments")
+          description="L6: sound type of the clip (speech / silence / other sound / music, or AudioSet tags), speech "
+                      "segments, and music alongside speech (music_s, speech_music_s)")
 def audio_tags(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                audio_models: AudioModelsResource) -> dg.MaterializeResult:
     video_id = context.partition_key
@@ -92,17 +93,19 @@ def audio_tags(context: dg.AssetExecutionContext, settings: HvbenchSettings, war
     clip, audio = load_clip_audio(settings, warehouse, video_id)
     if audio is None:
         row = {**labels.status_row("no_audio", f"{clip.path} has no audio stream"), "is_speech": False,
-               "duration_s": clip.duration_s}
+               "is_music": False, "duration_s": clip.duration_s}
     else:
         row = {**run_backend(labels.tags_row, tagger, audio),
                "audio_cache": str(cache_path(settings.media_dir(video_id), clip.sha256))}
     return write(warehouse, AUDIO_TAGS, video_id, row, tagger, BASE_VERSIONS["audio_tags"],
-                 {"is_speech": bool(row.get("is_speech")), "sound_type": row.get("sound_type") or row["status"]})
+                 {"is_speech": bool(row.get("is_speech")), "is_music": bool(row.get("is_music")),
+                  "sound_type": row.get("sound_type") or row["status"]})
 
 
 @dg.asset(**COMMON, deps=["audio_tags"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["transcript"],
           metadata=table_definition(TRANSCRIPT),
-          description="L8: transcript of the speech with language and word/segment timing")
+          description="L8: transcript of the speech with language and word/segment timing; language unknown and "
+                      "status low_confidence when the recogniser's evidence does not support English")
 def transcript(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                audio_models: AudioModelsResource) -> dg.MaterializeResult:
     return gated_label(context, settings, warehouse, audio_models, "transcriber", TRANSCRIPT,
@@ -120,7 +123,8 @@ def speech_emotion(context: dg.AssetExecutionContext, settings: HvbenchSettings,
 
 @dg.asset(**COMMON, deps=["audio_tags"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["voice_demographics"],
           metadata=table_definition(VOICE_DEMOGRAPHICS),
-          description="L10: voice class male / female / child with confidence (wav2vec2, or pitch heuristic offline)")
+          description="L10: voice class male / female / child with confidence; class, confidence and stored "
+                      "probabilities come from one rule (argmax of class_probs)")
 def voice_demographics(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                        audio_models: AudioModelsResource) -> dg.MaterializeResult:
     return gated_label(context, settings, warehouse, audio_models, "voice", VOICE_DEMOGRAPHICS,

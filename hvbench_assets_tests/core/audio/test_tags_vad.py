@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from hvbench_assets.core.audio.cache import cache_path, clip_audio
-from hvbench_assets.core.audio.tags import OTHER, SILENCE, SPEECH, VadEnergyTagger
+from hvbench_assets.core.audio.tags import MUSIC, OTHER, SILENCE, SPEECH, VadEnergyTagger
 from hvbench_assets.core.audio.vad import speech_probabilities, speech_segments
 from hvbench_assets.core.media import NoAudioError, file_sha256, load_audio
 from hvbench_assets_tests.media_factory import moving_square_video, synthesize_speech
@@ -21,7 +21,8 @@ def test_synthesized_speech_is_speech_with_timed_segments(tmp_path):
     assert tags.speech_segments[0][0] >= 0.8  # speech starts after the silence
     assert tags.speech_s > 1.5
     scores = {t["label"]: t["score"] for t in tags.tags}
-    assert abs(sum(scores.values()) - 1) < 1e-3 and scores[SILENCE] > 0.1
+    assert abs(scores[SPEECH] + scores[SILENCE] + scores[OTHER] - 1) < 1e-3 and scores[SILENCE] > 0.1
+    assert scores[MUSIC] < 0.1 and not tags.music.is_music  # music is an overlay, not a fourth share
 
 
 def test_tone_and_silence_are_not_speech():
@@ -31,7 +32,7 @@ def test_tone_and_silence_are_not_speech():
     assert not s.is_speech and s.sound_type == SILENCE
 
 
-def test_melody_with_percussion_is_other_sound():
+def test_melody_with_percussion_is_music():
     rng = np.random.default_rng(1)
     t = np.arange(4000) / 16000
     notes = []
@@ -42,7 +43,8 @@ def test_melody_with_percussion_is_other_sound():
             x[:800] += 0.3 * rng.standard_normal(800) * np.exp(-np.arange(800) / 200)
         notes.append(x)
     tags = VadEnergyTagger().tag(np.concatenate(notes).astype(np.float32))
-    assert not tags.is_speech and tags.sound_type == OTHER and tags.tags[0] == {"label": OTHER, "score": 1.0}
+    assert not tags.is_speech and tags.sound_type == MUSIC and tags.tags[0] == {"label": OTHER, "score": 1.0}
+    assert tags.music.is_music and tags.music.music_s > 6
 
 
 def test_real_clips_hold_speech(man_talking_head, two_people_talking):
