@@ -1,18 +1,18 @@
-"""The executor every job uses, sized to the machine at run start.
+"""The executor every job uses: each run executes its steps in its own process, and CPU-heavy steps of all runs
+share a pool sized to the machine.
 
 A step process started with Dagster's default `spawn` imports Dagster and this package afresh (about 3 CPU
-seconds, 0.2 GB) before doing any work; a per-clip run has about 14 steps, so start-up cost more than the labels
-of a short clip, and three runs at once put six such processes on two cores. So:
+seconds, 0.2 GB) before doing any work; a per-clip run has over 40 steps (labels, checks, task questions), so
+start-up cost several times the labels of a short clip, and three runs at once put six such processes on two
+cores. Measured with benchmarks/clip_job.py on a 5 s clip: CPU seconds per run spawn 238, steps forked from a
+preloaded forkserver 135, one process per run 35. So:
 
-- a run that has the machine to itself (no other run queued or in progress) runs its independent steps in
-  parallel, one process per step forked from a server that imported the definitions once (`forkserver`), at most
-  one per core;
-- a run among others (a backfill, a clip_sensor tick with many clips) executes its steps in its own process, one
-  after the other: the other runs use the other cores, and nothing is imported twice;
+- a run executes its steps one after the other in its own process (each model is loaded once per run);
+  parallelism comes from running several clips at once;
 - CPU-heavy assets share the pool `cpu`, whose limit is the number of cores unless set on the instance, so
   across all runs no more of them compute at once than there are cores.
 
-Run config can still force `in_process` or `multiprocess` (the launchpad shows the three choices).
+Run config can still choose `multiprocess` (the launchpad shows the choices).
 """
 
 from __future__ import annotations
@@ -35,9 +35,6 @@ from dagster._core.executor.base import Executor
 CPU_POOL = "cpu"
 ACTIVE = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
           dg.DagsterRunStatus.STARTED]
-# imported once by the forkserver; step processes forked from it start without importing anything
-PRELOAD = ["hvbench_assets.definitions", "hvbench_assets.defs.ingest.assets", "hvbench_assets.defs.labels.vision",
-           "hvbench_assets.defs.labels.audio", "hvbench_assets.defs.labels.speakers"]
 
 
 def machine_cores() -> int:
@@ -61,13 +58,8 @@ def other_active_runs(instance: dg.DagsterInstance, run_id: str) -> int:
     return sum(r.dagster_run.run_id != run_id for r in runs)
 
 
-def forkserver_config(cores: int) -> dict:
-    return {"max_concurrent": cores, "retries": {"enabled": {}},
-            "start_method": {"forkserver": {"preload_modules": PRELOAD}}}
-
-
 class MachineSizedExecutor(Executor):
-    """Chooses in-process or forkserver execution when the run starts (see the module docstring)."""
+    """In-process execution after sizing the `cpu` pool (see the module docstring)."""
 
     def __init__(self, retries: RetryMode):
         self._retries = retries
@@ -81,16 +73,10 @@ class MachineSizedExecutor(Executor):
         cores = machine_cores()
         limit = cpu_pool_limit(instance, cores) if not instance.is_ephemeral else cores
         others = 0 if instance.is_ephemeral else other_active_runs(instance, plan_context.run_id)
-        parallel = (not instance.is_ephemeral and cores > 1 and others == 0
-                    and len(execution_plan.step_keys_to_execute) > 1)
-        how = (f"{cores} cores, {others} other run(s) queued or in progress, pool '{CPU_POOL}' limit {limit}: "
-               + (f"steps in parallel in forked processes (at most {cores})" if parallel
-                  else "steps one after the other in this process"))
-        yield DagsterEvent.engine_event(plan_context, f"Machine-sized executor: {how}", EngineEventData())
-        if parallel:
-            delegate = _core_multiprocess_executor_creation(forkserver_config(cores))
-        else:
-            delegate = _core_in_process_executor_creation({"retries": {"enabled": {}}})
+        yield DagsterEvent.engine_event(
+            plan_context, f"Machine-sized executor: steps in this process; {cores} cores, pool '{CPU_POOL}' limit "
+                          f"{limit}, {others} other run(s) queued or in progress", EngineEventData())
+        delegate = _core_in_process_executor_creation({"retries": {"enabled": {}}})
         yield from delegate.execute(plan_context, execution_plan)
 
 
@@ -102,14 +88,14 @@ def _requirements(config):
 @dg.executor(
     name="machine_sized",
     config_schema=dg.Field(
-        dg.Selector({"auto": dg.Field({}, description="choose at run start (default)"),
+        dg.Selector({"auto": dg.Field({}, description="in process, after sizing the cpu pool (default)"),
                      "multiprocess": MULTI_PROC_CONFIG, "in_process": IN_PROC_CONFIG}),
         default_value={"auto": {}},
     ),
     requirements=_requirements,
 )
 def machine_sized_executor(init_context: dg.InitExecutorContext) -> Executor:
-    """Steps in parallel processes when the run is alone on the machine, in the run's own process otherwise."""
+    """Steps in the run's own process (default), or Dagster's in-process / multiprocess executors by config."""
     kind, config = next(iter(init_context.executor_config.items()))
     if kind == "multiprocess":
         return _core_multiprocess_executor_creation(config)

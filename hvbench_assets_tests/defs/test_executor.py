@@ -1,5 +1,5 @@
-"""The machine-sized executor on a real instance: parallel forked steps for a lone run, one process for a run
-among others, the `cpu` pool limit, and which assets share that pool."""
+"""The machine-sized executor on a real instance: one process per run, the `cpu` pool limit, multiprocess on
+request, which assets share the pool, and what loading the definitions imports."""
 
 from __future__ import annotations
 
@@ -56,30 +56,28 @@ def instance(dagster_home):
         yield inst
 
 
-@pytest.mark.skipif(machine_cores() < 2, reason="a lone run runs steps in parallel only with two or more cores")
-def test_a_lone_run_forks_one_process_per_step_and_sizes_the_cpu_pool(instance):
+def test_a_run_executes_its_steps_in_its_own_process_and_sizes_the_cpu_pool(instance):
     result = dg.execute_job(dg.reconstructable(small_job), instance=instance)
     assert result.success
-    assert "steps in parallel in forked processes" in _engine_messages(result)
-    pids = _pids(instance)
-    assert os.getpid() not in pids.values() and len(set(pids.values())) == 3
+    assert "steps in this process" in _engine_messages(result)
+    assert set(_pids(instance).values()) == {os.getpid()}
     limits = {p.name: p for p in instance.event_log_storage.get_pool_limits()}
     assert limits[CPU_POOL].limit == machine_cores() and not limits[CPU_POOL].from_default
 
 
-def test_a_run_among_others_executes_its_steps_in_its_own_process(instance):
+def test_a_run_among_others_says_so(instance):
     busy = instance.create_run_for_job(small_job(), status=dg.DagsterRunStatus.STARTED)  # another run computing
     result = dg.execute_job(dg.reconstructable(small_job), instance=instance)
     assert result.success
     assert "1 other run(s) queued or in progress" in _engine_messages(result)
-    assert set(_pids(instance).values()) == {os.getpid()}
     assert instance.get_run_by_id(busy.run_id).status == dg.DagsterRunStatus.STARTED
 
 
-def test_run_config_can_still_choose_the_executor(instance):
-    config = {"execution": {"config": {"in_process": {}}}}
+def test_run_config_can_still_choose_multiprocess(instance):
+    config = {"execution": {"config": {"multiprocess": {}}}}
     assert dg.execute_job(dg.reconstructable(small_job), instance=instance, run_config=config).success
-    assert set(_pids(instance).values()) == {os.getpid()}
+    pids = _pids(instance)
+    assert os.getpid() not in pids.values() and len(set(pids.values())) == 3
 
 
 def test_cpu_pool_limit_follows_the_cores_unless_set_on_the_instance(instance):
