@@ -143,7 +143,5 @@ class AstTagger:
         segments = vad.speech_segments(vad.speech_probabilities(audio)) if is_speech else []
         music = music_tags(MusicDetector().detect(audio), segments, score=music_score,
                            is_music=music_score >= self.speech_threshold)
-        if not any(t["label"] == MUSIC for t in tags):
-            tags.append({"label": MUSIC, "score": round(music_score, 4)})
         return AudioTags(tags, is_speech, tags[0]["label"], round(sum(b - a for a, b in segments), 3), segments, None,
                          music)
