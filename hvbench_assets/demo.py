@@ -22,6 +22,8 @@ import numpy as np
 from hvbench_assets.core.media import write_video
 from hvbench_assets.core.media.encode import AUDIO_RATE
 from hvbench_assets.core.settings import PROJECT_ROOT
+from hvbench_assets.core.tasks.describe import questions_text
+from hvbench_assets.samples import photos
 
 
 def raw_video_job():
@@ -58,55 +60,34 @@ def _speech(text: str, seconds: float) -> np.ndarray:
     return np.pad(audio, (0, max(0, n - len(audio))))[:n].astype(np.float32)
 
 
-def packaged_photo() -> np.ndarray | None:
-    """A real photograph of a person that ships inside scikit-image (the `demo` extra), read without
-    importing the package; None when it is not installed."""
-    import cv2
-
-    from hvbench_assets.core.package_data import PackageDataMissing, package_file
-
-    try:
-        path = package_file("skimage", "data", "astronaut.png", what="sample photographs", install="scikit-image")
-    except PackageDataMissing:
-        return None
-    return cv2.imread(str(path))
-
-
 def make_samples(inbox: Path) -> list[Path]:
-    """Generated input: a two-shot video with speech (a slow pan over a photo of a person, then moving
-    shapes), split into two clips, and a static video that the motion filter drops."""
-    import cv2
+    """Generated input: a two-shot video (two people, one of them talking with the sound track, then moving
+    shapes over silence) that splits into two clips, and a static video that the motion filter drops."""
+    from hvbench_assets.samples import two_people_talking
 
     inbox.mkdir(parents=True, exist_ok=True)
-    fps, w, h, shot = 25, 480, 360, 4.0
-    n = int(shot * fps)
+    fps, w, h, talk_s, shapes_s = 25, 480, 360, 9.0, 4.0
+    n = int(shapes_s * fps)
     yy, xx = np.mgrid[0:h, 0:w]
-    photo = packaged_photo()
 
-    def person_shot():
-        big = cv2.resize(photo, (720, 720))
-        for i in range(n):  # pan and zoom in slowly, like a handheld camera
-            zoom = 1.0 + 0.15 * i / n
-            cw, ch = int(w / zoom * 1.2), int(h / zoom * 1.2)
-            x0 = int(40 + 80 * i / n)
-            yield cv2.resize(big[60 : 60 + ch, x0 : x0 + cw], (w, h))
-
-    def shapes_shot(seed: int):
+    def shapes_shot(seed: int, frames: int = n):
         base = np.stack([(xx * 255 // w), (yy * 255 // h), np.full_like(xx, 60 + 120 * seed)], -1).astype(np.uint8)
         checker = ((np.indices((90, 90)).sum(0) // 10) % 2).astype(bool)[..., None]
         tile = np.where(checker, np.uint8(230), np.uint8(30 + 100 * seed))
-        for i in range(n):
+        for i in range(frames):
             img = base.copy()
-            x = int((w - 90) * i / (n - 1))
+            x = int((w - 90) * i / (frames - 1))
             y = h // 2 - 45 + int(40 * np.sin(i / 6 + seed))
             img[y : y + 90, x : x + 90] = tile
             yield img
 
+    speech = _speech("Hello, I am the person on the left, and I am talking to you now. My friend on the right "
+                     "listens quietly. This clip shows how the benchmark finds who is speaking.", talk_s)
+    audio = np.concatenate([speech, np.zeros(int(shapes_s * AUDIO_RATE), np.float32)])
     two_shots = inbox / "Sample – two shots.mp4"
-    audio = _speech("Hello, this is the hvbench demo. The first shot ends here. Now the second shot begins.", 2 * shot)
 
     def both():
-        yield from (person_shot() if photo is not None else shapes_shot(0))
+        yield from two_people_talking(talk_s, speech, fps=fps, size=(w, h)) or shapes_shot(0, int(talk_s * fps))
         yield from shapes_shot(1)
 
     write_video(two_shots, both(), fps=fps, audio=audio)
@@ -177,6 +158,8 @@ def run(videos: Path | None) -> int:
             print(f"  videos/{req.partition_key}: {'ok' if success else 'FAILED (see the run in the UI)'}")
     print()
     print(summary(warehouse))
+    print("\n== questions (hvbench questions --candidates prints them again) ==")
+    print(questions_text(warehouse, candidates=True) if warehouse.has_table("questions") else "no task ran")
     print(f"\nWarehouse: {warehouse.path}\nOpen the UI:  DAGSTER_HOME={os.environ.get('DAGSTER_HOME')} "
           f".venv/bin/dagster dev -w workspace.yaml   (then http://127.0.0.1:3000)")
     gaps = ran_without(warehouse, resources["mllm"].process_config_and_initialize(), generated=not videos)
@@ -192,18 +175,19 @@ def ran_without(wh, mllm, generated: bool) -> list[str]:
     if generated and not shutil.which("espeak-ng"):
         gaps.append("no espeak-ng: the sample has no speech (a hum stands in), so transcript, voice and speaker "
                     "labels had no words to hear (apt-get install espeak-ng, or rerun scripts/setup.sh as root)")
-    if generated and packaged_photo() is None:
+    if generated and photos() is None:
         gaps.append("no scikit-image (the `demo` extra): the sample shows moving shapes, no person, so the face "
                     "labels are empty (pip install -e '.[demo]')")
     missing = describer_configured(mllm)
     if missing:
         gaps.append(f"no MLLM describer: appearance, facial_description and video_caption did not run ({missing})")
     tables = [r["table_name"] for r in wh.query("SELECT DISTINCT table_name FROM information_schema.columns "
-                                                "WHERE column_name = 'status' AND table_name <> 'clips' ORDER BY 1")]
+                                                "WHERE column_name = 'status' AND table_name IN (SELECT table_name FROM "
+                                                "information_schema.columns WHERE column_name = 'reason') ORDER BY 1")]
     for t in tables:
-        rows = wh.query(f'SELECT count(*) AS n, any_value(reason) AS reason FROM "{t}" WHERE status = \'unavailable\'')
+        rows = wh.query(f'SELECT count(*) AS n, any_value(reason) AS why FROM "{t}" WHERE status = \'unavailable\'')
         if rows and rows[0]["n"]:
-            reason = str(rows[0]["reason"] or "no reason stored")
+            reason = str(rows[0]["why"] or "no reason stored")
             gaps.append(f"{t}: {rows[0]['n']} row(s) unavailable, {reason[:140]}{'…' if len(reason) > 140 else ''}")
     return gaps
 

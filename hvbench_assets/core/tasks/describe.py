@@ -64,3 +64,23 @@ def questions_text(wh: Warehouse, task: str | None = None, clip: str | None = No
         for c in wh.rows(TASK_CANDIDATES, order_by="video_id, task", **where):
             lines.append(f"{c['video_id']:24s} {c['abbrev']:5s} {c['status']:20s} {c['reason'] or ''}")
     return "\n".join(lines)
+
+
+def task_table_markdown() -> str:
+    """The README's task table, from the registry (a test keeps the README equal to this)."""
+    from hvbench_assets.core.tasks.labels import PAPER_LABEL
+    from hvbench_assets.core.tasks.registry import FAMILIES
+
+    def labels(names):
+        return ", ".join(f"{PAPER_LABEL[n]} `{n}`" for n in names) or "-"
+
+    lines = ["| asset | task | labels (Table 9) | labels our rules add | video | truth |", "|---|---|---|---|---|---|"]
+    for f in FAMILIES:
+        truth = "synthesis stage (not built yet)" if f.descriptive else f.truth
+        ours = f"{labels(f.ours)}: {f.why_ours}" if f.ours else "-"
+        lines.append(f"| `{f.asset}` | {f.abbrev} | {labels(f.labels)} | {ours} | {f.marking} | {truth} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(task_table_markdown())

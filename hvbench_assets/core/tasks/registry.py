@@ -31,6 +31,7 @@ class TaskFamily:
     prompts: tuple[Prompt, ...] = ()
     annotation: str | None = None  # count | action: the truth is a human's
     descriptive: bool = False  # written by the synthesis stage
+    truth: str = "labels"  # where the right answer comes from, in words (README)
 
     @property
     def info(self) -> TaskInfo:
@@ -66,18 +67,21 @@ FAMILIES: tuple[TaskFamily, ...] = (
     TaskFamily("attitude_recognition", "AR", ("human_tracks", "appearance"), ("person_count",),
                "the most-present person is an L2 identity (its tracks merged)", "red_box",
                attitude.select_ar, attitude.build_ar, attitude.ArParams(),
-               prompts=(prompts.ATTITUDE_CAPTION, prompts.ATTITUDE_QUESTION)),
+               prompts=(prompts.ATTITUDE_CAPTION, prompts.ATTITUDE_QUESTION),
+               truth="one describer's answer (provisional until the ensemble)"),
     TaskFamily("emotion_intensity_comparison", "EIC", ("human_tracks",), (), "", "letters",
                descriptive.select_eic, descriptive.build_pending_synthesis, _DESC, descriptive=True),
     TaskFamily("text_to_human", "T2H", ("human_tracks", "person_count", "appearance"), (), "", "letters",
-               people.select_t2h, people.build_t2h, people.T2hParams(), prompts=(prompts.PERSON_DESCRIPTION,)),
+               people.select_t2h, people.build_t2h, people.T2hParams(), prompts=(prompts.PERSON_DESCRIPTION,),
+               truth="L1 target; a model describes it"),
     TaskFamily("human_to_text", "H2T", ("human_tracks", "person_count", "appearance"), (), "", "red_box",
                descriptive.select_h2t, descriptive.build_pending_synthesis, _DESC, descriptive=True),
     TaskFamily("human_counting", "HC", ("human_tracks", "person_count"), (), "", "none",
-               people.select_hc, people.build_hc, people.HcParams(), annotation="count"),
+               people.select_hc, people.build_hc, people.HcParams(), annotation="count", truth="human count"),
     TaskFamily("appearance_time_detection", "ATD", ("human_tracks", "appearance"), ("person_count",),
                "a target whose tracks L2 merged appears in several stretches and is rejected", "none",
-               people.select_atd, people.build_atd, people.AtdParams(), prompts=(prompts.PERSON_DESCRIPTION,)),
+               people.select_atd, people.build_atd, people.AtdParams(), prompts=(prompts.PERSON_DESCRIPTION,),
+               truth="L1 time range; a model describes the person"),
     TaskFamily("behavior_temporal_analysis", "BTA", ("human_tracks", "appearance"), (), "", "red_box",
                descriptive.select_bta, descriptive.build_pending_synthesis, _DESC, descriptive=True),
     TaskFamily("behavior_causality_analysis", "BCA", ("human_tracks", "appearance"), (), "", "red_box",
@@ -85,21 +89,23 @@ FAMILIES: tuple[TaskFamily, ...] = (
     TaskFamily("action_at_specified_time", "AST", ("human_tracks",), ("person_count", "appearance"),
                "L4 gives the model context for distractor actions (BTA's action list once synthesis exists)",
                "red_box", actions.select_ast, actions.build_ast, actions.ActionParams(),
-               prompts=(prompts.ACTION_DISTRACTORS,), annotation="action"),
+               prompts=(prompts.ACTION_DISTRACTORS,), annotation="action", truth="human action; model distractors"),
     TaskFamily("time_of_specific_action", "TSA", ("human_tracks",), ("person_count",),
                "the most-present person is an L2 identity", "red_box",
-               actions.select_tsa, actions.build_tsa, actions.ActionParams(), annotation="action"),
+               actions.select_tsa, actions.build_tsa, actions.ActionParams(), annotation="action",
+               truth="human action-time pair"),
     TaskFamily("audio_visual_speaker_matching", "AVSM",
                ("human_tracks", "person_count", "demographics", "audio_tags", "voice_demographics"), (), "",
-               "letters", speech.select_avsm, speech.build_avsm, speech.AvsmParams()),
+               "letters", speech.select_avsm, speech.build_avsm, speech.AvsmParams(), truth="L10 voice class = one L3 face class"),
     TaskFamily("active_speaker_detection", "ASD", ("human_tracks", "person_count", "audio_tags", "speaker_scores"),
-               (), "", "letters", speech.select_asd, speech.build_asd, speech.AsdParams()),
+               (), "", "letters", speech.select_asd, speech.build_asd, speech.AsdParams(), truth="L7 single speaking person"),
     TaskFamily("audio_visual_alignment_detection", "AVAD", ("person_count", "audio_tags", "speaker_scores"),
                ("human_tracks",), _GROUPING, "reversed_audio", speech.select_avad, speech.build_avad,
-               speech.AvadParams()),
-    TaskFamily("speech_content_matching", "SCM", ("person_count", "audio_tags", "speaker_scores", "transcript"),
-               ("human_tracks",), _GROUPING, "none", speech_content.select_scm, speech_content.build_scm,
-               speech_content.ScmParams(), prompts=(prompts.SPEECH_DISTRACTORS,)),
+               speech.AvadParams(), truth="seeded cut point"),
+    TaskFamily("speech_content_matching", "SCM", ("person_count", "audio_tags", "transcript"),
+               ("speaker_scores", "human_tracks"), "the paper's rule 'the person speaks' reads L7 (Table 9 omits it); "
+               + _GROUPING, "none", speech_content.select_scm, speech_content.build_scm,
+               speech_content.ScmParams(), prompts=(prompts.SPEECH_DISTRACTORS,), truth="L8 text; model distractors"),
 )
 
 FAMILY_BY_ASSET = {f.asset: f for f in FAMILIES}

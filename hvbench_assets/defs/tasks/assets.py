@@ -120,6 +120,7 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
             raise dg.Failure(description=f"{family.asset} of {vid}: {failed['reason']}") from exc
     calls = outcome.result.call_ids if outcome.result is not None else []
     return dg.MaterializeResult(metadata={
+        **task_overview(wh, family),
         "status": candidate["status"], "rule": candidate["rule"], "reason": candidate["reason"] or "",
         "measured": dg.MetadataValue.json(candidate["measured"]), "questions": int(bool(question and question["answer"])),
         "dagster/row_count": 1 + int(question is not None), "model_calls": len(calls),
@@ -127,6 +128,16 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
                                        f"{candidate['status']}: {candidate['reason']}"),
         **({"question_video": dg.MetadataValue.path(question["video_path"])} if question and question["video_path"] else {}),
     })
+
+
+def task_overview(wh, family: TaskFamily) -> dict:
+    """Across every clip of this task: verdicts by status and rule, and how often each letter is the answer."""
+    verdicts = wh.query("SELECT status, rule, count(*) AS n FROM task_candidates WHERE task = ? GROUP BY ALL "
+                        "ORDER BY n DESC", [family.task])
+    letters = wh.query("SELECT answer, count(*) AS n FROM questions WHERE task = ? AND answer IS NOT NULL "
+                       "GROUP BY ALL ORDER BY answer", [family.task])
+    return {"task_verdicts": dg.MetadataValue.json({f"{r['status']}:{r['rule']}": r["n"] for r in verdicts}),
+            "task_answer_letters": dg.MetadataValue.json({r["answer"]: r["n"] for r in letters})}
 
 
 def _items(vid, family, candidate, question, prov):

@@ -55,15 +55,18 @@ def test_the_woman_facing_the_camera_speaks(two_people_talking, tmp_path):
 
 
 def test_a_still_photo_panned_by_the_camera_is_not_speaking(tmp_path):
-    """The demo's first shot: a photograph of a person panned and zoomed like a handheld camera, with
+    """A photograph of a person panned and zoomed like a handheld camera, with
     speech on the soundtrack. The mouth never moves, so chance audio-visual correlations of the moving
     image must not make her a speaker (they did on ~30 % of frames before the still-mouth rule)."""
-    from hvbench_assets.demo import make_samples, packaged_photo
+    from hvbench_assets.core.media import write_video
+    from hvbench_assets.demo import _speech
+    from hvbench_assets.samples import panned_photo
 
-    if packaged_photo() is None:
+    frames = panned_photo(4.0)
+    if frames is None:
         pytest.skip("scikit-image (the `demo` extra) is not installed")
-    sample = make_samples(tmp_path / "inbox")[0]
-    shot = cut_clip(sample, tmp_path / "shot.mp4", 0.0, 4.0)
+    shot = write_video(tmp_path / "shot.mp4", frames, fps=25, audio=_speech("Hello, this is the hvbench demo. "
+                                                                              "The first shot ends here.", 4.0))
     tracks, fps = face_crop_tracks(shot, tmp_path / "tracks")
     assert len(tracks) == 1
     row = track_row(LipSyncScorer(), tracks[0].frames, load_audio(shot), fps, tracks[0].first_frame)

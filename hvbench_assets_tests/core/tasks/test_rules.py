@@ -262,7 +262,7 @@ def test_registry_is_table_9():
               "voice_demographics": "AVSM"}
     assert len(FAMILIES) == 16 and len({f.asset for f in FAMILIES}) == 16
     for label, tasks in table9.items():
-        assert {f.abbrev for f in FAMILIES if label in f.labels} == set(tasks.split()) | ({"SCM"} if label == "speaker_scores" else set())
+        assert {f.abbrev for f in FAMILIES if label in f.labels} == set(tasks.split())
     for f in FAMILIES:
         assert not set(f.ours) & set(f.labels) and (not f.ours or f.why_ours)
 
@@ -277,3 +277,13 @@ def test_ask_failure_becomes_failed_candidate():
     assert out.question_row(Balance()) == (None, None)
     assert isinstance(out.result, Pending) and out.result.call_ids == ["c1"]
     assert not isinstance(out.result, (Draft, BuildContext))
+
+
+def test_readme_task_table_is_the_registry():
+    from pathlib import Path
+
+    from hvbench_assets.core.tasks.describe import task_table_markdown
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    assert task_table_markdown() in readme, \
+        "README's task table is out of date: paste `python -m hvbench_assets.core.tasks.describe` into it"
