@@ -23,6 +23,15 @@ MORE_THAN_ONE = "There is more than one active speaker in the video."
 NO_SPEAKER = "There is no active speaker in the video."
 
 
+def talking_group(labels: ClipLabels, p, m: dict) -> Verdict | None:
+    """The clip gate ASD and AVSM share: at least `min_duration_s`, `min_people`..`max_people` (L2), speech (L6)."""
+    if v := check_range(m, "duration", "duration", labels.clip.duration_s, lo=p.min_duration_s, unit="s"):
+        return v
+    if v := check_range(m, "people", "people", person_count(labels), p.min_people, p.max_people):
+        return v
+    return speech_verdict(labels, "speech", m)
+
+
 # -- ASD: who speaks -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class AsdParams:
@@ -33,11 +42,7 @@ class AsdParams:
 
 def select_asd(labels: ClipLabels, p: AsdParams) -> Verdict:
     m: dict = {}
-    if v := check_range(m, "duration", "duration", labels.clip.duration_s, lo=p.min_duration_s, unit="s"):
-        return v
-    if v := check_range(m, "people", "people", person_count(labels), p.min_people, p.max_people):
-        return v
-    if v := speech_verdict(labels, "speech", m):
+    if v := talking_group(labels, p, m):
         return v
     people = persons(labels)
     speakers = speaking_persons(labels, people)
@@ -113,11 +118,7 @@ class AvsmParams:
 
 def select_avsm(labels: ClipLabels, p: AvsmParams) -> Verdict:
     m: dict = {}
-    if v := check_range(m, "duration", "duration", labels.clip.duration_s, lo=p.min_duration_s, unit="s"):
-        return v
-    if v := check_range(m, "people", "people", person_count(labels), p.min_people, p.max_people):
-        return v
-    if v := speech_verdict(labels, "speech", m):
+    if v := talking_group(labels, p, m):
         return v
     voice = speaker_rules.voice_class(labels.one("voice_demographics"))
     m["voice_class"] = voice.label if voice else None
