@@ -11,11 +11,11 @@ from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.rules import (
     Verdict,
     check_range,
+    co_present,
     most_present,
     person_count,
     persons,
     reject,
-    sharing_longest,
 )
 
 
@@ -61,10 +61,9 @@ def select_bca(labels: ClipLabels, p: DescriptiveParams) -> Verdict:
 
 def select_eic(labels: ClipLabels, p: DescriptiveParams) -> Verdict:
     m: dict = {}
-    sharing = sharing_longest(labels.tracks, p.tolerance_frames)
-    if v := check_range(m, "tracks_sharing_longest", "tracks sharing the longest presence", len(sharing),
-                        p.min_sharing, p.max_sharing, lo_open=True, hi_open=True):
-        return v
+    sharing = co_present(labels, p, m)
+    if isinstance(sharing, Verdict):
+        return sharing
     ids = tuple(sorted(t.track_id for t in sharing))
     return Verdict(True, "eic", f"{len(sharing)} tracks share the longest presence", m, target=list(ids),
                    target_track_ids=ids)

@@ -13,13 +13,13 @@ from hvbench_assets.core.tasks.rules import (
     Person,
     Verdict,
     check_range,
+    co_present,
     integer_range,
     overlap,
     person_count,
     persons,
     presence,
     reject,
-    sharing_longest,
 )
 
 
@@ -152,10 +152,9 @@ class T2hParams:
 
 def select_t2h(labels: ClipLabels, p: T2hParams) -> Verdict:
     m: dict = {}
-    sharing = sharing_longest(labels.tracks, p.tolerance_frames)
-    if v := check_range(m, "tracks_sharing_longest", "tracks sharing the longest presence", len(sharing),
-                        p.min_sharing, p.max_sharing, lo_open=True, hi_open=True):
-        return v
+    sharing = co_present(labels, p, m)
+    if isinstance(sharing, Verdict):
+        return sharing
     ids = {t.track_id for t in sharing}
     people = [q for q in persons(labels) if set(q.track_ids) & ids]
     target = _pick(people, labels.clip.sha256)

@@ -106,6 +106,15 @@ def sharing_longest(tracks: Sequence[Track], tolerance_frames: int = 0) -> list[
     return [t for t in tracks if t.n_frames >= longest - tolerance_frames]
 
 
+def co_present(labels: ClipLabels, p, m: dict) -> list[Track] | Verdict:
+    """The EIC/T2H clip rule: more than `min_sharing` and fewer than `max_sharing` tracks reach the longest
+    track's frame count. Returns those tracks, or the rejection."""
+    sharing = sharing_longest(labels.tracks, p.tolerance_frames)
+    v = check_range(m, "tracks_sharing_longest", "tracks sharing the longest presence", len(sharing),
+                    p.min_sharing, p.max_sharing, lo_open=True, hi_open=True)
+    return v or sharing
+
+
 # -- sound -------------------------------------------------------------------------------------
 def speech_verdict(labels: ClipLabels, rule: str, measured: dict) -> Verdict | None:
     """None when L6 says the clip holds speech (not music or singing), else the rejection."""
