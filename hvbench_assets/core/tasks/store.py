@@ -94,3 +94,16 @@ def seed_of(qid: str) -> int:
 def rng_for(qid: str) -> random.Random:
     """Every random choice of a question comes from this generator, so a rerun is identical."""
     return random.Random(seed_of(qid))
+
+
+CONTENT_FIELDS = ("question", "options", "answer", "answer_text", "marking", "clip_sha256")
+
+
+def question_content_hash(row: dict) -> str:
+    """What a reviewer saw: the same id regenerated with other text, options, answer or clip hashes
+    differently, so a decision made on the old version no longer applies (curation, export)."""
+    blob = {}
+    for name in CONTENT_FIELDS:
+        value = row.get(name)
+        blob[name] = json.loads(value) if isinstance(value, str) and name in ("options", "marking") else value
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]

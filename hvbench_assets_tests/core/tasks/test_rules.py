@@ -287,3 +287,14 @@ def test_readme_task_table_is_the_registry():
     readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
     assert task_table_markdown() in readme, \
         "README's task table is out of date: paste `python -m hvbench_assets.core.tasks.describe` into it"
+
+
+def test_content_hash_changes_with_what_a_reviewer_saw_not_with_json_encoding():
+    from hvbench_assets.core.tasks.store import question_content_hash
+
+    row = {"question": "Who speaks?", "options": '[{"letter": "A", "text": "left"}]', "answer": "A",
+           "answer_text": "left", "marking": '{"kind": "letters"}', "clip_sha256": "ab", "status": "draft"}
+    same = dict(row, options=[{"letter": "A", "text": "left"}], marking={"kind": "letters"}, status="accepted")
+    assert question_content_hash(row) == question_content_hash(same)
+    assert question_content_hash(row) != question_content_hash(dict(row, answer="B"))
+    assert question_content_hash(row) != question_content_hash(dict(row, question="Who talks?"))
