@@ -1,6 +1,6 @@
 """Task assets end to end on the real clips: labels L1-L10 materialized offline, then the 16 task assets.
 
-The label chain runs once per clip and module; the task assets are materialized on top of it."""
+The label chain runs once per clip and session (real_labels.py); the task assets are materialized on top of it."""
 
 from __future__ import annotations
 
@@ -17,45 +17,13 @@ from hvbench_assets.core.media import iter_frames, probe_video
 from hvbench_assets.core.mllm import MODEL_CALLS
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.core.vision.tables import HUMAN_TRACKS, load_tracks
-from hvbench_assets.defs.labels.audio import audio_tags, transcript, voice_demographics
-from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.labels.descriptions import appearance
-from hvbench_assets.defs.labels.speakers import speaker_scores
-from hvbench_assets.defs.labels.vision import demographics, human_tracks, person_count
-from hvbench_assets.defs.labels.vision_resources import VisionResource
-from hvbench_assets.defs.mllm_resources import MllmResource
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
-from hvbench_assets_tests.conftest import shared_clip
+from hvbench_assets_tests.real_labels import labelled, materialize
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
 
-LABELS = [audio_tags, transcript, voice_demographics, human_tracks, person_count, demographics, speaker_scores]
 TASKS = {a.key.to_user_string(): a for a in TASK_ASSETS}
-
-
-def resources(root: Path, models_file: str, describer: str = "") -> dict:
-    return {"settings": HvbenchSettings(data_dir=str(root / "data")),
-            "warehouse": WarehouseResource(path=str(root / "wh.duckdb")),
-            "audio_models": AudioModelsResource(), "vision": VisionResource(),
-            "mllm": MllmResource(models_file=models_file, describer_model=describer, backoff_s=0.01, max_attempts=2)}
-
-
-def materialize(root: Path, key: str, assets, models_file: str | None = None, describer: str = "", ok=True):
-    res = resources(root, models_file or str(root / "no-models.toml"), describer)
-    instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions("videos", [key])
-    result = dg.materialize(assets, partition_key=key, resources=res, instance=instance, raise_on_error=False)
-    assert result.success is ok, [e.message for e in result.all_events if e.is_failure]
-    return result, res["warehouse"].get()
-
-
-def labelled(tmp_path_factory, name: str, key: str):
-    root = tmp_path_factory.mktemp(key)
-    path = shared_clip(name)
-    wh = WarehouseResource(path=str(root / "wh.duckdb")).get()
-    wh.replace(VIDEO_PROBE, {"video_id": key}, [{**probe_video(path).as_row(), "status": "ok", "reason": None}])
-    materialize(root, key, LABELS)
-    return root
 
 
 @pytest.fixture(scope="module")
