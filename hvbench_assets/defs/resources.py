@@ -50,6 +50,8 @@ class HvbenchSettings(dg.ConfigurableResource):
     min_height: int = 240
     min_motion: float = 1.2
     inbox_settle_s: float = 10.0
+    # tasks excluded from human review (abbreviations, comma-separated; "none" = review all). Default: AVAD,SCM,HC,AST,TSA
+    review_exclude: str = ""
 
     def clip_filter(self) -> ClipFilter:
         return ClipFilter(
@@ -116,6 +118,7 @@ def build_core_resources() -> dict:
             min_height=env_or("HVBENCH_MIN_HEIGHT", 240),
             min_motion=env_or("HVBENCH_MIN_MOTION", 1.2),
             inbox_settle_s=env_or("HVBENCH_INBOX_SETTLE_S", 10.0),
+            review_exclude=env_or("HVBENCH_REVIEW_EXCLUDE", ""),
         ),
         "warehouse": WarehouseResource(path=env_or("HVBENCH_WAREHOUSE", "")),
     }

@@ -1,0 +1,45 @@
+"""reviewed_questions on real task-layer questions: materialized from questions + review_decisions."""
+
+from __future__ import annotations
+
+import pytest
+
+from hvbench_assets.core.curation.store import record_decision
+from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
+from hvbench_assets.core.tasks.store import QUESTIONS
+from hvbench_assets.defs.curation.assets import reviewed_questions
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.tasks.assets import TASK_ASSETS
+from hvbench_assets_tests.real_labels import labelled, materialize
+
+import dagster as dg
+
+
+@pytest.fixture(scope="module")
+def tpt(tmp_path_factory):
+    root = labelled(tmp_path_factory, "two_people_talking.mp4", "tpt")
+    materialize(root, "tpt", TASK_ASSETS)
+    return root
+
+
+def run_reviewed(root, exclude=""):
+    res = {"settings": HvbenchSettings(data_dir=str(root / "data"), review_exclude=exclude),
+           "warehouse": WarehouseResource(path=str(root / "wh.duckdb"))}
+    result = dg.materialize([reviewed_questions], resources=res)
+    assert result.success
+    return result, res["warehouse"].get()
+
+
+def test_reviewed_questions_follow_decisions(tpt):
+    _, wh = run_reviewed(tpt)
+    rows = {r["abbrev"]: r for r in wh.rows(REVIEWED_QUESTIONS)}
+    assert rows["ASD"]["state"] == "unreviewed" and rows["AVAD"]["state"] == "not_reviewed"
+    asd = wh.rows(QUESTIONS, abbrev="ASD")[0]
+    record_decision(wh, asd, "ann", "reject", reason="bad_track")
+    result, wh = run_reviewed(tpt)
+    rows = {r["abbrev"]: r for r in wh.rows(REVIEWED_QUESTIONS)}
+    assert rows["ASD"]["state"] == "rejected" and rows["ASD"]["reviewers"] == ["ann"]
+    meta = result.asset_materializations_for_node("reviewed_questions")[0].metadata
+    assert meta["state_rejected"].value == 1 and meta["decisions"].value == 1
+    _, wh = run_reviewed(tpt, exclude="none")
+    assert {r["abbrev"]: r["state"] for r in wh.rows(REVIEWED_QUESTIONS)}["AVAD"] == "unreviewed"
