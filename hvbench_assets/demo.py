@@ -103,8 +103,10 @@ def _apply_partitions(result: dg.SensorResult, instance: dg.DagsterInstance) -> 
     return list(result.run_requests or [])
 
 
-def _execute(job_fn, partition_key: str, instance: dg.DagsterInstance) -> bool:
-    result = dg.execute_job(dg.reconstructable(job_fn), instance=instance, tags={"dagster/partition": partition_key})
+def _execute(job_fn, req: dg.RunRequest, instance: dg.DagsterInstance) -> bool:
+    # the sensor's tags (source file and range) go with the run, as when the daemon launches it
+    tags = {**(req.tags or {}), "dagster/partition": req.partition_key}
+    result = dg.execute_job(dg.reconstructable(job_fn), instance=instance, tags=tags)
     return result.success
 
 
@@ -143,7 +145,7 @@ def run(videos: Path | None) -> int:
             requests += _apply_partitions(result, instance)
         print(f"inbox_sensor requested {len(requests)} raw_video_job run(s)")
         for req in requests:
-            success = _execute(raw_video_job, req.partition_key, instance)
+            success = _execute(raw_video_job, req, instance)
             ok &= success
             print(f"  raw_videos/{req.partition_key}: {'ok' if success else 'FAILED (see the run in the UI)'}")
         ctx = dg.build_sensor_context(instance=instance, resources=resources)
@@ -153,7 +155,7 @@ def run(videos: Path | None) -> int:
         jobs = {"clip_labels_job": clip_labels_job, "clip_offline_labels_job": clip_offline_labels_job}
         for req in clip_requests:
             print(f"  {req.job_name} videos/{req.partition_key} ...", flush=True)
-            success = _execute(jobs[req.job_name], req.partition_key, instance)
+            success = _execute(jobs[req.job_name], req, instance)
             ok &= success
             print(f"  videos/{req.partition_key}: {'ok' if success else 'FAILED (see the run in the UI)'}")
     print()
