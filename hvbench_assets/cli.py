@@ -5,6 +5,7 @@ so other stages add theirs the same way without touching the dispatcher.
     hvbench report --benchmark DIR [--human baseline.csv] [--out DIR]
     hvbench aggregate scores.csv        (per-task numbers in, category averages and overall out)
     hvbench demo [--videos DIR]         (the main job on sample clips, printed)
+    hvbench explain QUESTION_ID [--json] (source, labels, rule, model calls, leakage, review, evaluations)
     hvbench status                      (registered inbox files; what the inbox sensor passes over, and why)
     hvbench runs [--fail-dead]          (runs left in progress by a killed process; mark them failed)
 """
@@ -354,6 +355,33 @@ def _questions(args: argparse.Namespace) -> int:
         print(f"no warehouse at {path} yet (run `hvbench demo` or the per-clip jobs)")
         return 0
     print(questions_text(Warehouse(path), task=args.task, clip=args.clip, candidates=args.candidates))
+    return 0
+
+
+# -- explain -----------------------------------------------------------------------------------
+def _explain_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("question_id", help="a questions.question_id (see `hvbench questions`)")
+    p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
+    p.add_argument("--json", action="store_true", help="print the chain as JSON")
+
+
+@command("explain", "the whole chain of one question: source, labels, rule, model calls, leakage, review, evaluations",
+         _explain_args)
+def _explain(args: argparse.Namespace) -> int:
+    import json
+
+    from hvbench_assets.core.benchmark.explain import explain_question, format_explanation
+    from hvbench_assets.core.warehouse import Warehouse
+
+    path = args.warehouse or default_warehouse()
+    if not path.exists():
+        print(f"no warehouse at {path} (set HVBENCH_WAREHOUSE or pass --warehouse)", file=sys.stderr)
+        return 2
+    data = explain_question(Warehouse(path), args.question_id)
+    if not data["found"]:
+        print(data["message"], file=sys.stderr)
+        return 2
+    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else format_explanation(data))
     return 0
 
 
