@@ -1,0 +1,154 @@
+"""Export the benchmark in the published HumanVBench layout: 16 task JSONL files, the question videos under
+task-named folders (`Video` is relative to the export folder) and `manifest.json`.
+
+Everything is written into a hidden sibling folder first and renamed into place at the end, so a failure
+(disk full, a killed process) leaves the previous export as it was; the leftover temporary folder of a
+killed export is removed by the next one. A folder that was not written by this exporter is never replaced.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hvbench_assets.core.benchmark.layout import format_choices
+from hvbench_assets.core.benchmark.tasks import TASKS, task_info
+
+EXPORT_CODE_VERSION = "export-v1"
+GENERATOR = "hvbench benchmark_export"
+
+
+class ExportError(RuntimeError):
+    pass
+
+
+@dataclass
+class ExportResult:
+    folder: Path
+    items: list[dict[str, Any]]  # exported: question_id, task, jsonl, video, answer, review_state, leakage
+    left_out: list[dict[str, Any]]  # question_id, task, reason
+    counts: dict[str, int]
+    manifest: dict[str, Any] = field(repr=False, default_factory=dict)
+
+
+def _place_video(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)  # same file system: no copy
+    except OSError:
+        shutil.copyfile(src, dst)
+
+
+def _remove_stale(parent: Path, name: str) -> None:
+    for p in parent.glob(f".{name}.export-*"):
+        try:
+            pid = int(p.name.rsplit("-", 2)[-2])
+        except (ValueError, IndexError):
+            pid = -1
+        if pid != os.getpid() and not _alive(pid):
+            shutil.rmtree(p, ignore_errors=True)
+    for p in parent.glob(f".{name}.old-*"):
+        shutil.rmtree(p, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def check_replaceable(folder: Path) -> None:
+    """Refuse to replace a non-empty folder that holds no manifest of ours (a published benchmark, say)."""
+    if not folder.exists():
+        return
+    manifest = folder / "manifest.json"
+    try:
+        ours = json.loads(manifest.read_text()).get("generator") == GENERATOR
+    except (OSError, ValueError, AttributeError):
+        ours = False
+    if not ours and any(folder.iterdir()):
+        raise ExportError(f"{folder} exists and was not written by hvbench's export (no manifest.json of ours); "
+                          "choose another benchmark name or move that folder away")
+
+
+def export_benchmark(items: Sequence[Mapping[str, Any]], folder: str | Path, manifest: Mapping[str, Any],
+                     ) -> ExportResult:
+    """Write `items` (question_id, task, question, options [{letter, text}], answer, video_path, review_state,
+    leakage) to `folder`. An item without a readable question video is left out (named in the manifest);
+    anything else that fails stops the export and leaves `folder` untouched."""
+    folder = Path(folder)
+    parent, name = folder.parent, folder.name
+    parent.mkdir(parents=True, exist_ok=True)
+    check_replaceable(folder)
+    _remove_stale(parent, name)
+    tmp = parent / f".{name}.export-{os.getpid()}-{int(time.time() * 1000)}"
+    tmp.mkdir()
+    try:
+        result = _write(items, tmp, manifest)
+        _swap(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    result.folder = folder
+    return result
+
+
+def _write(items: Sequence[Mapping[str, Any]], tmp: Path, manifest: Mapping[str, Any]) -> ExportResult:
+    lines: dict[str, list[str]] = {t.name: [] for t in TASKS}
+    exported, left_out = [], []
+    for item in items:
+        info = task_info(item["task"])
+        if info is None:
+            left_out.append({"question_id": item["question_id"], "task": item["task"], "reason": "unknown task"})
+            continue
+        src = Path(item.get("video_path") or "")
+        if not item.get("video_path") or not src.is_file():
+            left_out.append({"question_id": item["question_id"], "task": info.name,
+                             "reason": f"question video missing: {item.get('video_path')}"})
+            continue
+        rel = f"{info.name}/{info.name}_{len(lines[info.name]) + 1}{src.suffix or '.mp4'}"
+        _place_video(src, tmp / rel)
+        letters = [o["letter"] for o in item["options"]]
+        record = {"Question": item["question"], "choices": format_choices([o["text"] for o in item["options"]]),
+                  "Answer": "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[letters.index(item["answer"])], "Video": rel,
+                  "Question_id": item["question_id"]}
+        lines[info.name].append(json.dumps(record, ensure_ascii=False))
+        exported.append({"question_id": item["question_id"], "task": info.name, "jsonl": f"{info.name}.jsonl",
+                         "video": rel, "answer": record["Answer"], "review_state": item.get("review_state"),
+                         "leakage": item.get("leakage")})
+    for task, task_lines in lines.items():
+        (tmp / f"{task}.jsonl").write_text("".join(line + "\n" for line in task_lines), encoding="utf-8")
+    counts = {task: len(task_lines) for task, task_lines in lines.items()}
+    full = {"generator": GENERATOR, "code_version": EXPORT_CODE_VERSION,
+            "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            **manifest, "counts": counts, "n_items": len(exported), "items": exported, "left_out": left_out}
+    (tmp / "manifest.json").write_text(json.dumps(full, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    return ExportResult(tmp, exported, left_out, counts, full)
+
+
+def _swap(tmp: Path, folder: Path) -> None:
+    """Put `tmp` where `folder` is. The old export moves aside first and is deleted only after the rename."""
+    if folder.exists():
+        old = folder.parent / f".{folder.name}.old-{os.getpid()}-{int(time.time() * 1000)}"
+        os.rename(folder, old)
+        try:
+            os.rename(tmp, folder)
+        except BaseException:
+            os.rename(old, folder)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(tmp, folder)
