@@ -397,6 +397,13 @@ def _demo(args: argparse.Namespace) -> int:
     return demo_main(["--videos", str(args.videos)] if args.videos else [])
 
 
+# review, review-token, review-assign, review-stats live in hvbench_assets/review/commands.py
+from hvbench_assets.review.commands import REVIEW_COMMANDS  # noqa: E402
+
+for _name, _help, _args, _run in REVIEW_COMMANDS:
+    command(_name, _help, _args)(_run)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     return args._run(args)

@@ -44,3 +44,17 @@ if ! command -v espeak-ng >/dev/null 2>&1; then
          "are skipped (sudo apt-get install espeak-ng)"
   fi
 fi
+# Debian's chromium is the browser the review-app tests drive with Playwright (no browser download).
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log=$(mktemp)
+    if ! { apt_update || true; apt_get install -y -qq chromium; } >"$log" 2>&1; then
+      echo "warning: could not install chromium:" >&2
+      tail -n 3 "$log" | sed 's/^/  /' >&2
+      echo "  the browser tests of the review app will be skipped; retry: apt-get install chromium" >&2
+    fi
+    rm -f "$log"
+  else
+    echo "note: chromium is not installed; the review app's browser tests are skipped (sudo apt-get install chromium)"
+  fi
+fi

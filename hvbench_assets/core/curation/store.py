@@ -105,3 +105,35 @@ def record_decision(warehouse: Warehouse, question: Mapping[str, Any], reviewer:
 
 def decisions(warehouse: Warehouse, **where: Any) -> list[dict[str, Any]]:
     return warehouse.rows(REVIEW_DECISIONS, order_by="created_at, decision_id", **where)
+
+
+def load_state(warehouse: Warehouse) -> dict[str, list[dict[str, Any]]]:
+    """Everything the review queues read, each table read once (absent tables are empty)."""
+    from hvbench_assets.core.tasks.store import ANNOTATIONS
+
+    return {"questions": warehouse.rows(QUESTIONS), "decisions": decisions(warehouse),
+            "assignments": warehouse.rows(REVIEW_ASSIGNMENTS),
+            "annotations": warehouse.rows(ANNOTATIONS, order_by="created_at")}
+
+
+def assign(warehouse: Warehouse, question_ids: list[str], reviewers: list[str], role: str = "review") -> int:
+    """Assign each question to each reviewer (idempotent: an existing assignment is kept as it was)."""
+    if role not in ("review", "adjudicate"):
+        raise BadDecision(f"unknown role {role!r} (review | adjudicate)")
+    names = [r.strip() for r in reviewers if r and r.strip()]
+    if not names:
+        raise BadDecision("name at least one reviewer")
+    existing = {(a["question_id"], a["reviewer"]) for a in warehouse.rows(REVIEW_ASSIGNMENTS)}
+    now = _now()
+    batches = [({"question_id": q, "reviewer": r}, [{"role": role, "assigned_at": now}])
+               for q in question_ids for r in names if (q, r) not in existing]
+    return warehouse.replace_many(REVIEW_ASSIGNMENTS, batches) if batches else 0
+
+
+def human_baseline_of(warehouse: Warehouse, excluded: frozenset[str]) -> dict[str, float]:
+    """task -> reviewers' blind-choice accuracy, read from the warehouse (for the evaluation report)."""
+    from hvbench_assets.core.curation.agreement import human_baseline, reviewer_accuracy
+
+    s = load_state(warehouse)
+    reviewed = curate(s["questions"], s["decisions"], excluded, s["assignments"])
+    return human_baseline(reviewer_accuracy(s["questions"], s["decisions"], reviewed))
