@@ -60,6 +60,6 @@ def test_asset_graph_matches_snapshot():
 def test_every_asset_follows_the_house_rules():
     for key, spec in graph_snapshot()["assets"].items():
         assert spec["description"], f"{key}: one-line description missing"
-        assert spec["group"] in {"ingest", "labels", "tasks", "synthesis", "curation", "evaluation"}, key
+        assert spec["group"] in {"ingest", "labels", "tasks", "synthesis", "curation", "benchmark", "evaluation"}, key
         assert spec["code_version"], f"{key}: code_version missing"
         assert spec["kinds"], f"{key}: kinds missing"

@@ -70,16 +70,28 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def is_our_export(folder: str | Path) -> bool:
+    """The folder holds a manifest.json written by this exporter."""
+    try:
+        return json.loads((Path(folder) / "manifest.json").read_text()).get("generator") == GENERATOR
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def exported_question_ids(folder: str | Path) -> set[str]:
+    """Question ids listed in an export's manifest (empty when the folder is not ours)."""
+    try:
+        items = json.loads((Path(folder) / "manifest.json").read_text()).get("items") or []
+    except (OSError, ValueError, AttributeError):
+        return set()
+    return {i["question_id"] for i in items}
+
+
 def check_replaceable(folder: Path) -> None:
     """Refuse to replace a non-empty folder that holds no manifest of ours (a published benchmark, say)."""
     if not folder.exists():
         return
-    manifest = folder / "manifest.json"
-    try:
-        ours = json.loads(manifest.read_text()).get("generator") == GENERATOR
-    except (OSError, ValueError, AttributeError):
-        ours = False
-    if not ours and any(folder.iterdir()):
+    if not is_our_export(folder) and any(folder.iterdir()):
         raise ExportError(f"{folder} exists and was not written by hvbench's export (no manifest.json of ours); "
                           "choose another benchmark name or move that folder away")
 

@@ -50,6 +50,8 @@ def _scores_markdown(rows: list[dict]) -> str:
 @dg.asset(
     name="eval_responses",
     partitions_def=eval_partitions,
+    # our own benchmark is exported by benchmark_export: a new export marks its evaluations stale
+    deps=["benchmark_export"],
     group_name="evaluation",
     kinds={"duckdb", "openai"},
     code_version=f"{EVAL_CODE_VERSION}:{PROMPT_VERSION}:{JUDGE_PROMPT_VERSION}",
@@ -127,6 +129,24 @@ def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings,
     return dg.MaterializeResult(metadata=metadata, check_results=[check])
 
 
+def review_baseline(wh, name: str, evaluation: EvaluationSettings, settings: HvbenchSettings) -> dict | None:
+    """For a benchmark we exported: the reviewers' blind-choice accuracy per task on its items (None when nobody
+    reviewed them)."""
+    from hvbench_assets.core.benchmark.export import exported_question_ids, is_our_export
+    from hvbench_assets.core.curation.agreement import human_baseline, reviewer_accuracy
+    from hvbench_assets.core.curation.state import curate, excluded_tasks
+    from hvbench_assets.core.curation.store import load_state
+
+    roots = evaluation.roots(settings.data_dir)
+    if name not in roots or not is_our_export(roots[name][0]) or not wh.has_table("review_decisions"):
+        return None
+    ids = exported_question_ids(roots[name][0])
+    s = load_state(wh)
+    questions = [q for q in s["questions"] if q["question_id"] in ids]
+    reviewed = curate(questions, s["decisions"], excluded_tasks(settings.review_exclude), s["assignments"])
+    return human_baseline(reviewer_accuracy(questions, s["decisions"], reviewed)) or None
+
+
 @dg.asset(
     name="eval_report",
     partitions_def=eval_benchmarks_partitions,
@@ -140,7 +160,8 @@ def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings,
 def eval_report(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                 evaluation: EvaluationSettings) -> dg.MaterializeResult:
     name = context.partition_key
-    human = load_baseline_file(evaluation.human_baseline) if evaluation.human_baseline else None
+    human = load_baseline_file(evaluation.human_baseline) if evaluation.human_baseline else \
+        review_baseline(warehouse.get(), name, evaluation, settings)
     out_dir = Path(settings.data_dir) / "reports" / name
     data, paths = report_for(warehouse.get(), name, human=human, out_dir=out_dir,
                              item_max_unparsed=evaluation.item_max_unparsed)
