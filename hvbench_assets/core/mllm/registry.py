@@ -11,6 +11,7 @@ Environment overrides (NAME is the entry name upper-cased, non-alphanumerics as 
   HVBENCH_MLLM_<NAME>_<FIELD>      any other numeric/bool field (MAX_FRAMES, TIMEOUT_S, WEIGHT, …)
   HVBENCH_MLLM_MODELS=a,b          the active models (ensembles, evaluation); default: every configured one
   HVBENCH_DESCRIBER_MODEL=a        the model writing L4/L5/L11 descriptions
+  HVBENCH_MIN_ANSWERERS=3          the fewest answering models a synthesis ensemble runs with
 
 A variable that is set but empty clears the field: `HVBENCH_MLLM_GPT4O_API_KEY_ENV=` means "no key",
 an empty BASE_URL leaves the entry unconfigured, an empty boolean is false; numbers have no empty
@@ -170,6 +171,7 @@ class ModelRegistry:
     models: dict[str, ModelSpec]
     active_names: tuple[str, ...] = ()
     describer_name: str = ""
+    min_answerers: int = 3  # synthesis: fewer active models than this and the descriptive tasks are blocked
     source: str = ""
     defaults: dict = field(default_factory=dict, compare=False, repr=False)  # the file's [defaults]
     environ: Mapping[str, str] | None = field(default=None, compare=False, repr=False)  # None: os.environ
@@ -248,7 +250,13 @@ def parse_registry(data: Mapping, environ: Mapping[str, str] | None = None, sour
     if not active:
         active = tuple(data.get("active", ()))
     describer = environ.get("HVBENCH_DESCRIBER_MODEL", "").strip() or str(data.get("describer", ""))
+    raw_min = environ.get("HVBENCH_MIN_ANSWERERS", "").strip() or data.get("min_answerers", 3)
+    try:
+        min_answerers = int(raw_min)
+    except (TypeError, ValueError):
+        raise ValueError(f"{source}: min_answerers (or HVBENCH_MIN_ANSWERERS) must be a whole number, got {raw_min!r}") from None
     return ModelRegistry(models=models, active_names=active, describer_name=describer, source=source,
+                         min_answerers=min_answerers,
                          defaults=defaults, environ=None if environ is os.environ else environ)
 
 

@@ -1,9 +1,11 @@
-"""AR (attitude recognition): the first half of the synthesis chain on the most-present person."""
+"""AR (attitude recognition): the first half of the synthesis chain (caption, question) on the most-present
+person; its steps are stored in synthesis_steps like the descriptive tasks'. The options are fixed."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hvbench_assets.core.synthesis.steps import StepLog
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.prompts import ATTITUDE_CAPTION, ATTITUDE_QUESTION
@@ -35,13 +37,18 @@ def select_ar(labels: ClipLabels, p: ArParams) -> Verdict:
 def build_ar(ctx: BuildContext) -> Draft | Pending:
     tids = tuple(ctx.verdict.target_track_ids)
     appearance = " ".join((ctx.labels.by_track("appearance").get(t) or {}).get("text") or "" for t in tids).strip()
+    log = StepLog()
     caption = ctx.ask(ATTITUDE_CAPTION, video=ctx.red_box_video(tids), appearance=appearance)
     if not caption.ok:
-        return Pending("failed", f"attitude caption call failed: {caption.error}", call_ids=[caption.call_id])
+        log.add("caption", {"error": caption.error}, "failed", call=caption)
+        return Pending("failed", f"attitude caption call failed: {caption.error}", call_ids=[caption.call_id],
+                       steps=log.steps)
+    log.add("caption", {"raw": caption.text, "appearance": appearance}, call=caption)
     qa = ctx.ask(ATTITUDE_QUESTION, appearance=appearance, caption=caption.text)
     calls = [caption.call_id, qa.call_id]
     if not qa.ok:
-        return Pending("failed", f"question call failed: {qa.error}", call_ids=calls)
+        log.add("question", {"error": qa.error}, "failed", call=qa)
+        return Pending("failed", f"question call failed: {qa.error}", call_ids=calls, steps=log.steps)
     try:
         obj = json_object(qa.text)
         question = str(obj.get("question") or "").strip()
@@ -51,7 +58,9 @@ def build_ar(ctx: BuildContext) -> Draft | Pending:
         if attitude not in ("positive", "negative", "neutral"):
             raise BadReply(f"attitude {attitude!r} is not positive, negative or neutral")
     except BadReply as exc:
-        return Pending("failed", f"question reply unusable: {exc}", call_ids=calls)
+        log.add("question", {"raw": qa.text, "error": str(exc)}, "failed", call=qa)
+        return Pending("failed", f"question reply unusable: {exc}", call_ids=calls, steps=log.steps)
+    log.add("question", {"raw": qa.text, "question": question, "answer": attitude}, call=qa)
     truth = attitude.capitalize()
     return Draft(
         question=question,
@@ -59,5 +68,5 @@ def build_ar(ctx: BuildContext) -> Draft | Pending:
         distractors=[Option(a, "fixed") for a in ATTITUDES if a != truth],
         marking={"kind": "red_box", "track_ids": list(tids)},
         provisional=True,  # one describer's answer until the synthesis ensemble confirms it
-        call_ids=calls, details={"caption": caption.text},
+        call_ids=calls, details={"caption": caption.text}, steps=log.steps,
     )

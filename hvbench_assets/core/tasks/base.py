@@ -26,6 +26,8 @@ class Draft:
     call_ids: list[str] = field(default_factory=list)
     annotation_ids: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)  # what the build measured or decided (stored with the rule params)
+    rule_params: dict[str, Any] = field(default_factory=dict)  # top-level rule_params entries (ER: polarity)
+    steps: list[dict[str, Any]] = field(default_factory=list)  # synthesis_steps of a synthesized question
 
 
 @dataclass
@@ -37,6 +39,7 @@ class Pending:
     call_ids: list[str] = field(default_factory=list)
     annotation_ids: list[str] = field(default_factory=list)
     rule: str | None = None
+    steps: list[dict[str, Any]] = field(default_factory=list)  # synthesis_steps up to where it stopped
 
 
 class ModelAnswer(Protocol):
@@ -59,3 +62,6 @@ class BuildContext:
     # the red-box video of some tracks, rendered once per (clip, tracks) and shared
     red_box_video: Callable[[tuple[int, ...]], Path] | None = None
     annotation: Mapping[str, Any] | None = None  # the latest human annotation for this clip and task
+    # the question video of any marking ({"kind": "letters", "letters": {...}}), rendered once and shared
+    marked_video: Callable[[Mapping[str, Any]], Path] | None = None
+    synthesis: Any = None  # core.synthesis.calls.SynthesisModels: writer + answering models (descriptive tasks)

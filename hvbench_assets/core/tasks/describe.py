@@ -76,9 +76,8 @@ def task_table_markdown() -> str:
 
     lines = ["| asset | task | labels (Table 9) | labels our rules add | video | truth |", "|---|---|---|---|---|---|"]
     for f in FAMILIES:
-        truth = "synthesis stage (not built yet)" if f.descriptive else f.truth
         ours = f"{labels(f.ours)}: {f.why_ours}" if f.ours else "-"
-        lines.append(f"| `{f.asset}` | {f.abbrev} | {labels(f.labels)} | {ours} | {f.marking} | {truth} |")
+        lines.append(f"| `{f.asset}` | {f.abbrev} | {labels(f.labels)} | {ours} | {f.marking} | {f.truth} |")
     return "\n".join(lines)
 
 

@@ -1,12 +1,14 @@
-"""Selection rules of the six descriptive families (ER, ETA, EIC, H2T, BTA, BCA). Their questions come
-from the distractor-included synthesis chain (caption -> ensemble answers -> ranking -> perturbation),
-which is a stage of its own; here a selected clip is recorded as `pending_synthesis`."""
+"""The six descriptive families (ER, ETA, EIC, H2T, BTA, BCA): their selection rules here, their questions
+from the distractor-included synthesis chain (core/synthesis: caption -> question -> ensemble answers ->
+weighted ranking -> perturbation -> option checks)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hvbench_assets.core.tasks.base import BuildContext, Pending
+from hvbench_assets.core.synthesis import chain
+from hvbench_assets.core.synthesis.tasks import SYNTHESIS_TASKS
+from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.rules import (
     Verdict,
@@ -36,8 +38,19 @@ def _target(labels: ClipLabels, rule: str, m: dict, why: str) -> Verdict:
     return Verdict(True, rule, why, m, target=list(target.track_ids), target_track_ids=target.track_ids)
 
 
+def _with_face_description(v: Verdict, labels: ClipLabels) -> Verdict:
+    """ER and ETA caption the target from its L5 face description: without one there is nothing to ask."""
+    if not v.selected:
+        return v
+    l5 = labels.by_track("facial_description")
+    if not any((l5.get(t) or {}).get("status") == "ok" and (l5.get(t) or {}).get("text") for t in v.target_track_ids):
+        return reject("facial_description", f"no L5 facial description for the target track(s) "
+                      f"{list(v.target_track_ids)}", v.measured)
+    return v
+
+
 def select_er(labels: ClipLabels, p: DescriptiveParams) -> Verdict:
-    return _target(labels, "er", {}, "the most-present person")
+    return _with_face_description(_target(labels, "er", {}, "the most-present person"), labels)
 
 
 def _long_clip(labels: ClipLabels, p: DescriptiveParams, rule: str) -> Verdict:
@@ -48,7 +61,7 @@ def _long_clip(labels: ClipLabels, p: DescriptiveParams, rule: str) -> Verdict:
 
 
 def select_eta(labels: ClipLabels, p: DescriptiveParams) -> Verdict:
-    return _long_clip(labels, p, "eta")
+    return _with_face_description(_long_clip(labels, p, "eta"), labels)
 
 
 def select_bta(labels: ClipLabels, p: DescriptiveParams) -> Verdict:
@@ -76,6 +89,15 @@ def select_h2t(labels: ClipLabels, p: DescriptiveParams) -> Verdict:
     return _target(labels, "h2t", m, "the most-present person among 3-7 people")
 
 
-def build_pending_synthesis(ctx: BuildContext) -> Pending:
-    return Pending("pending_synthesis", "selected; the question is written by the synthesis stage "
-                   "(caption, ensemble answers, ranking, perturbation), which is not built yet")
+def _build(abbrev: str):
+    def build(ctx: BuildContext) -> Draft | Pending:
+        if ctx.synthesis is None:
+            return Pending("blocked", "the synthesis needs a writer and answering models (none given)", rule="model")
+        return chain.build(SYNTHESIS_TASKS[abbrev], ctx)
+
+    build.__name__ = f"build_{abbrev.lower()}"
+    return build
+
+
+build_er, build_eta, build_eic, build_h2t, build_bta, build_bca = (
+    _build(a) for a in ("ER", "ETA", "EIC", "H2T", "BTA", "BCA"))

@@ -1,6 +1,6 @@
 """One task family on one clip: select, build, place the answer, and the rows to store.
 
-    outcome = run_family(family, labels, ask=..., red_box_video=..., annotation=...)
+    outcome = run_family(family, labels, ask=..., red_box_video=..., annotation=..., synthesis=...)
     rows = outcome.rows(balance)       # candidate + question rows, the answer slot balanced across the task
 
 Dagster-free: the task assets call it, tests call it on hand-made label rows.
@@ -66,6 +66,11 @@ class Outcome:
             return self.result.status
         return "selected"
 
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        """synthesis_steps of this question (descriptive families and AR), in order."""
+        return list(getattr(self.result, "steps", None) or [])
+
     def candidate_row(self) -> dict[str, Any]:
         v, r = self.verdict, self.result
         reason = r.reason if isinstance(r, Pending) else v.reason if v else ""
@@ -99,13 +104,13 @@ class Outcome:
         position = balanced_position(n, balance.used, balance.offered, rng_for(self.qid + ":slot"))
         options, letters = assemble(r.truth, r.distractors, position, rng_for(self.qid + ":order"))
         marking = dict(r.marking)
-        if marking["kind"] == "letters":
+        if marking["kind"] == "letters" and "letters" not in marking:  # person options get their slot's letter
             by_person = {p.index: p for p in v.persons}
             marking["letters"] = {str(t): letters[i] for i, p in by_person.items() if i in letters for t in p.track_ids}
         answer = options[position]
         return {**base, "status": r.status, "provisional": r.provisional, "question": r.question, "options": options,
                 "answer": answer["letter"], "answer_text": answer["text"], "video_path": None, "marking": marking,
-                "rule_params": {**params, "build": r.details}, "call_ids": r.call_ids,
+                "rule_params": {**params, "build": r.details, **r.rule_params}, "call_ids": r.call_ids,
                 "annotation_ids": r.annotation_ids}, marking
 
 
@@ -115,6 +120,8 @@ def run_family(
     ask: Callable | None = None,
     red_box_video: Callable[[tuple[int, ...]], Path] | None = None,
     annotation: Callable[[tuple[int, ...]], Mapping[str, Any] | None] | None = None,
+    marked_video: Callable[[Mapping[str, Any]], Path] | None = None,
+    synthesis: Any = None,
 ) -> Outcome:
     """Select, then build. `annotation(target track ids)` returns the latest human annotation for the
     family's kind (HC, AST, TSA); model calls happen in the build through `ask`."""
@@ -123,7 +130,7 @@ def run_family(
         return Outcome(family, labels, verdict, None, None)
     qid = question_id(family.task, labels.clip.sha256, verdict.target, family.fingerprint())
     ctx = BuildContext(labels=labels, verdict=verdict, rng=rng_for(qid), params=family.params, ask=ask,
-                       red_box_video=red_box_video,
+                       red_box_video=red_box_video, marked_video=marked_video, synthesis=synthesis,
                        annotation=annotation(verdict.target_track_ids) if annotation and family.annotation else None)
     return Outcome(family, labels, verdict, qid, family.build(ctx))
 

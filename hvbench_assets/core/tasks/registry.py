@@ -13,6 +13,7 @@ from typing import Any
 
 from hvbench_assets.core.benchmark.tasks import TASK_BY_ABBREV, TaskInfo
 from hvbench_assets.core.mllm.prompts import Prompt
+from hvbench_assets.core.synthesis.tasks import SYNTHESIS_TASKS
 from hvbench_assets.core.tasks import actions, attitude, descriptive, people, prompts, speech, speech_content
 
 
@@ -30,7 +31,7 @@ class TaskFamily:
     rule_version: str = "1"
     prompts: tuple[Prompt, ...] = ()
     annotation: str | None = None  # count | action: the truth is a human's
-    descriptive: bool = False  # written by the synthesis stage
+    descriptive: bool = False  # written by the distractor-included synthesis (core/synthesis)
     truth: str = "labels"  # where the right answer comes from, in words (README)
 
     @property
@@ -46,6 +47,11 @@ class TaskFamily:
         return bool(self.prompts) or self.descriptive
 
     @property
+    def records_steps(self) -> bool:
+        """Its chain is stored step by step in synthesis_steps (the six descriptive families and AR)."""
+        return self.descriptive or self.abbrev == "AR"
+
+    @property
     def reads(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(self.labels + self.ours))
 
@@ -58,24 +64,29 @@ class TaskFamily:
 
 _GROUPING = "L7 speaking tracks are counted as people through L1 tracks merged by L2"
 _DESC = descriptive.DescriptiveParams()
+_ENSEMBLE = "ensemble: weighted scores pick one model answer; perturbed runners-up"
 
 FAMILIES: tuple[TaskFamily, ...] = (
     TaskFamily("emotion_recognition", "ER", ("human_tracks", "appearance", "facial_description"), (), "",
-               "red_box", descriptive.select_er, descriptive.build_pending_synthesis, _DESC, descriptive=True),
+               "red_box", descriptive.select_er, descriptive.build_er, _DESC, descriptive=True,
+               prompts=SYNTHESIS_TASKS["ER"].prompts, truth=_ENSEMBLE),
     TaskFamily("emotion_temporal_analysis", "ETA", ("human_tracks", "appearance", "facial_description"), (), "",
-               "red_box", descriptive.select_eta, descriptive.build_pending_synthesis, _DESC, descriptive=True),
+               "red_box", descriptive.select_eta, descriptive.build_eta, _DESC, descriptive=True,
+               prompts=SYNTHESIS_TASKS["ETA"].prompts, truth=_ENSEMBLE),
     TaskFamily("attitude_recognition", "AR", ("human_tracks", "appearance"), ("person_count",),
                "the most-present person is an L2 identity (its tracks merged)", "red_box",
                attitude.select_ar, attitude.build_ar, attitude.ArParams(),
                prompts=(prompts.ATTITUDE_CAPTION, prompts.ATTITUDE_QUESTION),
-               truth="one describer's answer (provisional until the ensemble)"),
+               truth="one describer's answer (the synthesis's first half: caption, question; provisional)"),
     TaskFamily("emotion_intensity_comparison", "EIC", ("human_tracks",), (), "", "letters",
-               descriptive.select_eic, descriptive.build_pending_synthesis, _DESC, descriptive=True),
+               descriptive.select_eic, descriptive.build_eic, _DESC, descriptive=True,
+               prompts=SYNTHESIS_TASKS["EIC"].prompts, truth=_ENSEMBLE),
     TaskFamily("text_to_human", "T2H", ("human_tracks", "person_count", "appearance"), (), "", "letters",
                people.select_t2h, people.build_t2h, people.T2hParams(), prompts=(prompts.PERSON_DESCRIPTION,),
                truth="L1 target; a model describes it"),
     TaskFamily("human_to_text", "H2T", ("human_tracks", "person_count", "appearance"), (), "", "red_box",
-               descriptive.select_h2t, descriptive.build_pending_synthesis, _DESC, descriptive=True),
+               descriptive.select_h2t, descriptive.build_h2t, _DESC, descriptive=True,
+               prompts=SYNTHESIS_TASKS["H2T"].prompts, truth=_ENSEMBLE),
     TaskFamily("human_counting", "HC", ("human_tracks", "person_count"), (), "", "none",
                people.select_hc, people.build_hc, people.HcParams(), annotation="count", truth="human count"),
     TaskFamily("appearance_time_detection", "ATD", ("human_tracks", "appearance"), ("person_count",),
@@ -83,9 +94,11 @@ FAMILIES: tuple[TaskFamily, ...] = (
                people.select_atd, people.build_atd, people.AtdParams(), prompts=(prompts.PERSON_DESCRIPTION,),
                truth="L1 time range; a model describes the person"),
     TaskFamily("behavior_temporal_analysis", "BTA", ("human_tracks", "appearance"), (), "", "red_box",
-               descriptive.select_bta, descriptive.build_pending_synthesis, _DESC, descriptive=True),
+               descriptive.select_bta, descriptive.build_bta, _DESC, descriptive=True,
+               prompts=SYNTHESIS_TASKS["BTA"].prompts, truth=_ENSEMBLE),
     TaskFamily("behavior_causality_analysis", "BCA", ("human_tracks", "appearance"), (), "", "red_box",
-               descriptive.select_bca, descriptive.build_pending_synthesis, _DESC, descriptive=True),
+               descriptive.select_bca, descriptive.build_bca, _DESC, descriptive=True,
+               prompts=SYNTHESIS_TASKS["BCA"].prompts, truth=_ENSEMBLE),
     TaskFamily("action_at_specified_time", "AST", ("human_tracks",), ("person_count", "appearance"),
                "L4 gives the model context for distractor actions (BTA's action list once synthesis exists)",
                "red_box", actions.select_ast, actions.build_ast, actions.ActionParams(),

@@ -5,7 +5,7 @@ Statuses of a question: `draft` (built automatically, not reviewed), `awaiting_a
 human: a count or an action-time pair), `awaiting_review`; curation later sets `accepted` / `rejected`.
 A candidate is `selected` (a question or an annotation request exists), `rejected` (a rule failed: `rule`
 and `reason` say which and the measured value), `blocked` (a model or setting is missing), `failed` (a
-model answered garbage), `awaiting_annotation` or `pending_synthesis` (the descriptive families).
+model answered garbage) or `awaiting_annotation`.
 """
 
 from __future__ import annotations

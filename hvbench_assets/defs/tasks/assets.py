@@ -6,13 +6,16 @@ re-materializing replaces both in one transaction, with the answer slot balanced
 questions on other clips under the same lock.
 """
 
+import json
 
 import dagster as dg
 
 from hvbench_assets.core.media import MediaError
-from hvbench_assets.core.mllm import ModelNotConfigured
+from hvbench_assets.core.mllm import ModelNotConfigured, load_registry
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
 from hvbench_assets.core.render.questions import question_video_path, render_question_video
+from hvbench_assets.core.synthesis.calls import SynthesisModels, ensemble_fingerprint, too_few_answerers
+from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS, step_rows
 from hvbench_assets.core.tasks import annotations
 from hvbench_assets.core.tasks.calls import ModelUnreachable, asker
 from hvbench_assets.core.tasks.labels import PAPER_LABEL, LabelsMissing, load_labels
@@ -25,14 +28,29 @@ from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 
 
+def _configured_ensemble() -> str:
+    try:
+        reg = load_registry()
+        return ensemble_fingerprint(reg.active(), reg.min_answerers)
+    except (ModelNotConfigured, ValueError, OSError):
+        return "unconfigured"
+
+
+_ENSEMBLE = _configured_ensemble()
+
+
 def code_version(family: TaskFamily) -> str:
-    """Rule version, thresholds, prompts, and (for model-built families) the model that writes them."""
+    """Rule version, thresholds, prompts, and (for model-built families) the model that writes them; the
+    descriptive families add their answering models and weights."""
     version = family.fingerprint()
+    if family.descriptive:
+        version += f"-e{_ENSEMBLE}"
     return f"{version}-m{describer_fingerprint(_DESCRIBER)}" if family.needs_model else version
 
 
 def _description(family: TaskFamily) -> str:
-    how = ("selection only; questions come from the synthesis stage" if family.descriptive
+    how = ("distractor-included synthesis: caption, question, ensemble answers, weighted ranking, perturbation"
+           if family.descriptive
            else "truth from a human annotation" if family.annotation
            else "built with a model" if family.needs_model else "built from labels")
     return f"{family.abbrev} ({family.task}): per-clip selection verdict and question ({how})"
@@ -53,7 +71,8 @@ def task_asset(family: TaskFamily) -> dg.AssetsDefinition:
         metadata={"task": family.task, "abbrev": family.abbrev, "category": family.info.category,
                   "labels_table9": ", ".join(f"{PAPER_LABEL[x]} {x}" for x in family.labels),
                   "labels_ours": ", ".join(f"{PAPER_LABEL[x]} {x}" for x in family.ours) or "-",
-                  "marking": family.marking, "tables": "task_candidates, questions"},
+                  "marking": family.marking,
+                  "tables": "task_candidates, questions" + (", synthesis_steps" if family.records_steps else "")},
     )
     def _asset(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                mllm: MllmResource) -> dg.MaterializeResult:
@@ -72,10 +91,18 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
         try:
             spec = mllm.describer()
         except ModelNotConfigured as exc:
-            row = blocked_row(family, f"needs a model: {exc}")
-            _write(wh, vid, family, row, None, prov)
-            return dg.MaterializeResult(metadata={"status": "blocked", "reason": row["reason"], "questions": 0})
+            ensemble = "; the synthesis also needs answering models (HVBENCH_MLLM_MODELS)" if family.descriptive else ""
+            return _blocked(wh, vid, family, prov, f"needs a model: {exc}{ensemble}")
         prov["model"] = spec.model_id
+    answerers = []
+    if family.descriptive:
+        reg = mllm.registry()
+        try:
+            answerers = reg.active()
+        except ModelNotConfigured as exc:
+            return _blocked(wh, vid, family, prov, f"an answering model is not usable: {exc}")
+        if reason := too_few_answerers(answerers, reg.min_answerers, reg.source):
+            return _blocked(wh, vid, family, prov, reason)
     try:
         labels = load_labels(wh, vid, family.reads)
     except LabelsMissing as exc:
@@ -87,11 +114,17 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
         return render_question_video(clip.path, clip.sha256, labels.tracks,
                                      {"kind": "red_box", "track_ids": sorted(track_ids)}, out_dir)
 
+    def marked_video(marking):
+        return render_question_video(clip.path, clip.sha256, labels.tracks, marking, out_dir)
+
     client = mllm.client(wh) if spec else None
+    synthesis = (SynthesisModels(client, spec, answerers, vid, family.task, mllm.registry().min_answerers)
+                 if family.descriptive else None)
     try:
         outcome = run_family(
             family, labels, ask=asker(client, spec, vid, family.task) if spec else None, red_box_video=red_box_video,
             annotation=(lambda tids: annotations.latest(wh, vid, family.annotation, tuple(tids))),
+            marked_video=marked_video, synthesis=synthesis,
         )
     except ModelUnreachable as exc:
         raise dg.Failure(description=str(exc)) from exc  # transient: a rerun pays only for uncached calls
@@ -107,9 +140,9 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
         if question is not None and marking is not None:
             question["video_path"] = str(question_video_path(out_dir, clip.path, clip.sha256, marking))
         holder.update(question=question, marking=marking)
-        return _items(vid, family, candidate, question, prov)
+        return _items(vid, family, candidate, question, prov, outcome.steps, outcome.qid)
 
-    wh.read_then_replace((TASK_CANDIDATES, QUESTIONS), build)
+    wh.read_then_replace((TASK_CANDIDATES, QUESTIONS) + ((SYNTHESIS_STEPS,) if family.records_steps else ()), build)
     question, marking = holder["question"], holder["marking"]
     if marking is not None:
         try:
@@ -124,6 +157,7 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
         "status": candidate["status"], "rule": candidate["rule"], "reason": candidate["reason"] or "",
         "measured": dg.MetadataValue.json(candidate["measured"]), "questions": int(bool(question and question["answer"])),
         "dagster/row_count": 1 + int(question is not None), "model_calls": len(calls),
+        **(synthesis_overview(wh, family, synthesis) if synthesis else {}),
         "preview": dg.MetadataValue.md(preview_markdown([question]) if question else
                                        f"{candidate['status']}: {candidate['reason']}"),
         **({"question_video": dg.MetadataValue.path(question["video_path"])} if question and question["video_path"] else {}),
@@ -140,9 +174,35 @@ def task_overview(wh, family: TaskFamily) -> dict:
             "task_answer_letters": dg.MetadataValue.json({r["answer"]: r["n"] for r in letters})}
 
 
-def _items(vid, family, candidate, question, prov):
+def synthesis_overview(wh, family: TaskFamily, synthesis: SynthesisModels) -> dict:
+    """This run's calls (made vs cached, tokens) and, across the task, how often the winning answer was
+    each answering model's own (agreement with the ensemble)."""
+    totals = wh.query("SELECT payload FROM synthesis_steps WHERE task = ? AND step = 'total'", [family.task])
+    won: dict[str, int] = {}
+    for r in totals:
+        payload = json.loads(r["payload"]) if isinstance(r["payload"], str) else r["payload"]
+        for model, own in (payload.get("agreement") or {}).items():
+            won[model] = won.get(model, 0) + int(bool(own))
+    n = len(totals)
+    return {"synthesis_calls": dg.MetadataValue.json(synthesis.stats.as_dict()),
+            "answerers": dg.MetadataValue.json(synthesis.weights),
+            "ensemble_agreement": dg.MetadataValue.json(
+                {m: f"{won.get(m, 0)}/{n}" for m in synthesis.weights} if n else {})}
+
+
+def _blocked(wh, vid, family, prov, reason) -> dg.MaterializeResult:
+    row = blocked_row(family, reason)
+    _write(wh, vid, family, row, None, prov)
+    return dg.MaterializeResult(metadata={"status": "blocked", "reason": row["reason"], "questions": 0})
+
+
+def _items(vid, family, candidate, question, prov, steps=(), qid=None):
     key = {"video_id": vid, "task": family.task}
-    return [(TASK_CANDIDATES, key, [candidate], prov), (QUESTIONS, key, [question] if question else [], prov)]
+    items = [(TASK_CANDIDATES, key, [candidate], prov), (QUESTIONS, key, [question] if question else [], prov)]
+    if family.records_steps:
+        items.append((SYNTHESIS_STEPS, key, step_rows(list(steps), vid, family.task, family.abbrev, qid,
+                                                      prov["code_version"]), None))
+    return items
 
 
 def _write(wh, vid, family, candidate, question, prov) -> None:
