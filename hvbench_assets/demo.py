@@ -4,8 +4,9 @@
 
 Drops videos into the inbox (generated samples unless --videos is given), lets the real inbox sensor
 pick them up, runs `raw_video_job` for every file and `clip_labels_job` for every kept clip on the
-local Dagster instance (DAGSTER_HOME, so the runs show in the UI afterwards), then prints what the
-warehouse holds.
+local Dagster instance (DAGSTER_HOME, so the runs show in the UI afterwards), then `curation_job` and
+`benchmark_job` (pool, blind leakage filter, export folder), prints what the warehouse holds, and
+evaluates the export with every configured answering model (or says how to configure one).
 """
 
 import argparse
@@ -23,6 +24,7 @@ from hvbench_assets.core.media import write_video
 from hvbench_assets.core.media.encode import AUDIO_RATE
 from hvbench_assets.core.settings import PROJECT_ROOT
 from hvbench_assets.core.tasks.describe import questions_text
+from hvbench_assets.demo_benchmark import assemble, evaluate_export
 from hvbench_assets.samples import photos
 
 
@@ -112,6 +114,8 @@ def _execute(job_fn, req: dg.RunRequest, instance: dg.DagsterInstance) -> bool:
 
 def run(videos: Path | None) -> int:
     from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
+    from hvbench_assets.defs.benchmark.resources import build_benchmark_resource
+    from hvbench_assets.defs.evaluation.resources import build_evaluation_resource
     from hvbench_assets.defs.mllm_resources import build_mllm_resource
     from hvbench_assets.defs.resources import build_core_resources
 
@@ -119,6 +123,7 @@ def run(videos: Path | None) -> int:
     # fields set from the environment are EnvVars until Dagster resolves them; resolve them the same way here
     settings = resources["settings"].process_config_and_initialize()
     warehouse = resources["warehouse"].process_config_and_initialize().get()
+    benchmark = build_benchmark_resource().process_config_and_initialize()
     inbox = settings.inbox
     if videos:
         inbox.mkdir(parents=True, exist_ok=True)
@@ -158,10 +163,21 @@ def run(videos: Path | None) -> int:
             success = _execute(jobs[req.job_name], req, instance)
             ok &= success
             print(f"  videos/{req.partition_key}: {'ok' if success else 'FAILED (see the run in the UI)'}")
+        if warehouse.has_table("questions"):  # the clips' questions -> the exported benchmark
+            built, bench_lines = assemble(instance, warehouse, benchmark, settings.data_dir)
+            ok &= built
     print()
     print(summary(warehouse))
     print("\n== questions (hvbench questions --candidates prints them again) ==")
     print(questions_text(warehouse, candidates=True) if warehouse.has_table("questions") else "no task ran")
+    if warehouse.has_table("questions"):
+        print("\n" + "\n".join(bench_lines))
+        if built:
+            evaluated, eval_lines = evaluate_export(warehouse, resources["mllm"].process_config_and_initialize(),
+                                                    build_evaluation_resource().process_config_and_initialize(),
+                                                    settings, benchmark)
+            ok &= evaluated
+            print("\n".join(eval_lines))
     print(f"\nWarehouse: {warehouse.path}\nOpen the UI:  DAGSTER_HOME={os.environ.get('DAGSTER_HOME')} "
           f".venv/bin/dagster dev -w workspace.yaml   (then http://127.0.0.1:3000)")
     gaps = ran_without(warehouse, resources["mllm"].process_config_and_initialize(), generated=not videos)

@@ -27,7 +27,7 @@ from hvbench_assets.core.warehouse import Warehouse
 
 # Which label tables the right answer is read from, per task (the rest only gate the selection).
 ANSWER_LABELS: dict[str, tuple[str, ...]] = {
-    "ASD": ("speaker_scores",), "AVAD": ("speaker_scores",), "AVSM": ("voice_demographics", "demographics"),
+    "ASD": ("speaker_scores",), "AVSM": ("voice_demographics", "demographics"),
     "SCM": ("transcript",), "ATD": ("human_tracks",), "T2H": ("human_tracks", "appearance"),
     "H2T": ("appearance",), "AR": ("appearance",), "ER": ("facial_description",), "ETA": ("facial_description",),
 }
