@@ -20,6 +20,7 @@ from hvbench_assets.core.vision import HUMAN_TRACKS
 from hvbench_assets.defs.labels.vision import human_tracks
 from hvbench_assets.defs.labels.vision_resources import VisionResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets_tests.decode_counter import count_decodes
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = textwrap.dedent("""
@@ -57,8 +58,11 @@ def test_killed_run_keeps_rows_and_media_consistent(tmp_path, man_talking_head, 
     media = data / "media" / "man" / "human_tracks"
     with dg.DagsterInstance.get() as instance:
         instance.add_dynamic_partitions("videos", ["man"])
-        first = _materialize(instance, data, wh_path)
+        with count_decodes() as counts:
+            first = _materialize(instance, data, wh_path)
         assert first.success
+        # L1 and the key frame in its metadata come from one decode of the clip (+1: the probe's rotation check)
+        assert counts.video(man_talking_head) == probe_video(man_talking_head).frame_count + 1
         old = _crop_paths(wh)
         assert old and all(p.is_file() for p in old)
         first_dir = old[0].parent

@@ -83,6 +83,9 @@ class TrackingResult:
     frames_with_face: int
     video_decodes: int = 1
     timings: dict[str, float] = field(default_factory=dict)
+    # the detection frame that linked the most faces, kept from the pass so the UI's key frame needs no
+    # second decode: (frame index, image at buffer size, buffer pixels -> source pixels)
+    key_frame: tuple[int, np.ndarray, float] | None = None
 
     @property
     def face_presence(self) -> float:
@@ -135,6 +138,7 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
     buffer: dict[int, np.ndarray] = {}
     times: dict[int, float] = {}
     to_src = 1.0  # buffer pixels -> source pixels
+    key_frame = None
 
     def audio_span(st: _State):
         if audio is None:
@@ -205,7 +209,10 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
             dets, small, k = _detect(fr.image, backend, params, to_src, fine, whole, tracker.alive)
             persons = [scale(b, to_src / k) for b in backend.person.detect(small)] if backend.person else []
             t0 = clock.add("detect", t0)
-            for track, det, prev in tracker.update(fr.index, dets, verify=same_face, verify_after=verify_after):
+            linked = tracker.update(fr.index, dets, verify=same_face, verify_after=verify_after)
+            if len(linked) > (len(key_frame[3]) if key_frame else 0):
+                key_frame = (fr.index, fr.image, to_src, linked)
+            for track, det, prev in linked:
                 st = states.get(track.key) or states.setdefault(track.key, open_state(track, fr.index))
                 body = None
                 if backend.person is not None:
@@ -233,6 +240,7 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
     t0 = time.perf_counter()
     result = _finalize(finished, out_dir, fps, frame_count, params)
     clock.add("finalize", t0)
+    result.key_frame = key_frame[:3] if key_frame else None
     result.timings = dict(clock.t)
     return result
 

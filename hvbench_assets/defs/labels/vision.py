@@ -93,7 +93,7 @@ def human_tracks(context: dg.AssetExecutionContext, settings: HvbenchSettings, w
         "model": backend.model,
         "clip": dg.MetadataValue.path(str(clip.path)),
         "crop_dir": dg.MetadataValue.path(str(out_dir)),
-        **_key_frame(context, clip.path, load_tracks(wh, vid), out_dir),
+        **_key_frame(context, clip.path, load_tracks(wh, vid), out_dir, result.key_frame),
         "preview": _preview(tracks, ["track_id", "status", "first_s", "last_s", "coverage", "face_size_median",
                                      "n_detections", "face_clip_path"]),
     }))
@@ -104,10 +104,10 @@ def _in_progress(instance: dg.DagsterInstance, run_id: str) -> bool:
     return run is not None and not run.is_finished
 
 
-def _key_frame(context: dg.AssetExecutionContext, clip: Path, tracks, out_dir: Path) -> dict:
+def _key_frame(context: dg.AssetExecutionContext, clip: Path, tracks, out_dir: Path, kept) -> dict:
     """The stored boxes and letters on the frame showing the most tracks (nothing for a clip without faces)."""
     try:
-        drawn = render_key_frame(clip, tracks, out_dir / "key_frame.jpg")
+        drawn = render_key_frame(clip, tracks, out_dir / "key_frame.jpg", kept=kept)
     except (MediaError, OSError) as exc:  # a picture for the UI only: the labels are stored already
         context.log.warning(f"key frame of {clip} not drawn: {exc}")
         return {}
