@@ -60,11 +60,13 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def review_server(root: Path, *extra: str, exclude: str = "none"):
-    """`hvbench review` on 127.0.0.1:<free port> for the warehouse under `root`; yields its base URL."""
+def review_server(root: Path, *extra: str, exclude: str = "none", media_roots: tuple[Path, ...] = ()):
+    """`hvbench review` on 127.0.0.1:<free port> for the warehouse under `root`; yields its base URL.
+    Videos may lie in root/data, the shared clips folder and `media_roots`."""
     port = free_port()
     env = {**os.environ, "HVBENCH_DATA_DIR": str(root / "data"), "HVBENCH_REVIEW_EXCLUDE": exclude,
-           "HVBENCH_ALLOWED_ROOTS": str(SHARED_VIDEOS), "HVBENCH_DAGSTER_URL": "http://127.0.0.1:3999"}
+           "HVBENCH_ALLOWED_ROOTS": os.pathsep.join(map(str, (SHARED_VIDEOS, *media_roots))),
+           "HVBENCH_DAGSTER_URL": "http://127.0.0.1:3999"}
     log = open(root / f"review-{port}.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "hvbench_assets.cli", "review", "--warehouse", str(root / "wh.duckdb"),
                              "--port", str(port), *extra], env=env, stdout=log, stderr=subprocess.STDOUT)
