@@ -87,3 +87,19 @@ def test_explain_points_at_the_bad_l7_row_that_made_the_answer_wrong(tmp_path_fa
     assert cli_main(["explain", q["question_id"], "--warehouse", str(root / "wh.duckdb"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["answer_basis"]["tracks"] == _tracks_of(q, q["answer"])
     assert cli_main(["explain", "qnope", "--warehouse", str(root / "wh.duckdb")]) == 2
+
+
+def test_explain_lists_synthesis_steps_in_order(tpt):
+    from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS
+
+    wh, q = _wh(tpt), _asd(tpt)
+    steps = [{"question_id": q["question_id"], "abbrev": "ASD", "seq": i, "step": step, "attempt": 1, "model": model,
+              "weight": weight, "call_id": None, "cached": False, "status": "ok", "payload": payload}
+             for i, (step, model, weight, payload) in enumerate([
+                 ("answer", "m1", None, {"answer": "she talks"}), ("score", "m1", 2.0, {"scores": [9, 3]}),
+                 ("total", None, None, {"winner": 0})])]
+    wh.replace(SYNTHESIS_STEPS, {"video_id": "tpt", "task": q["task"]}, list(reversed(steps)))
+    data = explain_question(wh, q["question_id"])
+    assert [s["step"] for s in data["synthesis_steps"]] == ["answer", "score", "total"]
+    text = format_explanation(data)
+    assert "  1. score: m1 weight 2: " in text and text.index("0. answer") < text.index("2. total")

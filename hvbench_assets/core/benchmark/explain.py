@@ -227,7 +227,7 @@ def explain_question(warehouse: Warehouse, question_id: str) -> dict[str, Any]:
         "labels": labels,
         "model_calls": _calls(wh, q.get("call_ids") or []),
         "annotations": annotations,
-        "synthesis_steps": optional("synthesis_steps", "question_id = ?", [qid], "", ["payload"]),
+        "synthesis_steps": optional("synthesis_steps", "question_id = ?", [qid], " ORDER BY seq", ["payload"]),
         "pool": optional(QUESTION_POOL.name, "question_id = ?", [qid], "", ["options"]),
         "leakage": None if blind is None and verdicts is None else {"verdicts": verdicts or [], "answers": blind or []},
         "review": None if decisions is None else {
@@ -357,7 +357,9 @@ def format_explanation(data: Mapping[str, Any]) -> str:
         add("  no synthesis steps for this question")
     for s in steps or []:
         call = f" call {s['call_id'][:12]}" if s.get("call_id") else ""
-        add(f"  {s.get('step')}: {s.get('model') or '-'}{call}: {_short(s.get('payload'), 300)}")
+        weight = f" weight {s['weight']:g}" if s.get("weight") is not None else ""
+        status = f" [{s['status']}]" if s.get("status") not in (None, "ok") else ""
+        add(f"  {s.get('seq')}. {s.get('step')}: {s.get('model') or '-'}{weight}{call}{status}: {_short(s.get('payload'), 300)}")
 
     add("\n7. Pool and leakage")
     pool = data.get("pool")
