@@ -12,6 +12,7 @@ import numpy as np
 
 from hvbench_assets.core.media import iter_frames, probe_video, write_wav
 from hvbench_assets.core.media.errors import MediaError
+from hvbench_assets.core.media.frames import decoded_frames, to_bgr
 
 
 def sample_frames(
@@ -39,21 +40,22 @@ def sample_frames(
     picked_t: list[float] = []
     prev = None
     pending = 0  # index of the next target time
-    for f in iter_frames(path, start_s=start_s, end_s=end_s, max_side=max_side):
-        while pending < n and f.t + 1e-6 >= targets[pending]:
+    # decoded frames become pixels only when picked: converting every frame was most of the cost
+    for t, _index, frame in decoded_frames(path, start_s, end_s):
+        while pending < n and t + 1e-6 >= targets[pending]:
             # the frame nearest to the target: this one or the one before it; never one twice
-            best = prev if prev is not None and targets[pending] - prev.t < f.t - targets[pending] else f
-            if not picked_t or best.t > picked_t[-1]:
-                picked.append(best.image)
-                picked_t.append(best.t)
+            best = prev if prev is not None and targets[pending] - prev[0] < t - targets[pending] else (t, frame)
+            if not picked_t or best[0] > picked_t[-1]:
+                picked.append(to_bgr(best[1], max_side))
+                picked_t.append(best[0])
             pending += 1
         if pending == n:
             break
-        prev = f
+        prev = (t, frame)
     if prev is None and not picked:
         raise MediaError(Path(path), f"no frames between {start_s:.2f}s and {end:.2f}s")
-    if pending < n and prev is not None and (not picked_t or prev.t > picked_t[-1]):
-        picked.append(prev.image)  # the stream ended before the last target (duration metadata too long)
+    if pending < n and prev is not None and (not picked_t or prev[0] > picked_t[-1]):
+        picked.append(to_bgr(prev[1], max_side))  # the stream ended before the last target (duration metadata too long)
     return picked
 
 

@@ -1,7 +1,8 @@
 """The models of one synthesis run and the calls to them, through the shared client (cached, logged).
 
 The writer (the describer) writes captions, questions and perturbations; every answering model answers
-and scores. Frames of a question video are sampled once per (video, frame settings) and reused."""
+and scores. Frames of a question video are sampled once per (video, frame count) and reused: every video
+prompt of the chain asks for the same count, so a question decodes its video once."""
 
 from __future__ import annotations
 
@@ -61,10 +62,12 @@ class SynthesisModels:
     def _request(self, spec: ModelSpec, prompt: Prompt, video: Path | None, fields: dict) -> ChatRequest:
         frames = ()
         if video is not None and prompt.n_frames:
-            key = (str(video), prompt.n_frames, prompt.fps, spec.max_side)
+            # one decode per video for every model: sampled at the largest side any of them takes, each
+            # request shrinks to its model's max_side when encoding
+            key = (str(video), prompt.n_frames, prompt.fps)
             if key not in self._frames:
-                self._frames[key] = sample_frames(video, n_frames=prompt.n_frames, fps=prompt.fps,
-                                                  max_side=spec.max_side)
+                side = max(m.max_side for m in (self.writer, *self.answerers))
+                self._frames[key] = sample_frames(video, n_frames=prompt.n_frames, fps=prompt.fps, max_side=side)
             frames = self._frames[key]
         return ChatRequest(spec.name, prompt.user.format(**fields), frames=frames, system=prompt.system,
                            params=prompt.params, context={"video_id": self.video_id, "task": self.task,
@@ -78,10 +81,14 @@ class SynthesisModels:
         return results
 
     def write(self, prompt: Prompt, video: Path | None = None, **fields) -> ChatResult:
-        """One call to the writer."""
+        """One call to the writer; its model_calls row is queued (`flush` commits it with the others)."""
         req = self._request(self.writer, prompt, video, fields)
         return self._checked([self.client.chat(req.model, req.prompt, frames=req.frames, system=req.system,
-                                               params=req.params, context=req.context)])[0]
+                                               params=req.params, context=req.context, commit=False)])[0]
+
+    def flush(self) -> None:
+        """Commit every queued model_calls row (before a question naming them is stored)."""
+        self.client.flush()
 
     def each(self, prompt: Prompt, video: Path | None = None, **fields) -> list[ChatResult]:
         """The same prompt to every answering model, concurrently; results in registry order."""

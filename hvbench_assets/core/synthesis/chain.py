@@ -179,6 +179,8 @@ def synthesize(task: SynthesisTask, models: SynthesisModels, subject: Subject) -
         return _run(task, models, subject, log)
     except Stop as stop:
         return Pending(stop.status, stop.reason, call_ids=log.call_ids, rule=stop.rule, steps=log.steps)
+    finally:
+        models.flush()
 
 
 def _run(task: SynthesisTask, models: SynthesisModels, subject: Subject, log: StepLog) -> Draft:

@@ -11,7 +11,7 @@ from hvbench_assets.core.mllm.prompts import Prompt
 SYSTEM = ("You help build a multiple-choice video benchmark about people. Base every statement on what the "
           "frames show and follow the requested output format exactly.")
 _TEXT = {"temperature": 0.0, "max_tokens": 300}
-_VIDEO_FRAMES = 12
+_VIDEO_FRAMES = 12  # every video prompt: the question video is decoded once per question
 
 # -- 1. task-oriented captions ------------------------------------------------------------------
 ETA_CAPTION = Prompt(
@@ -24,7 +24,7 @@ ETA_CAPTION = Prompt(
 )
 
 BTA_CAPTION = Prompt(
-    name="synth_bta_caption", system=SYSTEM, n_frames=16, params=_TEXT,
+    name="synth_bta_caption", system=SYSTEM, n_frames=_VIDEO_FRAMES, params=_TEXT,
     user=("Watch the person inside the red box (appearance notes: {appearance}). Do this person's actions change "
           "over the video, and which actions do they perform, in order? Reply with JSON only: "
           "{{\"action_change\": true or false, \"action_sequence\": \"the actions in order, in one sentence\"}}"
@@ -32,7 +32,7 @@ BTA_CAPTION = Prompt(
 )
 
 BCA_CAPTION = Prompt(
-    name="synth_bca_caption", system=SYSTEM, n_frames=16, params=_TEXT,
+    name="synth_bca_caption", system=SYSTEM, n_frames=_VIDEO_FRAMES, params=_TEXT,
     user=("Watch the person inside the red box (appearance notes: {appearance}). Is there a cause and effect "
           "involving this person: something that makes them act or react, or something they do that brings "
           "about an event? If there is none, say so. Reply with JSON only: {{\"causal_events_exist\": true or "
