@@ -93,6 +93,8 @@ def test_leaking_question_is_removed_and_fair_ones_kept(built):
     assert all(not r.images for r in built["server"].requests) and {a["model"] for a in answers} == {"blind"}
     meta = built["result"].asset_materializations_for_node("blind_leakage")[0].metadata
     assert meta["removed"].value == 1 and "qplantedleak0001" in meta["most_guessable"].value
+    report = (built["root"] / "data" / "reports" / "ours" / "leakage.md").read_text()
+    assert "## Removed" in report and "| qplantedleak0001 | Emotion_Recognition | 4/4 right without video" in report
 
 
 def test_rerun_sends_no_request_and_pool_metadata_counts_per_task(built):

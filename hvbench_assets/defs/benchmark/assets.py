@@ -3,6 +3,8 @@ and `benchmark_job` running the three in order. The rules live in core/benchmark
 these assets read the warehouse, call them, write the tables and show counts per task."""
 
 
+from pathlib import Path
+
 import dagster as dg
 
 from hvbench_assets.core.benchmark.export import EXPORT_CODE_VERSION, ExportError, export_benchmark
@@ -117,8 +119,8 @@ def _blind_models(benchmark: BenchmarkSettings, mllm: MllmResource) -> tuple[lis
                 "questions right clearly above chance are removed",
     metadata=table_definition(LEAKAGE_VERDICTS, BLIND_ANSWERS),
 )
-def blind_leakage(context: dg.AssetExecutionContext, warehouse: WarehouseResource, mllm: MllmResource,
-                  benchmark: BenchmarkSettings) -> dg.MaterializeResult:
+def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+                  mllm: MllmResource, benchmark: BenchmarkSettings) -> dg.MaterializeResult:
     wh = warehouse.get()
     pooled = [r for r in wh.rows(QUESTION_POOL, benchmark=benchmark.name) if r["selected"]]
     models, why_not = _blind_models(benchmark, mllm)
@@ -164,6 +166,15 @@ def blind_leakage(context: dg.AssetExecutionContext, warehouse: WarehouseResourc
             [[v.question_id, v.task, f"{v.n_correct}/{v.n_answers}", f"{v.p_value:.3g}", v.removed]
              for v in guessable(verdicts)])),
     }
+    report = Path(settings.data_dir) / "reports" / benchmark.name / "leakage.md"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text(f"# Blind leakage filter: {benchmark.name}\n\nModels: {', '.join(models)}; rotations: "
+                      f"{benchmark.blind_rotations}; removed when p < {benchmark.leakage_alpha} (one-sided binomial "
+                      f"test against 1/options) or share > {benchmark.leakage_max_share}.\n\n## Per task\n\n"
+                      f"{metadata['per_task'].value}\n\n## Most guessable\n\n{metadata['most_guessable'].value}\n\n"
+                      "## Removed\n\n" + (_md(["question", "task", "why"], [[v.question_id, v.task, v.reason]
+                                                                             for v in verdicts if v.removed])) + "\n")
+    metadata["report"] = dg.MetadataValue.path(str(report))
     if transient:  # answered rows are cached: a rerun asks only the failed ones
         raise dg.Failure(description=f"{transient} blind call(s) failed after retries (endpoint down or rate "
                                      "limited); rerun to ask only those", metadata=metadata)
