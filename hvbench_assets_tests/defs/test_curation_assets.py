@@ -43,3 +43,17 @@ def test_reviewed_questions_follow_decisions(tpt):
     assert meta["state_rejected"].value == 1 and meta["decisions"].value == 1
     _, wh = run_reviewed(tpt, exclude="none")
     assert {r["abbrev"]: r["state"] for r in wh.rows(REVIEWED_QUESTIONS)}["AVAD"] == "unreviewed"
+
+
+def test_review_sensor_runs_on_new_decisions_only(tpt):
+    from hvbench_assets.defs.curation.sensors import review_sensor
+
+    res = {"warehouse": WarehouseResource(path=str(tpt / "wh.duckdb"))}
+    first = review_sensor(dg.build_sensor_context(resources=res))
+    assert len(first.run_requests) == 1 and first.run_requests[0].job_name in (None, "curation_job")
+    again = review_sensor(dg.build_sensor_context(resources=res, cursor=first.cursor))
+    assert isinstance(again, dg.SkipReason)
+    wh = res["warehouse"].get()
+    record_decision(wh, wh.rows(QUESTIONS, abbrev="AVAD")[0], "bob", "accept")
+    after = review_sensor(dg.build_sensor_context(resources=res, cursor=first.cursor))
+    assert len(after.run_requests) == 1 and after.cursor != first.cursor
