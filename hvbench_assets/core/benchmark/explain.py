@@ -261,6 +261,11 @@ def _block(text: str | None, indent: str = "      ", n: int = 600) -> list[str]:
     return [indent + line for line in text.splitlines() or [""]]
 
 
+def _mark(reply: Mapping[str, Any]) -> str:
+    """right | wrong | unparsed | failed, for a blind answer or an evaluation reply."""
+    return "right" if reply["correct"] else ("wrong" if reply["status"] == "parsed" else reply["status"])
+
+
 def _ref_name(ref: Mapping[str, Any]) -> str:
     track = f" track {ref['track_id']}" if ref.get("track_id") is not None else ""
     return f"{ref.get('label', '?')} {ref.get('table')}{track}"
@@ -376,9 +381,8 @@ def format_explanation(data: Mapping[str, Any]) -> str:
             add(f"  leakage {v['benchmark']}: {v['n_correct']}/{v['n_answers']} right without video "
                 f"(chance {v['chance']:.2f}, p={v['p_value']:.3g}) -> {'REMOVED: ' + v['reason'] if v['removed'] else 'kept'}")
         for a in leak["answers"]:
-            mark = "right" if a["correct"] else ("wrong" if a["status"] == "parsed" else a["status"])
             add(f"    {a['model']} rotation {a['rotation']}: chose {a['chosen'] or '-'} (answer {a['answer']}) "
-                f"{mark}: {_short(a['response'], 80)}")
+                f"{_mark(a)}: {_short(a['response'], 80)}")
 
     add("\n8. Review")
     review = data.get("review")
@@ -406,9 +410,8 @@ def format_explanation(data: Mapping[str, Any]) -> str:
     elif not evals:
         add("  not evaluated yet")
     for e in evals or []:
-        verdict = "right" if e["correct"] else ("wrong" if e["status"] == "parsed" else e["status"])
         add(f"  {e['model']} on {e['benchmark']} (rotation {e['rotation']}): chose {e['chosen_original'] or '-'}, "
-            f"{verdict}; reply {_short(e['response'], 80)}")
+            f"{_mark(e)}; reply {_short(e['response'], 80)}")
     if data.get("tables_missing"):
         add(f"\n(tables not present yet: {', '.join(data['tables_missing'])})")
     return "\n".join(lines)
