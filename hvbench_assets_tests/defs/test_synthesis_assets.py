@@ -5,10 +5,12 @@ options, 0 requests on a rerun, a weight change that re-ranks from stored scores
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from hvbench_assets.core.synthesis.checks import check_options
+from hvbench_assets.core.synthesis.prompts import H2T_FIXED_QUESTION
 from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS
 from hvbench_assets.core.synthesis.words import polarity
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
@@ -23,6 +25,9 @@ SIX = ("emotion_recognition", "emotion_temporal_analysis", "emotion_intensity_co
        "behavior_temporal_analysis", "behavior_causality_analysis")
 ASSETS = [appearance, facial_description] + [a for a in TASK_ASSETS if a.key.to_user_string() in SIX]
 WEIGHTS = {"a1": 2.0, "a2": 1.0, "a3": 1.0}
+H2T_DISTRACTORS = ["The person is the man in a blue shirt in front of a window.",
+                   "The person is the woman in a white shirt in front of a map.",
+                   "The person is the man in a white shirt beside a bookshelf."]
 
 
 def models_file(path, url, weights=WEIGHTS, active=("a1", "a2", "a3")):
@@ -49,8 +54,8 @@ def run(tmp_path_factory):
         yield {"root": root, "server": server, "wh": wh, "result": result, "models": path, "script": script}
 
 
-def by_abbrev(wh, spec):
-    return {r["abbrev"]: r for r in wh.rows(spec, video_id="tpt")}
+def by_abbrev(wh, spec, vid="tpt"):
+    return {r["abbrev"]: r for r in wh.rows(spec, video_id=vid)}
 
 
 def test_selection_verdicts_on_the_real_clip(run):
@@ -135,3 +140,43 @@ def test_fewer_answerers_than_the_minimum_block_naming_the_settings(run, tmp_pat
         assert "HVBENCH_MLLM_MODELS" in cands[abbrev]["reason"]
     assert not run["wh"].rows(SYNTHESIS_STEPS, video_id="tpt")
     materialize(run["root"], "tpt", ASSETS[2:], run["models"], describer="w")  # restore for other tests
+
+
+def test_without_models_the_six_are_blocked_and_the_run_completes(run):
+    materialize(run["root"], "tpt", ASSETS[2:])  # a models file that does not exist
+    cands = by_abbrev(run["wh"], TASK_CANDIDATES)
+    for abbrev in ("ER", "ETA", "EIC", "H2T", "BTA", "BCA"):
+        assert cands[abbrev]["status"] == "blocked" and "HVBENCH_MODELS_FILE" in cands[abbrev]["reason"]
+        assert "HVBENCH_MLLM_MODELS" in cands[abbrev]["reason"]
+    materialize(run["root"], "tpt", ASSETS[2:], run["models"], describer="w")  # restore (cached)
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory):
+    """five_people_grid: 5 faces side by side, so H2T (3-7 people) and EIC (tracks sharing the longest presence)."""
+    root = labelled(tmp_path_factory, "five_people_grid.mp4", "grid")
+    script = Script()
+    script.perturb = [H2T_DISTRACTORS]
+    script.answers = {"org/strong": "The person is the man in the white shirt and tie on the right.",
+                      "org/mid": "The person is the girl on the left, holding paper.",
+                      "org/weak": "The person is the man in a white shirt in front of a map."}
+    with FakeOpenAIServer(responder=script) as server:
+        path = models_file(root / "models.toml", server.base_url)
+        _, wh = materialize(root, "grid", ASSETS, path, describer="w")
+        yield {"root": root, "server": server, "wh": wh, "script": script}
+
+
+def test_grid_h2t_chain_and_eic_verdict(grid):
+    wh = grid["wh"]
+    cands = by_abbrev(wh, TASK_CANDIDATES, "grid")
+    assert cands["H2T"]["status"] == "selected" and cands["ER"]["status"] == "selected"
+    assert cands["EIC"]["reason"] == "tracks sharing the longest presence=3 not in (3..7)"  # needs more than 3
+    q = by_abbrev(wh, QUESTIONS, "grid")["H2T"]
+    assert q["question"] == H2T_FIXED_QUESTION
+    assert q["answer_text"] == grid["script"].answers["org/weak"]  # 2 x strong's 9 lifts the weak model's answer
+    assert sorted(o["text"] for o in q["options"]) == sorted([q["answer_text"], *H2T_DISTRACTORS])
+    steps = wh.rows(SYNTHESIS_STEPS, video_id="grid", task=q["task"], order_by="seq")
+    assert [s["step"] for s in steps][:6] == ["caption", "question", "answer", "answer", "answer", "answer"]
+    assert steps[0]["payload"]["parsed"] == grid["script"].h2t_caption == steps[2]["payload"]["text"]
+    assert all(s["payload"]["text"].startswith("The person is") for s in steps if s["step"] == "answer")
+    assert Path(q["video_path"]).exists() and q["marking"]["kind"] == "red_box"

@@ -186,3 +186,21 @@ def test_too_few_answerers_names_the_settings(registry):
     reason = too_few_answerers(registry.active()[:2], 3, "config/models.toml")
     assert "at least 3 answering models; 2 configured (strong, mid)" in reason and "HVBENCH_MLLM_MODELS" in reason
     assert too_few_answerers(registry.active(), 3, "x") is None
+
+
+def test_ar_records_its_caption_and_question_steps(server, registry, warehouse, tmp_path):
+    from hvbench_assets.core.tasks.calls import asker
+
+    server.responder = lambda req: (
+        "She smiles at the cake and claps." if "attitude towards" in req.prompt else
+        json.dumps({"question": "What is the attitude of the person in the red shirt?", "attitude": "positive"}))
+    video = moving_square_video(tmp_path / "ar.mp4", seconds=4.0, size=(320, 240))
+    labels = clip_labels(duration_s=4, tracks=[full(0, 4)], path=video)
+    client = MllmClient(registry, warehouse, retry=RetryPolicy(max_attempts=2, base_s=0.01))
+    out = run_family(FAMILY_BY_ABBREV["AR"], labels, ask=asker(client, registry.get("writer"), "clip", "AR"),
+                     red_box_video=lambda tids: render_question_video(
+                         video, labels.clip.sha256, labels.tracks, {"kind": "red_box", "track_ids": sorted(tids)},
+                         tmp_path / "q"))
+    assert [s["step"] for s in out.steps] == ["caption", "question"]
+    assert out.steps[1]["payload"]["answer"] == "positive"
+    assert [s["call_id"] for s in out.steps] == out.question_row(Balance())[0]["call_ids"]

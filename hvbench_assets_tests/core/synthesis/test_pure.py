@@ -89,3 +89,23 @@ def test_score_replies_are_parsed_strictly(text):
 def test_score_reply_forms():
     assert parse_scores('```json\n{"scores": {"1": 7, "2": 3.5}}\n```', 2) == {1: 7.0, 2: 3.5}
     assert parse_scores('{"scores": [{"answer": 1, "score": 2}, {"answer": 2, "score": 8}]}', 2) == {1: 2.0, 2: 8.0}
+
+
+def test_a_prompt_change_marks_only_its_task_stale():
+    import dataclasses
+
+    from hvbench_assets.core.synthesis.prompts import SCORE
+    from hvbench_assets.core.synthesis.tasks import SYNTHESIS_TASKS
+    from hvbench_assets.core.tasks.registry import FAMILIES, FAMILY_BY_ABBREV
+
+    prompts = {a: {p.fingerprint for p in t.prompts} for a, t in SYNTHESIS_TASKS.items()}
+    for a in prompts:
+        for b in prompts:
+            if a != b:
+                assert prompts[a] & prompts[b] == {SCORE.fingerprint}  # only the shared score sheet
+    er = FAMILY_BY_ABBREV["ER"]
+    edited = dataclasses.replace(SYNTHESIS_TASKS["ER"].perturb, user=SYNTHESIS_TASKS["ER"].perturb.user + " ")
+    changed = dataclasses.replace(er, prompts=tuple(edited if p is SYNTHESIS_TASKS["ER"].perturb else p
+                                                    for p in er.prompts))
+    assert changed.fingerprint() != er.fingerprint()
+    assert all(f.prompts == SYNTHESIS_TASKS[f.abbrev].prompts for f in FAMILIES if f.descriptive)
