@@ -101,6 +101,9 @@ def test_rerun_sends_no_request_and_pool_metadata_counts_per_task(built):
     before = len(built["server"].requests)
     again = dg.materialize(BENCH, resources=built["resources"], instance=dg.DagsterInstance.ephemeral())
     assert again.success and len(built["server"].requests) == before
+    versions = [r.asset_materializations_for_node("benchmark_export")[0].tags["dagster/data_version"]
+                for r in (built["result"], again)]
+    assert versions[0] == versions[1]  # the same export content: evaluations are not marked stale
     pool = {r["question_id"]: r for r in built["wh"].rows(QUESTION_POOL, benchmark="ours")}
     assert all(r["selected"] for r in pool.values()) and pool["qplantedleak0001"]["stratum"] == "positive"
     meta = again.asset_materializations_for_node("question_pool")[0].metadata

@@ -3,6 +3,8 @@ and `benchmark_job` running the three in order. The rules live in core/benchmark
 these assets read the warehouse, call them, write the tables and show counts per task."""
 
 
+import hashlib
+import json
 from pathlib import Path
 
 import dagster as dg
@@ -260,7 +262,11 @@ def benchmark_export(context: dg.AssetExecutionContext, settings: HvbenchSetting
     table = [[t.abbrev, result.counts[t.name], ", ".join(f"{k} {v}" for k, v in sorted(states.get(t.name, {}).items())) or "-",
               sum(r["task"] == t.name for r in removed), sum(r["task"] == t.name for r in result.left_out)]
              for t in TASKS]
-    return dg.MaterializeResult(metadata={
+    # the data version is what was exported, so an identical re-export does not mark evaluations stale
+    hashes = {i["question_id"]: i["content_hash"] for i in items}
+    content = sorted((i["question_id"], hashes[i["question_id"]], i["answer"], i["video"]) for i in result.items)
+    version = hashlib.sha256(json.dumps(content).encode()).hexdigest()[:16]
+    return dg.MaterializeResult(data_version=dg.DataVersion(version), metadata={
         "folder": dg.MetadataValue.path(str(folder)), "manifest": dg.MetadataValue.path(str(folder / "manifest.json")),
         "benchmark": benchmark.name, "items": len(result.items), "include_unreviewed": benchmark.include_unreviewed,
         "removed_by_leakage": len(removed), "left_out_no_video": len(result.left_out),
