@@ -16,6 +16,9 @@ from typing import Any
 from urllib.parse import quote
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -47,6 +50,7 @@ class ReviewConfig:
     excluded: frozenset[str] = frozenset()
     roots: tuple[Path, ...] = ()  # folders besides data_dir that question videos may lie in
     dagster_url: str = "http://127.0.0.1:3000"
+    host: str = "127.0.0.1"  # the bound address; on loopback only its names are accepted in the Host header
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -149,7 +153,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         return {s for s in request.query_params.get("skip", "").split(",") if s}
 
     # -- pages ----------------------------------------------------------------------------------
-    async def home(request: Request) -> Response:
+    def home(request: Request) -> Response:
         who = reviewer_of(request)
         s = load_state(wh)
         rows = curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"])
@@ -162,7 +166,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
                                                               cfg.excluded, who))
         return page(request, "home.html", **ctx)
 
-    async def review_page(request: Request) -> Response:
+    def review_page(request: Request) -> Response:
         who = reviewer_of(request)
         if who is None:
             return RedirectResponse("/", status_code=303) if not cfg.require_token else page(request, "home.html")
@@ -174,19 +178,19 @@ def create_app(cfg: ReviewConfig) -> Starlette:
             return page(request, "review.html", item=review_item(q, who, 1), mode="review")
         return page(request, "review.html", item=next_review(who, set()), mode="review")
 
-    async def adjudicate_page(request: Request) -> Response:
+    def adjudicate_page(request: Request) -> Response:
         who = reviewer_of(request)
         if who is None:
             return RedirectResponse("/", status_code=303) if not cfg.require_token else page(request, "home.html")
         return page(request, "review.html", item=next_adjudication(who, set()), mode="adjudicate")
 
-    async def annotate_page(request: Request) -> Response:
+    def annotate_page(request: Request) -> Response:
         who = reviewer_of(request)
         if who is None:
             return RedirectResponse("/", status_code=303) if not cfg.require_token else page(request, "home.html")
         return page(request, "annotate.html", item=next_annotation(set()))
 
-    async def question_page(request: Request) -> Response:
+    def question_page(request: Request) -> Response:
         qid = request.path_params["question_id"]
         if reviewer_of(request) is None and cfg.require_token:
             return page(request, "home.html")
@@ -201,7 +205,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
                     decisions=[d for d in s["decisions"] if d["question_id"] == qid],
                     content_hash=question_content_hash(q))
 
-    async def agreement_page(request: Request) -> Response:
+    def agreement_page(request: Request) -> Response:
         s = load_state(wh)
         reviewed = curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"])
         return page(request, "agreement.html", blind=kappa_table(s["questions"], s["decisions"], "blind"),
@@ -210,11 +214,10 @@ def create_app(cfg: ReviewConfig) -> Starlette:
                     disputed=adjudication_list(s["questions"], s["decisions"], s["assignments"], cfg.excluded),
                     assignments=len(s["assignments"]))
 
-    async def login(request: Request) -> Response:
+    def login(request: Request, data: dict[str, Any] | None) -> Response:
         if request.method == "GET":
             return templates.TemplateResponse(request, "login.html", {"reviewer": None, "next": request.query_params.get("next", "/"),
                                                                       "require_token": cfg.require_token})
-        data = await body(request)
         if cfg.require_token:
             who = tokens.reviewer_for(wh, str(data.get("token") or ""))
             if who is None:
@@ -230,7 +233,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         return resp
 
     # -- API ------------------------------------------------------------------------------------
-    async def api_next(request: Request) -> Response:
+    def api_next(request: Request) -> Response:
         who = need_reviewer(request)
         kind = request.path_params["queue"]
         item = {"review": lambda: next_review(who, skipped(request)),
@@ -240,17 +243,15 @@ def create_app(cfg: ReviewConfig) -> Starlette:
             raise Refused(404, f"no queue {kind!r}")
         return JSONResponse({"item": item()})
 
-    async def api_reveal(request: Request) -> Response:
+    def api_reveal(request: Request, data: dict[str, Any] | None) -> Response:
         need_reviewer(request)
-        data = await body(request)
         q = question_row(str(data.get("question_id")))
         if data.get("content_hash") != question_content_hash(q):
             raise Refused(409, f"question {q['question_id']} changed since it was shown; reload")
         return JSONResponse({"answer": q["answer"], "answer_text": q["answer_text"]})
 
-    async def api_decide(request: Request) -> Response:
+    def api_decide(request: Request, data: dict[str, Any] | None) -> Response:
         who = need_reviewer(request)
-        data = await body(request)
         q = question_row(str(data.get("question_id")))
         action = data.get("action")
         if action == "adjudicate":
@@ -271,9 +272,8 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         nxt = next_adjudication(who, skip) if action == "adjudicate" else next_review(who, skip)
         return JSONResponse({"decision_id": d["decision_id"], "next": nxt})
 
-    async def api_annotate(request: Request) -> Response:
+    def api_annotate(request: Request, data: dict[str, Any] | None) -> Response:
         who = need_reviewer(request)
-        data = await body(request)
         q = question_row(str(data.get("question_id")))
         kind = {"HC": "count", "AST": "action", "TSA": "action"}.get(q["abbrev"])
         if kind is None:
@@ -290,7 +290,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         ann = annotations.record(wh, q["video_id"], kind, value, track_id=track, annotator=who)
         return JSONResponse({"annotation_id": ann, "next": next_annotation(skipped(request))})
 
-    async def media(request: Request) -> Response:
+    def media(request: Request) -> Response:
         if cfg.require_token:
             need_reviewer(request)
         try:
@@ -298,6 +298,14 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         except MediaRefused as exc:
             raise Refused(404, str(exc)) from None
         return FileResponse(path, media_type="video/mp4")
+
+    def with_body(handler):
+        """Warehouse calls block (they wait for the file lock while a Dagster run writes), so every handler runs
+        in the thread pool; only reading the JSON body happens on the event loop."""
+        async def endpoint(request: Request) -> Response:
+            data = await body(request) if request.method == "POST" else None
+            return await run_in_threadpool(handler, request, data)
+        return endpoint
 
     async def refused(request: Request, exc: Refused) -> Response:
         if request.url.path.startswith("/api/") or request.url.path.startswith("/media/") or exc.status != 404:
@@ -308,14 +316,17 @@ def create_app(cfg: ReviewConfig) -> Starlette:
     routes = [
         Route("/", home), Route("/review", review_page), Route("/adjudicate", adjudicate_page),
         Route("/annotate", annotate_page), Route("/agreement", agreement_page),
-        Route("/questions/{question_id}", question_page), Route("/login", login, methods=["GET", "POST"]),
+        Route("/questions/{question_id}", question_page), Route("/login", with_body(login), methods=["GET", "POST"]),
         Route("/media/{question_id:path}", media),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
-        Route("/api/next/{queue}", api_next), Route("/api/reveal", api_reveal, methods=["POST"]),
-        Route("/api/decisions", api_decide, methods=["POST"]), Route("/api/annotations", api_annotate, methods=["POST"]),
+        Route("/api/next/{queue}", api_next), Route("/api/reveal", with_body(api_reveal), methods=["POST"]),
+        Route("/api/decisions", with_body(api_decide), methods=["POST"]), Route("/api/annotations", with_body(api_annotate), methods=["POST"]),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    return Starlette(routes=routes, exception_handlers={Refused: refused})
+    # without tokens, a page from another site that rebinds its DNS name to 127.0.0.1 must not reach the app
+    hosts = ["*"] if cfg.require_token else sorted({"127.0.0.1", "localhost", "::1", "[::1]", cfg.host})
+    return Starlette(routes=routes, exception_handlers={Refused: refused},
+                     middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)])
 
 
 def _number(value: Any) -> float | None:

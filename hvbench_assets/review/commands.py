@@ -30,14 +30,15 @@ def _warehouse_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
 
 
-def review_config(warehouse: Path | None, require_token: bool):
+def review_config(warehouse: Path | None, require_token: bool, host: str = "127.0.0.1"):
     from hvbench_assets.core.curation.state import excluded_tasks
     from hvbench_assets.review.app import ReviewConfig
 
     roots = tuple(Path(p) for p in os.environ.get("HVBENCH_ALLOWED_ROOTS", "").split(os.pathsep) if p.strip())
     return ReviewConfig(warehouse=warehouse or default_warehouse(), data_dir=default_data_dir(),
                         require_token=require_token, excluded=excluded_tasks(os.environ.get("HVBENCH_REVIEW_EXCLUDE")),
-                        roots=roots, dagster_url=os.environ.get("HVBENCH_DAGSTER_URL", "").strip() or "http://127.0.0.1:3000")
+                        roots=roots, dagster_url=os.environ.get("HVBENCH_DAGSTER_URL", "").strip() or "http://127.0.0.1:3000",
+                        host=host)
 
 
 def _serve_args(p: argparse.ArgumentParser) -> None:
@@ -57,7 +58,7 @@ def _serve(args: argparse.Namespace) -> int:
     from hvbench_assets.review.app import create_app
 
     try:
-        cfg = review_config(args.warehouse, args.require_token or requires_token(args.host))
+        cfg = review_config(args.warehouse, args.require_token or requires_token(args.host), args.host)
     except ValueError as exc:
         print(f"hvbench review: HVBENCH_REVIEW_EXCLUDE: {exc}", file=sys.stderr)
         return 2

@@ -22,7 +22,7 @@ def setup(two_clips, two_clips_built):
     def client(require_token: bool) -> TestClient:
         cfg = ReviewConfig(warehouse=two_clips / "wh.duckdb", data_dir=two_clips / "data", require_token=require_token,
                            roots=(SHARED_VIDEOS, two_clips_built / "data"))
-        return TestClient(create_app(cfg), follow_redirects=False)
+        return TestClient(create_app(cfg), base_url="http://127.0.0.1", follow_redirects=False)
 
     asd = wh.rows(QUESTIONS, abbrev="ASD")[0]
     return wh, client, asd
@@ -95,3 +95,13 @@ def test_a_stored_path_outside_the_allowed_folders_is_refused(setup, tmp_path):
         assert r.status_code == 404 and "outside the data folder" in r.json()["error"]
     finally:
         wh.execute("UPDATE questions SET video_path = ? WHERE question_id = ?", [asd["video_path"], asd["question_id"]])
+
+
+def test_without_tokens_only_loopback_host_names_are_served(setup):
+    _, client, asd = setup
+    c = client(require_token=False)
+    assert c.get("/").status_code == 200
+    rebound = c.get("/", headers={"Host": "evil.example:8765"})  # DNS rebinding: another site's name on 127.0.0.1
+    assert rebound.status_code == 400
+    c.post("/login", json={"name": "eve"})
+    assert c.post("/api/decisions", json=accept(asd), headers={"Host": "evil.example"}).status_code == 400
