@@ -1,0 +1,58 @@
+"""The main command from a real video to an evaluated benchmark: with an answering model configured (the loopback
+server at the endpoint's place) it filters leakage, exports, evaluates and writes the report. Without one it
+stops after the export and says how to configure an endpoint."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from hvbench_assets_tests.conftest import shared_clip
+from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
+
+
+@pytest.fixture
+def new_user(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    for name, value in {"HVBENCH_DATA_DIR": tmp_path / "data", "DAGSTER_HOME": home}.items():
+        monkeypatch.setenv(name, str(value))
+    for name in [n for n in os.environ if n.startswith("HVBENCH_MLLM_") or n in ("HVBENCH_WAREHOUSE",
+                                                                                 "HVBENCH_INBOX_DIR",
+                                                                                 "HVBENCH_DESCRIBER_MODEL")]:
+        monkeypatch.delenv(name)
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    (videos / "two_people_talking.mp4").symlink_to(shared_clip("two_people_talking.mp4"))
+    return tmp_path, videos
+
+
+@pytest.mark.slow
+def test_main_command_exports_then_evaluates_once_a_model_is_configured(new_user, monkeypatch, capsys):
+    from hvbench_assets.demo import run
+
+    tmp_path, videos = new_user
+    assert run(videos) == 0
+    out = capsys.readouterr().out
+    folder = tmp_path / "data" / "benchmarks" / "hvbench"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["counts"]["Audio_Visual_Alignment_Detection"] == 1  # AVAD needs no review; ASD waits for one
+    assert f"export: 1 question(s) in {folder}" in out and "No answering model is configured" in out
+    assert "HVBENCH_MLLM_MYMODEL_BASE_URL" in out and not (tmp_path / "data" / "reports").exists()
+
+    with FakeOpenAIServer() as server:
+        server.responder = lambda req: FakeReply(text="A")
+        monkeypatch.setenv("HVBENCH_MLLM_LOOP_BASE_URL", server.base_url)
+        monkeypatch.setenv("HVBENCH_MLLM_LOOP_MODEL", "loop")
+        monkeypatch.setenv("HVBENCH_MLLM_MODELS", "loop")
+        assert run(videos) == 0
+        out = capsys.readouterr().out
+        blind = [r for r in server.requests if not r.images]
+        seen = [r for r in server.requests if r.images]
+        assert len(blind) == 3 and len(seen) == 1  # 3 rotations of the AVAD question, then one evaluation
+        assert "leakage: 1 tested, 0 removed" in out and "# Evaluation report: hvbench" in out
+        assert (tmp_path / "data" / "reports" / "hvbench" / "report.html").is_file()
+        assert json.loads((folder / "manifest.json").read_text())["leakage"]["models"] == ["loop"]
