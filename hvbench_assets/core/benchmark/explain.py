@@ -378,6 +378,9 @@ def format_explanation(data: Mapping[str, Any]) -> str:
         add("  no blind answers table")
     else:
         for v in leak["verdicts"]:
+            if not v["n_answers"]:
+                add(f"  leakage {v['benchmark']}: {v['reason']}")
+                continue
             add(f"  leakage {v['benchmark']}: {v['n_correct']}/{v['n_answers']} right without video "
                 f"(chance {v['chance']:.2f}, p={v['p_value']:.3g}) -> {'REMOVED: ' + v['reason'] if v['removed'] else 'kept'}")
         for a in leak["answers"]:

@@ -130,7 +130,8 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
     key = {"benchmark": benchmark.name}
     if not models:
         rows = [{"question_id": r["question_id"], "task": r["task"], "n_options": len(r["options"]), "n_answers": 0,
-                 "n_correct": 0, "n_failed": 0, "removed": False, "reason": f"not tested: {why_not}"} for r in pooled]
+                 "n_correct": 0, "n_failed": 0, "chance": 1 / len(r["options"]), "p_value": 1.0, "removed": False,
+                 "reason": f"not tested: {why_not}"} for r in pooled]
         wh.replace_tables([(BLIND_ANSWERS, key, [], prov), (LEAKAGE_VERDICTS, key, rows, prov)])
         context.log.warning(f"leakage filter not run: {why_not}")
         return dg.MaterializeResult(metadata={"benchmark": benchmark.name, "tested": False, "why_not": why_not,
