@@ -18,9 +18,6 @@ from hvbench_assets.core.mllm.prompts import Prompt
 from hvbench_assets.core.mllm.registry import ModelSpec
 from hvbench_assets.core.tasks.calls import ModelUnreachable
 
-DEFAULT_MIN_ANSWERERS = 3
-
-
 @dataclass
 class CallStats:
     made: int = 0  # calls answered by an endpoint
@@ -51,7 +48,6 @@ class SynthesisModels:
     answerers: Sequence[ModelSpec]
     video_id: str
     task: str
-    min_answerers: int = DEFAULT_MIN_ANSWERERS
     stats: CallStats = field(default_factory=CallStats)
     _frames: dict = field(default_factory=dict)
 

@@ -115,6 +115,21 @@ def parse_answer(task: str, text: str | None, letters: tuple[str, ...] = ()) -> 
     return " ".join(text.strip().strip('"').split())
 
 
+def answer_form(task: str, letters: tuple[str, ...] = ()) -> Callable[[str], str | None] | None:
+    """The form every option of the task must have (H2T, EIC), as a check for distractors."""
+    if task not in ("H2T", "EIC"):
+        return None
+
+    def form(text: str) -> str | None:
+        try:
+            parsed = parse_answer(task, text, letters)
+        except BadReply:
+            return "is not in the answer form" + (" 'The person is ...'" if task == "H2T" else " letter-emotion")
+        return None if normalise(parsed) == normalise(text) else "is not in the answer form"
+
+    return form
+
+
 @dataclass
 class Candidate:
     text: str
@@ -246,7 +261,7 @@ def _run(task: SynthesisTask, models: SynthesisModels, subject: Subject, log: St
             feedback = _retry_note(str(exc))
             continue
         log.add("perturbation", {"seeds": seeds, "distractors": distractors, "raw": r.text}, call=r, attempt=attempt)
-        check = check_options(win.text, distractors, task.length_band)
+        check = check_options(win.text, distractors, task.length_band, form=answer_form(task.abbrev, subject.letters))
         log.add("check", {"options": [win.text, *distractors], **check.as_dict()}, "ok" if check.ok else "failed",
                 attempt=attempt)
         if check.ok:

@@ -3,7 +3,7 @@ distinct, of comparable length and never contained in one another."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from hvbench_assets.core.synthesis.words import content_words, emotion_words, stem, words
@@ -52,10 +52,15 @@ class OptionCheck:
 
 
 def check_options(truth: str, distractors: Sequence[str], band: tuple[float, float] = (0.5, 2.0),
-                  n_options: int = 4) -> OptionCheck:
+                  n_options: int = 4, form: Callable[[str], str | None] | None = None) -> OptionCheck:
     """Exactly `n_options` options; all distinct (after lower-casing and dropping punctuation); each
-    distractor's length within `band` times the truth's (characters); none a substring of another."""
+    distractor's length within `band` times the truth's (characters); none a substring of another; each
+    distractor in the task's answer form when `form` (text -> problem or None) is given, so the form does
+    not single out the truth."""
     problems: list[str] = []
+    for i, d in enumerate(distractors):
+        if form and (why := form(d)):
+            problems.append(f"distractor {i + 1} {why}: {d!r}")
     options = [truth, *distractors]
     if len(options) != n_options:
         problems.append(f"{len(options)} options, {n_options} wanted")

@@ -3,10 +3,15 @@ clip, how the question is made, the answer's form, the leak rule and the perturb
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 
 from hvbench_assets.core.mllm.prompts import Prompt
 from hvbench_assets.core.synthesis import prompts as P
+
+
+CHAIN_VERSION = "1"  # bump when chain.py's steps or checks change what a question comes out as
 
 
 @dataclass(frozen=True)
@@ -22,6 +27,14 @@ class SynthesisTask:
     leak_share: float = 0.0  # share of the answer's key words a question may contain (0: none)
     length_band: tuple[float, float] = (0.5, 2.0)
     polarity: bool = False  # store the truth's emotional polarity (ER)
+
+    @property
+    def version(self) -> str:
+        """The chain's rule version for this task: the chain itself and every setting here but the prompts
+        (they enter the task's fingerprint on their own). Part of the question id and the code version."""
+        blob = json.dumps([CHAIN_VERSION, self.caption_keys, self.caption_rule, self.leak_kind, self.leak_share,
+                           list(self.length_band), self.polarity])
+        return f"s{CHAIN_VERSION}-{hashlib.sha256(blob.encode()).hexdigest()[:6]}"
 
     @property
     def prompts(self) -> tuple[Prompt, ...]:

@@ -118,8 +118,7 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
         return render_question_video(clip.path, clip.sha256, labels.tracks, marking, out_dir)
 
     client = mllm.client(wh) if spec else None
-    synthesis = (SynthesisModels(client, spec, answerers, vid, family.task, mllm.registry().min_answerers)
-                 if family.descriptive else None)
+    synthesis = SynthesisModels(client, spec, answerers, vid, family.task) if family.descriptive else None
     try:
         outcome = run_family(
             family, labels, ask=asker(client, spec, vid, family.task) if spec else None, red_box_video=red_box_video,

@@ -109,3 +109,32 @@ def test_a_prompt_change_marks_only_its_task_stale():
                                                     for p in er.prompts))
     assert changed.fingerprint() != er.fingerprint()
     assert all(f.prompts == SYNTHESIS_TASKS[f.abbrev].prompts for f in FAMILIES if f.descriptive)
+
+
+def test_distractors_must_have_the_answer_form_of_h2t_and_eic():
+    from hvbench_assets.core.synthesis.chain import answer_form
+
+    h2t = answer_form("H2T")
+    truth = "The person is the man on the right in a white shirt."
+    bad = check_options(truth, ["The person is the man on the left in a blue shirt.",
+                                "A man on the right wearing a black shirt and tie.",
+                                "The person is the woman on the right in a white coat."], form=h2t)
+    assert not bad.ok and bad.problems == ["distractor 2 is not in the answer form 'The person is ...': "
+                                           "'A man on the right wearing a black shirt and tie.'"]
+    eic = answer_form("EIC", ("A", "B", "C", "D"))
+    assert check_options("B-happy", ["B-sad", "C-happy", "D-angry"], (0.3, 3.0), form=eic).ok
+    bad = check_options("B-happy", ["E-sad", "C happy", "D-angry and sad"], (0.3, 3.0), form=eic)
+    assert [p.split(":")[0] for p in bad.problems] == ["distractor 1 is not in the answer form letter-emotion",
+                                                       "distractor 2 is not in the answer form letter-emotion",
+                                                       "distractor 3 is not in the answer form"]
+    assert answer_form("BTA") is None
+
+
+def test_min_answerers_from_the_registry_file_and_environment():
+    from hvbench_assets.core.mllm import parse_registry
+
+    assert parse_registry({}, environ={}).min_answerers == 3
+    assert parse_registry({"min_answerers": 2}, environ={}).min_answerers == 2
+    assert parse_registry({"min_answerers": 2}, environ={"HVBENCH_MIN_ANSWERERS": "4"}).min_answerers == 4
+    with pytest.raises(ValueError, match="HVBENCH_MIN_ANSWERERS"):
+        parse_registry({}, environ={"HVBENCH_MIN_ANSWERERS": "three"})
