@@ -272,3 +272,31 @@ def test_a_regenerated_question_returns_to_the_queue(env):
     page.wait_for_function(SHOWN)
     assert current_qid(page) == new["question_id"]
     assert len(decisions(env["wh"])) == 9  # append-only: the decisions on the old version are kept
+
+
+def test_written_corrections_and_other_reasons_by_keyboard(env):
+    tsa = questions(env)["TSA"]
+    bob = person(env, "bob")  # still on the regenerated TSA from the previous test
+    press_option(bob, tsa["answer"])
+    bob.wait_for_selector("#phase-reveal:not([hidden])")
+    bob.keyboard.press("c")
+    bob.keyboard.press("w")
+    bob.keyboard.type("At 8 s")
+    bob.keyboard.press("Control+Enter")
+    wait_after(bob, tsa["question_id"])
+    ann = person(env, "ann")
+    ann.goto(env["url"] + "/review")
+    ann.wait_for_function(SHOWN)
+    press_option(ann, other_letter(tsa))
+    ann.wait_for_selector("#phase-reveal:not([hidden])")
+    ann.keyboard.press("r")
+    ann.keyboard.press("5")  # other: a text is asked for
+    ann.keyboard.type("the red box jumps to the other woman")
+    ann.keyboard.press("Control+Enter")
+    wait_after(ann, tsa["question_id"])
+    last = {d["reviewer"]: d for d in decisions(env["wh"])[-2:]}
+    assert last["bob"]["action"] == "correct" and last["bob"]["corrected_text"] == "At 8 s"
+    assert (last["ann"]["reason"], last["ann"]["reason_text"]) == ("other", "the red box jumps to the other woman")
+    assert all(d["content_hash"] == question_content_hash(tsa) for d in last.values())
+    assert run_review_sensor(env)["TSA"] == "disputed"
+    assert not ann.errors and not bob.errors
