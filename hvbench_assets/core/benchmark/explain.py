@@ -203,7 +203,7 @@ def explain_question(warehouse: Warehouse, question_id: str) -> dict[str, Any]:
     answer_opt = next((o for o in q.get("options") or [] if o.get("letter") == q.get("answer")), None)
     annotations = [a for a in (wh.rows(ANNOTATIONS) if q.get("annotation_ids") else [])
                    if a["annotation_id"] in set(q["annotation_ids"])]
-    decisions = optional("review_decisions", "question_id = ?", [qid], " ORDER BY created_at")
+    decisions = optional("review_decisions", "question_id = ?", [qid], " ORDER BY created_at", ["shown_order"])
     content_hash = question_content_hash(q)
     if decisions is not None:
         for d in decisions:
