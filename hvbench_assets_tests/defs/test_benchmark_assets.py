@@ -178,3 +178,38 @@ def test_failed_export_leaves_the_previous_one_intact(built):
     after = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
     assert after == before
     assert not list(folder.parent.glob(".ours.*"))
+
+
+def test_export_takes_the_corrected_answer_and_unreviewed_only_when_asked(tmp_path):
+    """Contract 5 on hand-made reviewed rows: a corrected question is exported with the reviewer's answer, an
+    unreviewed one only with include_unreviewed (and the manifest says so); no blind model: 'not tested'."""
+    from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
+    from hvbench_assets_tests.media_factory import moving_square_video
+
+    wh = WarehouseResource(path=str(tmp_path / "wh.duckdb")).get()
+    video = moving_square_video(tmp_path / "q.mp4", seconds=1.0)
+    opts = [{"letter": "A", "text": "3", "origin": "rule"}, {"letter": "B", "text": "4", "origin": "truth"},
+            {"letter": "C", "text": "5", "origin": "rule"}]
+    prov = {"backend": "rules", "model": None, "code_version": "t"}
+    for vid, state in (("c1", "corrected"), ("c2", "unreviewed")):
+        q = {"question_id": f"q{vid}", "video_id": vid, "task": "Human_Count", "abbrev": "HC", "status": "draft",
+             "question": "How many people?", "options": opts, "answer": "B", "answer_text": "4",
+             "video_path": str(video), "target_track_ids": [], "rule_params": {}, "label_rows": [], "rule_version": "1"}
+        wh.replace(QUESTIONS, {"video_id": vid, "task": "Human_Count"}, [q], provenance=prov)
+        wh.replace(REVIEWED_QUESTIONS, {"question_id": f"q{vid}"},
+                   [{"video_id": vid, "task": "Human_Count", "abbrev": "HC", "content_hash": "h", "state": state,
+                     "answer": "C" if state == "corrected" else "B", "answer_text": "5" if state == "corrected" else "4",
+                     "options": opts, "reviewers": ["r"], "decision_ids": []}], provenance=prov)
+    base = {"settings": HvbenchSettings(data_dir=str(tmp_path / "data")),
+            "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb")),
+            "mllm": MllmResource(models_file=str(tmp_path / "none.toml"))}
+    folder = tmp_path / "data" / "benchmarks" / "b"
+    for include, expected in ((False, {"qc1": "C"}), (True, {"qc1": "C", "qc2": "B"})):
+        res = dict(base, benchmark=BenchmarkSettings(name="b", include_unreviewed=include))
+        assert dg.materialize(BENCH[1:], resources=res, instance=dg.DagsterInstance.ephemeral()).success
+        lines = [json.loads(x) for x in (folder / "Human_Count.jsonl").read_text().splitlines()]
+        assert {x["Question_id"]: x["Answer"] for x in lines} == expected  # qc1 stratum: count 5 -> 3-5
+        manifest = json.loads((folder / "manifest.json").read_text())
+        assert manifest["include_unreviewed"] is include
+        assert ("unreviewed" in manifest["review_states_exported"]) is include
+        assert all(i["leakage"].startswith("not tested: model registry file") for i in manifest["items"])
