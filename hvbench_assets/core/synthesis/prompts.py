@@ -14,74 +14,60 @@ _TEXT = {"temperature": 0.0, "max_tokens": 300}
 _VIDEO_FRAMES = 12  # every video prompt: the question video is decoded once per question
 
 # -- 1. task-oriented captions ------------------------------------------------------------------
-ETA_CAPTION = Prompt(
-    name="synth_eta_caption", system=SYSTEM, n_frames=0, params=_TEXT,
-    user=("A face-focused description of one person over a video clip, and how the person looks:\n"
-          "Face: {facial}\nAppearance: {appearance}\n"
-          "Does the person's emotion change during the clip? Reply with JSON only: "
-          "{{\"emotion_change\": true or false, \"emotion_sequence\": \"the emotions in the order they appear, "
-          "in one sentence\"}}{feedback}"),
-)
+def _caption(task: str, user: str, n_frames: int = _VIDEO_FRAMES) -> Prompt:
+    return Prompt(name=f"synth_{task}_caption", system=SYSTEM, n_frames=n_frames, params=_TEXT, user=user + "{feedback}")
 
-BTA_CAPTION = Prompt(
-    name="synth_bta_caption", system=SYSTEM, n_frames=_VIDEO_FRAMES, params=_TEXT,
-    user=("Watch the person inside the red box (appearance notes: {appearance}). Do this person's actions change "
-          "over the video, and which actions do they perform, in order? Reply with JSON only: "
-          "{{\"action_change\": true or false, \"action_sequence\": \"the actions in order, in one sentence\"}}"
-          "{feedback}"),
-)
 
-BCA_CAPTION = Prompt(
-    name="synth_bca_caption", system=SYSTEM, n_frames=_VIDEO_FRAMES, params=_TEXT,
-    user=("Watch the person inside the red box (appearance notes: {appearance}). Is there a cause and effect "
-          "involving this person: something that makes them act or react, or something they do that brings "
-          "about an event? If there is none, say so. Reply with JSON only: {{\"causal_events_exist\": true or "
-          "false, \"causal_events_description\": \"the cause and its effect in one or two sentences, or an "
-          "empty string\"}}{feedback}"),
-)
+def _flag_reply(flag: str, text: str, what: str) -> str:
+    return f" Reply with JSON only: {{{{\"{flag}\": true or false, \"{text}\": \"{what}\"}}}}"
 
-H2T_CAPTION = Prompt(
-    name="synth_h2t_caption", system=SYSTEM, n_frames=_VIDEO_FRAMES, params=_TEXT,
-    user=("A red box marks one person in these frames (appearance notes: {appearance}). In one sentence, "
-          "describe this person so that they can be told apart from everyone else in the video, using their "
-          "appearance, where they are and what they do. Begin with \"The person is\".{feedback}"),
-)
+
+ETA_CAPTION = _caption(
+    "eta", "A face-focused description of one person over a video clip, and how the person looks:\n"
+    "Face: {facial}\nAppearance: {appearance}\nDoes the person's emotion change during the clip?"
+    + _flag_reply("emotion_change", "emotion_sequence", "the emotions in the order they appear, in one sentence"),
+    n_frames=0)
+BTA_CAPTION = _caption(
+    "bta", "Watch the person inside the red box (appearance notes: {appearance}). Do this person's actions change "
+    "over the video, and which actions do they perform, in order?"
+    + _flag_reply("action_change", "action_sequence", "the actions in order, in one sentence"))
+BCA_CAPTION = _caption(
+    "bca", "Watch the person inside the red box (appearance notes: {appearance}). Is there a cause and effect "
+    "involving this person: something that makes them act or react, or something they do that brings about an "
+    "event? If there is none, say so."
+    + _flag_reply("causal_events_exist", "causal_events_description",
+                  "the cause and its effect in one or two sentences, or an empty string"))
+H2T_CAPTION = _caption(
+    "h2t", "A red box marks one person in these frames (appearance notes: {appearance}). In one sentence, describe "
+    "this person so that they can be told apart from everyone else in the video, using their appearance, where "
+    "they are and what they do. Begin with \"The person is\".")
 
 # -- 2. question generation -----------------------------------------------------------------------
-_QA_FORMAT = "Reply with JSON only: {{\"question\": \"...\", \"answer\": \"...\"}}{feedback}"
+def _question(task: str, material: str, ask: str) -> Prompt:
+    """The writer's question prompt: what the caption says, then what to ask; the reply is {question, answer}."""
+    return Prompt(name=f"synth_{task}_question", system=SYSTEM, n_frames=0, params=_TEXT,
+                  user=(material + "\nWrite one question " + ask
+                        + " Reply with JSON only: {{\"question\": \"...\", \"answer\": \"...\"}}{feedback}"))
 
-ER_QUESTION = Prompt(
-    name="synth_er_question", system=SYSTEM, n_frames=0, params=_TEXT,
-    user=("A description of one person in a video.\nFace and emotion: {caption}\nAppearance: {appearance}\n"
-          "Write one question asking which emotion this person shows, referring to the person only by "
-          "appearance, and its answer: one short sentence naming the emotion(s). The question must not name or "
-          "hint at any emotion. " + _QA_FORMAT),
-)
 
-ETA_QUESTION = Prompt(
-    name="synth_eta_question", system=SYSTEM, n_frames=0, params=_TEXT,
-    user=("How one person's emotions develop over a video: {caption}\nAppearance: {appearance}\n"
-          "Write one question asking how this person's emotions change as the video goes on, referring to the "
-          "person only by appearance, and its answer: one sentence with the emotions in order. The question must "
-          "not name any emotion. " + _QA_FORMAT),
-)
-
-BTA_QUESTION = Prompt(
-    name="synth_bta_question", system=SYSTEM, n_frames=0, params=_TEXT,
-    user=("The actions of one person in a video, in order: {caption}\nThe person: {appearance}\n"
-          "Write one question asking which actions this person performs, in order, referring to the person only "
-          "by appearance, and its answer: one short sentence listing the actions in order. The question must not "
-          "name or hint at any of the actions. " + _QA_FORMAT),
-)
-
-BCA_QUESTION = Prompt(
-    name="synth_bca_question", system=SYSTEM, n_frames=0, params=_TEXT,
-    user=("A cause and effect involving one person in a video: {caption}\nThe person: {appearance}\n"
-          "Write one question that asks either why the person does something (the answer is the cause) or what "
-          "something the person does leads to (the answer is the effect), referring to the person by "
-          "appearance, and its answer in one short sentence. The question must not state its answer. "
-          + _QA_FORMAT),
-)
+ER_QUESTION = _question(
+    "er", "A description of one person in a video.\nFace and emotion: {caption}\nAppearance: {appearance}",
+    "asking which emotion this person shows, referring to the person only by appearance, and its answer: one "
+    "short sentence naming the emotion(s). The question must not name or hint at any emotion.")
+ETA_QUESTION = _question(
+    "eta", "How one person's emotions develop over a video: {caption}\nAppearance: {appearance}",
+    "asking how this person's emotions change as the video goes on, referring to the person only by appearance, "
+    "and its answer: one sentence with the emotions in order. The question must not name any emotion.")
+BTA_QUESTION = _question(
+    "bta", "The actions of one person in a video, in order: {caption}\nThe person: {appearance}",
+    "asking which actions this person performs, in order, referring to the person only by appearance, and its "
+    "answer: one short sentence listing the actions in order. The question must not name or hint at any of the "
+    "actions.")
+BCA_QUESTION = _question(
+    "bca", "A cause and effect involving one person in a video: {caption}\nThe person: {appearance}",
+    "that asks either why the person does something (the answer is the cause) or what something the person does "
+    "leads to (the answer is the effect), referring to the person by appearance, and its answer in one short "
+    "sentence. The question must not state its answer.")
 
 H2T_FIXED_QUESTION = ("Describe the person marked by the red box so that they can be told apart from everyone else "
                       "in the video, using appearance, position and actions.")
