@@ -335,13 +335,14 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def explain(wh: Warehouse, question_id: str) -> dict[str, Any] | None:
-    """The provenance chain from the benchmark stage's explain_question (contract 6), when it is installed."""
+def explain(wh: Warehouse, question_id: str) -> tuple[dict[str, Any], str] | None:
+    """The provenance chain from the benchmark stage (the dict and the text `hvbench explain` prints)."""
     try:
-        from hvbench_assets.core.benchmark.explain import explain_question
+        from hvbench_assets.core.benchmark.explain import explain_question, format_explanation
     except ImportError:
         return None
-    return explain_question(wh, question_id)
+    data = explain_question(wh, question_id)
+    return data, format_explanation(data)
 
 
 def flow(wh: Warehouse, s: dict[str, list[dict]]) -> list[dict[str, Any]]:
