@@ -205,6 +205,14 @@ def create_app(cfg: ReviewConfig) -> Starlette:
                     decisions=[d for d in s["decisions"] if d["question_id"] == qid],
                     content_hash=question_content_hash(q))
 
+    def questions_page(request: Request) -> Response:
+        s = load_state(wh)
+        state, task = request.query_params.get("state"), request.query_params.get("task")
+        rows = [r for r in curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"])
+                if (not state or r["state"] == state) and (not task or r["abbrev"] == task)]
+        text = {q["question_id"]: q["question"] for q in s["questions"]}
+        return page(request, "questions.html", rows=rows, text=text, state=state, task=task)
+
     def agreement_page(request: Request) -> Response:
         s = load_state(wh)
         reviewed = curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"])
@@ -316,7 +324,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
     routes = [
         Route("/", home), Route("/review", review_page), Route("/adjudicate", adjudicate_page),
         Route("/annotate", annotate_page), Route("/agreement", agreement_page),
-        Route("/questions/{question_id}", question_page), Route("/login", with_body(login), methods=["GET", "POST"]),
+        Route("/questions", questions_page), Route("/questions/{question_id}", question_page), Route("/login", with_body(login), methods=["GET", "POST"]),
         Route("/media/{question_id:path}", media),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
         Route("/api/next/{queue}", api_next), Route("/api/reveal", with_body(api_reveal), methods=["POST"]),

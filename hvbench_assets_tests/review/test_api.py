@@ -72,3 +72,20 @@ def test_unnamed_writes_are_refused_locally_too(api):
     c = TestClient(create_app(ReviewConfig(warehouse=api[0].path, data_dir=api[0].path.parent)), base_url="http://127.0.0.1")
     r = c.post("/api/decisions", json={"question_id": qs["ASD"]["question_id"], "action": "accept"})
     assert r.status_code == 401
+
+
+def test_every_page_works_on_an_empty_warehouse(tmp_path):
+    c = TestClient(create_app(ReviewConfig(warehouse=tmp_path / "wh.duckdb", data_dir=tmp_path / "data")),
+                   base_url="http://127.0.0.1")
+    assert "Your name" in c.get("/").text
+    c.post("/login", json={"name": "ann"})
+    for path in ("/", "/review", "/annotate", "/adjudicate", "/agreement", "/questions"):
+        assert c.get(path).status_code == 200, path
+    assert "Nothing left to review" in c.get("/review").text
+    assert c.get("/questions/q0123456789abcde").status_code == 404
+
+
+def test_question_list_filters_by_state_and_task(api):
+    _, as_, qs = api
+    page = as_("ann").get("/questions?task=ASD").text
+    assert qs["ASD"]["question_id"] in page and qs["AVAD"]["question_id"] not in page
