@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hvbench_assets.core.synthesis.chain import Stop, parsed_call
 from hvbench_assets.core.synthesis.steps import StepLog
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.labels import ClipLabels
@@ -34,6 +35,17 @@ def select_ar(labels: ClipLabels, p: ArParams) -> Verdict:
                    target_track_ids=target.track_ids)
 
 
+def _attitude_qa(text: str | None) -> tuple[str, str]:
+    obj = json_object(text)
+    question = str(obj.get("question") or "").strip()
+    attitude = str(obj.get("attitude") or "").strip().lower()
+    if not question:
+        raise BadReply("no question in reply")
+    if attitude not in ("positive", "negative", "neutral"):
+        raise BadReply(f"attitude {attitude!r} is not positive, negative or neutral")
+    return question, attitude
+
+
 def build_ar(ctx: BuildContext) -> Draft | Pending:
     tids = tuple(ctx.verdict.target_track_ids)
     appearance = " ".join((ctx.labels.by_track("appearance").get(t) or {}).get("text") or "" for t in tids).strip()
@@ -44,29 +56,19 @@ def build_ar(ctx: BuildContext) -> Draft | Pending:
         return Pending("failed", f"attitude caption call failed: {caption.error}", call_ids=[caption.call_id],
                        steps=log.steps)
     log.add("caption", {"raw": caption.text, "appearance": appearance}, call=caption)
-    qa = ctx.ask(ATTITUDE_QUESTION, appearance=appearance, caption=caption.text)
-    calls = [caption.call_id, qa.call_id]
-    if not qa.ok:
-        log.add("question", {"error": qa.error}, "failed", call=qa)
-        return Pending("failed", f"question call failed: {qa.error}", call_ids=calls, steps=log.steps)
     try:
-        obj = json_object(qa.text)
-        question = str(obj.get("question") or "").strip()
-        attitude = str(obj.get("attitude") or "").strip().lower()
-        if not question:
-            raise BadReply("no question in reply")
-        if attitude not in ("positive", "negative", "neutral"):
-            raise BadReply(f"attitude {attitude!r} is not positive, negative or neutral")
-    except BadReply as exc:
-        log.add("question", {"raw": qa.text, "error": str(exc)}, "failed", call=qa)
-        return Pending("failed", f"question reply unusable: {exc}", call_ids=calls, steps=log.steps)
-    log.add("question", {"raw": qa.text, "question": question, "answer": attitude}, call=qa)
+        qa, (question, attitude), attempt = parsed_call(
+            log, "question", lambda fb: ctx.ask(ATTITUDE_QUESTION, appearance=appearance, caption=caption.text,
+                                                feedback=fb), _attitude_qa, "question")
+    except Stop as stop:  # the synthesis rule: an unreadable reply is asked again once, then the raw text is kept
+        return Pending(stop.status, stop.reason, call_ids=log.call_ids, rule=stop.rule, steps=log.steps)
+    log.add("question", {"raw": qa.text, "question": question, "answer": attitude}, call=qa, attempt=attempt)
     truth = attitude.capitalize()
     return Draft(
         question=question,
         truth=Option(truth, "model"),
         distractors=[Option(a, "fixed") for a in ATTITUDES if a != truth],
         marking={"kind": "red_box", "track_ids": list(tids)},
-        provisional=True,  # one describer's answer until the synthesis ensemble confirms it
-        call_ids=calls, details={"caption": caption.text}, steps=log.steps,
+        provisional=True,  # one describer's answer (AR has no ensemble): a reviewer confirms it
+        call_ids=log.call_ids, details={"caption": caption.text}, steps=log.steps,
     )

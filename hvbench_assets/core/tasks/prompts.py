@@ -33,7 +33,7 @@ ATTITUDE_QUESTION = Prompt(
           "described as: {appearance}. Refer to the person by appearance, never by the attitude itself, and do "
           "not reveal the answer in the question. Reply with JSON only: "
           "{{\"question\": \"...\", \"attitude\": \"positive\" | \"negative\" | \"neutral\"}}.\n"
-          "Description: {caption}"),
+          "Description: {caption}{feedback}"),
     n_frames=0,
     params={"temperature": 0.0, "max_tokens": 200},
 )
