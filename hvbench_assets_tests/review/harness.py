@@ -90,8 +90,15 @@ def review_server(root: Path, *extra: str, exclude: str = "none", media_roots: t
 
 def chromium_or_skip() -> Path:
     """The system chromium; its absence skips (set-up installs it as root), except under CI where it fails."""
+    msg = None
     if not CHROMIUM.exists():
         msg = "chromium is not installed (scripts/setup.sh installs Debian's chromium when run as root)"
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            msg = "playwright is not installed (pip install -e '.[test]')"
+    if msg:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(msg)
         pytest.skip(msg)
