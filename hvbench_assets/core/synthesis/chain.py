@@ -5,129 +5,35 @@
 
 Each step is appended to a StepLog (-> synthesis_steps); the result is a Draft (a question whose truth
 is the ensemble's winner) or a Pending (rejected / failed, with the steps so far and the raw text kept).
-`caption_and_question` is the first half alone (AR uses it).
+Reading the writer's and the models' replies (and the one retry) is in replies.py; AR uses it too.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hvbench_assets.core.mllm.client import ChatResult
 from hvbench_assets.core.synthesis import prompts as P
 from hvbench_assets.core.synthesis.calls import SynthesisModels
 from hvbench_assets.core.synthesis.checks import check_options, leak_check
-from hvbench_assets.core.synthesis.ranking import BadReply, agreement, parse_scores, rank
+from hvbench_assets.core.synthesis.ranking import agreement, parse_scores, rank
+from hvbench_assets.core.synthesis.replies import (
+    BadReply,
+    Stop,
+    answer_form,
+    distractor_list,
+    flagged,
+    parse_answer,
+    parsed_call,
+    question_answer,
+    retry_note,
+)
 from hvbench_assets.core.synthesis.steps import StepLog
 from hvbench_assets.core.synthesis.tasks import SynthesisTask
 from hvbench_assets.core.synthesis.words import polarity
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
-from hvbench_assets.core.tasks.replies import json_object, normalise, person_sentence
+from hvbench_assets.core.tasks.replies import normalise, person_sentence
 from hvbench_assets.core.tasks.rules import LETTERS, Option
-
-
-class Stop(Exception):
-    """The chain ends here with this Pending (rejected or failed)."""
-
-    def __init__(self, status: str, rule: str, reason: str):
-        super().__init__(reason)
-        self.status, self.rule, self.reason = status, rule, reason
-
-
-def _retry_note(reason: str) -> str:
-    return f"\nYour previous reply could not be used ({reason}). Reply again in exactly the requested format."
-
-
-def parsed_call(log: StepLog, step: str, call: Callable[[str], ChatResult], parse: Callable[[str | None], Any],
-                what: str) -> tuple[ChatResult, Any, int]:
-    """A writer call whose reply must parse; an unreadable reply is asked again once (with a note, so the
-    retry is a new request), then the chain fails keeping the raw text of both attempts."""
-    feedback, raws = "", []
-    for attempt in (1, 2):
-        r = call(feedback)
-        if not r.ok:
-            log.add(step, {"error": r.error}, "failed", call=r, attempt=attempt)
-            raise Stop("failed", step, f"{what} call failed: {r.error}")
-        try:
-            value = parse(r.text)
-        except BadReply as exc:
-            raws.append(r.text)
-            log.add(step, {"raw": r.text, "error": str(exc)}, "failed", call=r, attempt=attempt)
-            feedback = _retry_note(str(exc))
-            continue
-        return r, value, attempt
-    raise Stop("failed", step, f"{what} unreadable twice: {log.steps[-1]['payload']['error']}; raw replies kept: "
-                               + " || ".join(repr((t or "")[:300]) for t in raws))
-
-
-def _flagged(keys: tuple[str, str]) -> Callable[[str | None], tuple[bool, str]]:
-    flag_key, text_key = keys
-
-    def parse(text):
-        obj = json_object(text)
-        flag, body = obj.get(flag_key), obj.get(text_key)
-        if not isinstance(flag, bool):
-            raise BadReply(f"{flag_key!r} is not true or false: {flag!r}")
-        if not isinstance(body, str):
-            raise BadReply(f"{text_key!r} is not a string")
-        if flag and not body.strip():
-            raise BadReply(f"{flag_key} is true but {text_key!r} is empty")
-        return flag, body.strip()
-
-    return parse
-
-
-def _qa(text):
-    obj = json_object(text)
-    q, a = obj.get("question"), obj.get("answer")
-    if not isinstance(q, str) or not q.strip() or not isinstance(a, str) or not a.strip():
-        raise BadReply("reply needs a non-empty 'question' and 'answer'")
-    return q.strip(), a.strip()
-
-
-def _distractors(text):
-    obj = json_object(text)
-    items = obj.get("distractors")
-    if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
-        raise BadReply("reply has no list of strings under 'distractors'")
-    items = [" ".join(s.split()) for s in items if s.strip()]
-    if len(items) != 3:
-        raise BadReply(f"reply lists {len(items)} distractors, 3 wanted")
-    return items
-
-
-_LETTER_EMOTION = re.compile(r"\b([A-Z])\s*[-\u2013\u2014:]\s*([A-Za-z]+)")
-
-
-def parse_answer(task: str, text: str | None, letters: tuple[str, ...] = ()) -> str:
-    """An answering model's reply as an option: one sentence; H2T 'The person is ...'; EIC 'B-happy'."""
-    if not text or not text.strip():
-        raise BadReply("empty answer")
-    if task == "H2T":
-        return person_sentence(text)
-    if task == "EIC":
-        m = _LETTER_EMOTION.search(text)
-        if not m or m.group(1) not in letters:
-            raise BadReply(f"answer is not letter-emotion with a letter of {'/'.join(letters)}: {text[:80]!r}")
-        return f"{m.group(1)}-{m.group(2).lower()}"
-    return " ".join(text.strip().strip('"').split())
-
-
-def answer_form(task: str, letters: tuple[str, ...] = ()) -> Callable[[str], str | None] | None:
-    """The form every option of the task must have (H2T, EIC), as a check for distractors."""
-    if task not in ("H2T", "EIC"):
-        return None
-
-    def form(text: str) -> str | None:
-        try:
-            parsed = parse_answer(task, text, letters)
-        except BadReply:
-            return "is not in the answer form" + (" 'The person is ...'" if task == "H2T" else " letter-emotion")
-        return None if normalise(parsed) == normalise(text) else "is not in the answer form"
-
-    return form
 
 
 @dataclass
@@ -159,7 +65,7 @@ def caption_and_question(task: SynthesisTask, models: SynthesisModels, subject: 
         call = (lambda fb: models.write(task.caption, subject.video, appearance=subject.appearance,
                                         facial=subject.facial, feedback=fb))
         if task.caption_keys:
-            r, (flag, caption), attempt = parsed_call(log, "caption", call, _flagged(task.caption_keys), "caption")
+            r, (flag, caption), attempt = parsed_call(log, "caption", call, flagged(task.caption_keys), "caption")
             log.add("caption", {"raw": r.text, "parsed": {task.caption_keys[0]: flag, task.caption_keys[1]: caption}},
                     "ok" if flag else "rejected", call=r, attempt=attempt)
             if not flag:
@@ -177,7 +83,7 @@ def caption_and_question(task: SynthesisTask, models: SynthesisModels, subject: 
         return q, None
     r, (question, answer), attempt = parsed_call(
         log, "question", lambda fb: models.write(task.question, caption=caption, appearance=subject.appearance,
-                                                 feedback=fb), _qa, "question")
+                                                 feedback=fb), question_answer, "question")
     leak = leak_check(question, answer, task.leak_kind, task.leak_share, person=subject.appearance)
     payload = {"question": question, "answer": answer, "key_words": leak.key_words, "leaked": leak.found,
                "allowed_share": leak.allowed_share}
@@ -253,12 +159,12 @@ def _run(task: SynthesisTask, models: SynthesisModels, subject: Subject, log: St
         try:
             if not r.ok:
                 raise BadReply(r.error or "call failed")
-            distractors = _distractors(r.text)
+            distractors = distractor_list(r.text)
         except BadReply as exc:
             log.add("perturbation", {"raw": r.text, "error": str(exc), "seeds": seeds}, "failed", call=r,
                     attempt=attempt)
             problems = [str(exc)]
-            feedback = _retry_note(str(exc))
+            feedback = retry_note(str(exc))
             continue
         log.add("perturbation", {"seeds": seeds, "distractors": distractors, "raw": r.text}, call=r, attempt=attempt)
         check = check_options(win.text, distractors, task.length_band, form=answer_form(task.abbrev, subject.letters))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hvbench_assets.core.synthesis.chain import Stop, parsed_call
+from hvbench_assets.core.synthesis.replies import Stop, parsed_call
 from hvbench_assets.core.synthesis.steps import StepLog
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.labels import ClipLabels

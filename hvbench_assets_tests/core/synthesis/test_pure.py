@@ -112,7 +112,7 @@ def test_a_prompt_change_marks_only_its_task_stale():
 
 
 def test_distractors_must_have_the_answer_form_of_h2t_and_eic():
-    from hvbench_assets.core.synthesis.chain import answer_form
+    from hvbench_assets.core.synthesis.replies import answer_form
 
     h2t = answer_form("H2T")
     truth = "The person is the man on the right in a white shirt."
