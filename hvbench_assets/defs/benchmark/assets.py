@@ -152,6 +152,10 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
     if fatal:
         raise dg.Failure(description=f"blind model misconfigured: {fatal[0]['method']}", allow_retries=False)
     transient = sum(a["transient"] for a in answers)
+    failed = sum(a["status"] == "failed" for a in answers)
+    if failed:
+        context.log.warning(f"{failed} blind call(s) failed (see blind_answers.method); their questions are judged "
+                            "on the other answers, or 'not tested' when none came back")
     per_task: dict[str, list[int]] = {}
     for v in verdicts:
         c = per_task.setdefault(v.task, [0, 0, 0])
@@ -160,7 +164,7 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
         c[2] += int(v.removed)
     metadata = {
         "benchmark": benchmark.name, "tested": True, "models": ", ".join(models), "pooled": len(pooled),
-        "removed": sum(v.removed for v in verdicts), "blind_answers": len(answers),
+        "removed": sum(v.removed for v in verdicts), "blind_answers": len(answers), "failed_calls": failed,
         "requests_sent": client.requests_sent, "alpha": benchmark.leakage_alpha, "max_share": benchmark.leakage_max_share,
         "per_task": dg.MetadataValue.md(_md(["task", "pooled", "tested", "removed"],
                                             [[t, *c] for t, c in sorted(per_task.items())])),
