@@ -8,6 +8,7 @@ so other stages add theirs the same way without touching the dispatcher.
     hvbench explain QUESTION_ID [--json] (source, labels, rule, model calls, leakage, review, evaluations)
     hvbench status                      (registered inbox files; what the inbox sensor passes over, and why)
     hvbench runs [--fail-dead]          (runs left in progress by a killed process; mark them failed)
+    hvbench rerank --weight MODEL=W     (synthesis winners under other weights, from stored scores, no calls)
 """
 
 from __future__ import annotations
@@ -395,6 +396,35 @@ def _demo(args: argparse.Namespace) -> int:
     from hvbench_assets.demo import main as demo_main
 
     return demo_main(["--videos", str(args.videos)] if args.videos else [])
+
+
+# -- rerank --------------------------------------------------------------------------------------
+def _rerank_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
+    p.add_argument("--weight", action="append", default=[], metavar="MODEL=W",
+                   help="an answering model's weight to try (repeat); others keep their stored weight")
+    p.add_argument("--task", default=None, help="only this task (ER, ETA, EIC, H2T, BTA, BCA)")
+
+
+@command("rerank", "synthesis winners under other model weights, from the stored scores (no model calls)", _rerank_args)
+def _rerank(args: argparse.Namespace) -> int:
+    from hvbench_assets.core.synthesis.rerank import format_rerank, rerank_questions
+    from hvbench_assets.core.warehouse import Warehouse
+
+    weights = {}
+    for item in args.weight:
+        name, _, value = item.partition("=")
+        try:
+            weights[name.strip()] = float(value)
+        except ValueError:
+            print(f"--weight {item!r}: expected MODEL=NUMBER", file=sys.stderr)
+            return 2
+    path = args.warehouse or default_warehouse()
+    if not path.exists():
+        print(f"no warehouse at {path}", file=sys.stderr)
+        return 2
+    print(format_rerank(rerank_questions(Warehouse(path), weights, args.task)))
+    return 0
 
 
 # review, review-token, review-assign, review-stats live in hvbench_assets/review/commands.py

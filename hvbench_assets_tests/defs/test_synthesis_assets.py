@@ -112,6 +112,18 @@ def test_metadata_counts_calls_and_agreement(run):
     assert md["answerers"].data == WEIGHTS
 
 
+def test_rerank_command_from_stored_scores(run, capsys):
+    from hvbench_assets.cli import main as cli
+
+    sent = run["server"].request_count
+    assert cli(["rerank", "--warehouse", str(run["root"] / "wh.duckdb"), "--weight", "a1=1", "--task", "BTA"]) == 0
+    out = capsys.readouterr().out
+    assert "CHANGES" in out and "[21.0, 16.0, 17.0, 18.0]" in out and "[26.0, 22.0, 19.0, 27.0]" in out
+    assert "1 question(s) re-ranked from stored scores, 1 with another winner; no model calls" in out
+    assert run["server"].request_count == sent
+    assert cli(["rerank", "--warehouse", str(run["root"] / "wh.duckdb"), "--weight", "a1"]) == 2
+
+
 def test_rerun_sends_nothing_and_a_weight_change_reranks_without_answer_or_score_calls(run, tmp_path):
     server, root = run["server"], run["root"]
     sent = server.request_count
