@@ -72,6 +72,9 @@ def test_explain_points_at_the_bad_l7_row_that_made_the_answer_wrong(tmp_path_fa
                [behind, behind, behind])
     wh.execute("UPDATE speaker_scores SET code_version = 'l7-broken', materialized_at = TIMESTAMP "
                "'2026-01-02 03:04:05' WHERE video_id = 'tpt' AND track_id = ?", [behind])
+    before = explain_question(wh, good["question_id"])  # the label changed under the question built from it
+    changed = [lr["ref"]["track_id"] for lr in before["labels"] if lr["changed_since_question"]]
+    assert changed == [behind] and "CHANGED since the question was built" in format_explanation(before)
     materialize(root, "tpt", ASD)
     q = _asd(root)
     assert q["marking"]["letters"][str(behind)] == q["answer"] != good["answer"]  # the question is now wrong
