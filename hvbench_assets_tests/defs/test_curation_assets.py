@@ -48,12 +48,22 @@ def test_reviewed_questions_follow_decisions(tpt):
 def test_review_sensor_runs_on_new_decisions_only(tpt):
     from hvbench_assets.defs.curation.sensors import review_sensor
 
+    from dagster._core.storage.dagster_run import DagsterRun
+
     res = {"warehouse": WarehouseResource(path=str(tpt / "wh.duckdb"))}
-    first = review_sensor(dg.build_sensor_context(resources=res))
+    instance = dg.DagsterInstance.ephemeral()
+
+    def tick(cursor=None):
+        return review_sensor(dg.build_sensor_context(instance=instance, resources=res, cursor=cursor))
+
+    first = tick()
     assert len(first.run_requests) == 1 and first.run_requests[0].job_name in (None, "curation_job")
-    again = review_sensor(dg.build_sensor_context(resources=res, cursor=first.cursor))
-    assert isinstance(again, dg.SkipReason)
+    assert isinstance(tick(first.cursor), dg.SkipReason)
     wh = res["warehouse"].get()
     record_decision(wh, wh.rows(QUESTIONS, abbrev="AVAD")[0], "bob", "accept")
-    after = review_sensor(dg.build_sensor_context(resources=res, cursor=first.cursor))
+    run = instance.add_run(DagsterRun(job_name="curation_job", status=dg.DagsterRunStatus.NOT_STARTED))
+    waiting = tick(first.cursor)  # a run that has not read the tables yet takes the decision in
+    assert isinstance(waiting, dg.SkipReason) and run.run_id in waiting.skip_message
+    instance.report_run_canceled(run)
+    after = tick(first.cursor)
     assert len(after.run_requests) == 1 and after.cursor != first.cursor

@@ -75,7 +75,8 @@ def run_annotation_sensor(env) -> int:
 
 def run_review_sensor(env) -> dict[str, str]:
     wh_res = WarehouseResource(path=str(env["root"] / "wh.duckdb"))
-    result = review_sensor(dg.build_sensor_context(resources={"warehouse": wh_res}, cursor=env.get("review_cursor")))
+    result = review_sensor(dg.build_sensor_context(instance=dg.DagsterInstance.ephemeral(), resources={"warehouse": wh_res},
+                                                   cursor=env.get("review_cursor")))
     env["review_cursor"] = result.cursor
     assert len(result.run_requests) == 1
     res = {"settings": HvbenchSettings(data_dir=str(env["root"] / "data"), review_exclude="none"), "warehouse": wh_res}

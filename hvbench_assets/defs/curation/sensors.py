@@ -42,6 +42,10 @@ def review_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResou
     key = hashlib.sha256(json.dumps(now, sort_keys=True).encode()).hexdigest()[:16]
     if key == context.cursor:
         return dg.SkipReason("no new decisions, assignments or question versions")
+    waiting = context.instance.get_runs(dg.RunsFilter(job_name=curation_job.name, statuses=[
+        dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING]), limit=1)
+    if waiting:  # it has not read the tables yet, so it takes this change in too (no pile-up during a backfill)
+        return dg.SkipReason(f"curation_job run {waiting[0].run_id} has not started yet; it includes these changes")
     decisions = now.get(REVIEW_DECISIONS.name, [0, None])[0]
     return dg.SensorResult(run_requests=[dg.RunRequest(run_key=f"review:{key}", tags={"hvbench/decisions": str(decisions)})],
                            cursor=key)
