@@ -18,11 +18,14 @@ MAX_SCORE = 10.0
 
 
 def parse_scores(text: str | None, n: int) -> dict[int, float]:
-    """{"scores": {"1": 7, "2": 3, ...}} with every candidate 1..n scored 0..10; anything else is BadReply."""
+    """{"scores": {"1": 7, "2": 3, ...}} (or a list of n numbers in candidate order, or of {answer, score})
+    with every candidate 1..n scored 0..10; anything else is BadReply."""
     obj = json_object(text)
     raw = obj.get("scores")
-    if isinstance(raw, list) and all(isinstance(x, dict) for x in raw):  # [{"answer": 1, "score": 7}, ...]
+    if isinstance(raw, list) and raw and all(isinstance(x, dict) for x in raw):  # [{"answer": 1, "score": 7}, ...]
         raw = {str(x.get("answer")): x.get("score") for x in raw}
+    elif isinstance(raw, list):  # [7, 3, ...] in candidate order
+        raw = {str(i): v for i, v in enumerate(raw, 1)}
     if not isinstance(raw, dict):
         raise BadReply("reply has no 'scores' object")
     scores: dict[int, float] = {}

@@ -88,7 +88,7 @@ def distractor_list(text: str | None) -> list[str]:
     return items
 
 
-_LETTER_EMOTION = re.compile(r"\b([A-Z])\s*[-\u2013\u2014:]\s*([A-Za-z]+)")
+_LETTER_EMOTION = re.compile(r"\b([A-Z])\s*[-\u2013\u2014:,]\s*([A-Za-z]+)")  # B-happy, B: happy, B, happy
 
 
 def parse_answer(task: str, text: str | None, letters: tuple[str, ...] = ()) -> str:

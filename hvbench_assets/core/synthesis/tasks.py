@@ -11,7 +11,7 @@ from hvbench_assets.core.mllm.prompts import Prompt
 from hvbench_assets.core.synthesis import prompts as P
 
 
-CHAIN_VERSION = "1"  # bump when chain.py's steps or checks change what a question comes out as
+CHAIN_VERSION = "2"  # bump when chain.py's steps or checks change what a question comes out as
 
 
 @dataclass(frozen=True)

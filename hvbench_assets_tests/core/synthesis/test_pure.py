@@ -138,3 +138,16 @@ def test_min_answerers_from_the_registry_file_and_environment():
     assert parse_registry({"min_answerers": 2}, environ={"HVBENCH_MIN_ANSWERERS": "4"}).min_answerers == 4
     with pytest.raises(ValueError, match="HVBENCH_MIN_ANSWERERS"):
         parse_registry({}, environ={"HVBENCH_MIN_ANSWERERS": "three"})
+
+
+def test_score_list_in_candidate_order_and_eic_answer_forms():
+    from hvbench_assets.core.synthesis.replies import parse_answer
+
+    assert parse_scores('{"scores": [7, 3]}', 2) == {1: 7.0, 2: 3.0}
+    with pytest.raises(BadReply):
+        parse_scores('{"scores": [7, 3, 1]}', 2)
+    letters = ("A", "B", "C")
+    assert [parse_answer("EIC", t, letters) for t in ("B-Happy", "Person C: angry", "A, surprised", "b - sad. C-sad")] \
+        == ["B-happy", "C-angry", "A-surprised", "C-sad"]
+    with pytest.raises(BadReply):
+        parse_answer("EIC", "D-happy", letters)  # D is not offered
