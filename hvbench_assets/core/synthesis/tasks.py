@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from hvbench_assets.core.mllm.prompts import Prompt
 from hvbench_assets.core.synthesis import prompts as P
+from hvbench_assets.core.synthesis.words import lists_fingerprint
 
 
 CHAIN_VERSION = "2"  # bump when chain.py's steps or checks change what a question comes out as
@@ -30,9 +31,9 @@ class SynthesisTask:
 
     @property
     def version(self) -> str:
-        """The chain's rule version for this task: the chain itself and every setting here but the prompts
-        (they enter the task's fingerprint on their own). Part of the question id and the code version."""
-        blob = json.dumps([CHAIN_VERSION, self.caption_keys, self.caption_rule, self.leak_kind, self.leak_share,
+        """The chain's rule version for this task: the chain itself, the word lists and every setting here but
+        the prompts (they enter the task's fingerprint on their own). Part of the question id and the code version."""
+        blob = json.dumps([CHAIN_VERSION, lists_fingerprint(), self.caption_keys, self.caption_rule, self.leak_kind, self.leak_share,
                            list(self.length_band), self.polarity])
         return f"s{CHAIN_VERSION}-{hashlib.sha256(blob.encode()).hexdigest()[:6]}"
 

@@ -6,6 +6,7 @@ question stores the polarity of its truth, read from the emotion words it contai
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 POSITIVE = frozenset("""
@@ -41,7 +42,9 @@ he she it they them him her his hers its their theirs we us our you your i me my
 all each both few other such only own same too can will just should would could may might must also still
 person people man woman men women boy girl video clip frame frames one two three first second then later
 appears seems looks look looking shows showing display displays expresses expression expressions face
-""".split())
+action actions perform performs performed performing order sequence happen happens happened next finally
+lead leads led result results cause causes caused because why reason
+""".split())  # the last two lines frame questions about actions and causes: they name no answer
 
 _WORD = re.compile(r"[a-z][a-z'-]*")
 
@@ -97,3 +100,9 @@ def content_words(text: str, exclude: str = "") -> set[str]:
     """Stems of the words that carry meaning (no stop words, nothing in `exclude`)."""
     skip = {stem(w) for w in words(exclude)}
     return {stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 2} - skip
+
+
+def lists_fingerprint() -> str:
+    """The word lists as a short hash: part of the descriptive tasks' rule version (leak check, polarity)."""
+    blob = "|".join(" ".join(sorted(x)) for x in (POSITIVE, NEGATIVE, NEUTRAL, NEGATIONS, STOPWORDS))
+    return hashlib.sha256(blob.encode()).hexdigest()[:8]

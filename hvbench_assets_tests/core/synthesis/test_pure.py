@@ -42,6 +42,9 @@ def test_leak_check_content_words_ignore_the_person_description():
     leak = leak_check("In what order does she wave and sit down?", "She waves, then sits down.", "content", person=person)
     assert leak.leaked and set(leak.found) == {"wav", "sit"}
     assert stem("waving") == stem("waves") == stem("wave") and stem("sitting") == stem("sits")
+    framing = leak_check("What actions does the woman perform, in order?", "She performs a wave, then sits down.",
+                         "content", person=person)
+    assert not framing.leaked and framing.key_words == ["sit", "wav"]
     # a causal question names one side by design: only more than half of the answer's words is a leak
     cause = leak_check("Why does the man raise his hand?", "Because the teacher asked a question.", "content", 0.5)
     assert not cause.leaked
