@@ -1,5 +1,6 @@
-"""What the descriptive questions' winners would be under other model weights, from the stored `score`
-steps alone (no model call). Materializing the six task assets with the new weights in config/models.toml
+"""Readings of the stored rankings: how often the winner was each model's own answer (agreement), and what
+the descriptive questions' winners would be under other model weights, from the stored `score` steps alone
+(no model call). Materializing the six task assets with the new weights in config/models.toml
 then applies it: their answer and score calls come from the cache, only a changed option set is perturbed."""
 
 from __future__ import annotations
@@ -10,6 +11,18 @@ from typing import Any
 
 from hvbench_assets.core.synthesis.ranking import rerank_steps
 from hvbench_assets.core.warehouse import Warehouse
+
+
+def agreement_counts(warehouse: Warehouse, task: str) -> tuple[dict[str, int], int]:
+    """Across the task's stored rankings: per answering model, how many winners were (also) its own answer,
+    and how many rankings there are."""
+    rows = warehouse.query("SELECT payload FROM synthesis_steps WHERE task = ? AND step = 'total'", [task])
+    won: dict[str, int] = {}
+    for r in rows:
+        payload = json.loads(r["payload"]) if isinstance(r["payload"], str) else r["payload"]
+        for model, own in (payload.get("agreement") or {}).items():
+            won[model] = won.get(model, 0) + int(bool(own))
+    return won, len(rows)
 
 
 def rerank_questions(warehouse: Warehouse, weights: Mapping[str, float], task: str | None = None

@@ -1,12 +1,11 @@
 """The 16 task assets (group `tasks`), one per family, built from core/tasks/registry.py by one factory.
 
 Each asset depends on exactly the labels its family reads (Table 9 plus what our rules need), so the
-lineage graph is Table 9. Per clip it stores one `task_candidates` verdict and at most one question;
-re-materializing replaces both in one transaction, with the answer slot balanced against the task's
-questions on other clips under the same lock.
+lineage graph is Table 9. Per clip it stores one `task_candidates` verdict and at most one question (the six
+descriptive families and AR also their `synthesis_steps`); re-materializing replaces them in one transaction,
+with the answer slot balanced against the task's questions on other clips under the same lock.
 """
 
-import json
 
 import dagster as dg
 
@@ -15,6 +14,7 @@ from hvbench_assets.core.mllm import ModelNotConfigured, load_registry
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
 from hvbench_assets.core.render.questions import question_video_path, render_question_video
 from hvbench_assets.core.synthesis.calls import SynthesisModels, ensemble_fingerprint, too_few_answerers
+from hvbench_assets.core.synthesis.rerank import agreement_counts
 from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS, step_rows
 from hvbench_assets.core.tasks import annotations
 from hvbench_assets.core.tasks.calls import ModelUnreachable, asker
@@ -176,13 +176,7 @@ def task_overview(wh, family: TaskFamily) -> dict:
 def synthesis_overview(wh, family: TaskFamily, synthesis: SynthesisModels) -> dict:
     """This run's calls (made vs cached, tokens) and, across the task, how often the winning answer was
     each answering model's own (agreement with the ensemble)."""
-    totals = wh.query("SELECT payload FROM synthesis_steps WHERE task = ? AND step = 'total'", [family.task])
-    won: dict[str, int] = {}
-    for r in totals:
-        payload = json.loads(r["payload"]) if isinstance(r["payload"], str) else r["payload"]
-        for model, own in (payload.get("agreement") or {}).items():
-            won[model] = won.get(model, 0) + int(bool(own))
-    n = len(totals)
+    won, n = agreement_counts(wh, family.task)
     return {"synthesis_calls": dg.MetadataValue.json(synthesis.stats.as_dict()),
             "answerers": dg.MetadataValue.json(synthesis.weights),
             "ensemble_agreement": dg.MetadataValue.json(
