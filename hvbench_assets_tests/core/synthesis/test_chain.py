@@ -188,37 +188,34 @@ def test_too_few_answerers_names_the_settings(registry):
     assert too_few_answerers(registry.active(), 3, "x") is None
 
 
-def test_ar_records_its_caption_and_question_steps(server, registry, warehouse, tmp_path):
+def run_ar(registry, warehouse, tmp_path):
+    """AR (the synthesis's first half) on a generated clip, through the describer's asker."""
     from hvbench_assets.core.tasks.calls import asker
 
-    server.responder = lambda req: (
-        "She smiles at the cake and claps." if "attitude towards" in req.prompt else
-        json.dumps({"question": "What is the attitude of the person in the red shirt?", "attitude": "positive"}))
     video = moving_square_video(tmp_path / "ar.mp4", seconds=4.0, size=(320, 240))
     labels = clip_labels(duration_s=4, tracks=[full(0, 4)], path=video)
     client = MllmClient(registry, warehouse, retry=RetryPolicy(max_attempts=2, base_s=0.01))
-    out = run_family(FAMILY_BY_ABBREV["AR"], labels, ask=asker(client, registry.get("writer"), "clip", "AR"),
-                     red_box_video=lambda tids: render_question_video(
-                         video, labels.clip.sha256, labels.tracks, {"kind": "red_box", "track_ids": sorted(tids)},
-                         tmp_path / "q"))
+    return run_family(FAMILY_BY_ABBREV["AR"], labels, ask=asker(client, registry.get("writer"), "clip", "AR"),
+                      red_box_video=lambda tids: render_question_video(
+                          video, labels.clip.sha256, labels.tracks, {"kind": "red_box", "track_ids": sorted(tids)},
+                          tmp_path / "q"))
+
+
+AR_QUESTION = json.dumps({"question": "What is the attitude of the person in the red shirt?", "attitude": "positive"})
+
+
+def test_ar_records_its_caption_and_question_steps(server, registry, warehouse, tmp_path):
+    server.responder = lambda req: "She smiles at the cake and claps." if "attitude towards" in req.prompt else AR_QUESTION
+    out = run_ar(registry, warehouse, tmp_path)
     assert [s["step"] for s in out.steps] == ["caption", "question"]
     assert out.steps[1]["payload"]["answer"] == "positive"
     assert [s["call_id"] for s in out.steps] == out.question_row(Balance())[0]["call_ids"]
 
 
 def test_ar_unreadable_question_is_asked_again_once(server, registry, warehouse, tmp_path):
-    from hvbench_assets.core.tasks.calls import asker
-
-    replies = iter(["She smiles at the cake.", "positive, I think", json.dumps(
-        {"question": "What is the attitude of the person in the red shirt?", "attitude": "positive"})])
+    replies = iter(["She smiles at the cake.", "positive, I think", AR_QUESTION])
     server.responder = lambda req: next(replies)
-    video = moving_square_video(tmp_path / "ar.mp4", seconds=4.0, size=(320, 240))
-    labels = clip_labels(duration_s=4, tracks=[full(0, 4)], path=video)
-    client = MllmClient(registry, warehouse, retry=RetryPolicy(max_attempts=2, base_s=0.01))
-    out = run_family(FAMILY_BY_ABBREV["AR"], labels, ask=asker(client, registry.get("writer"), "clip", "AR"),
-                     red_box_video=lambda tids: render_question_video(
-                         video, labels.clip.sha256, labels.tracks, {"kind": "red_box", "track_ids": sorted(tids)},
-                         tmp_path / "q"))
+    out = run_ar(registry, warehouse, tmp_path)
     assert [(s["step"], s["status"], s["attempt"]) for s in out.steps] == [
         ("caption", "ok", 1), ("question", "failed", 1), ("question", "ok", 2)]
     assert out.steps[1]["payload"]["raw"] == "positive, I think"
