@@ -39,7 +39,9 @@ class EvaluationSettings(dg.ConfigurableResource):
         base = Path(self.benchmarks_dir or Path(data_dir) / "benchmarks")
         found: dict[str, tuple[Path, Path | None]] = {}
         if base.is_dir():
-            found = {p.name: (p, None) for p in sorted(base.iterdir()) if p.is_dir() and any(p.rglob("*.jsonl"))}
+            # hidden folders are an export being written or the one it replaces (core/benchmark/export.py)
+            found = {p.name: (p, None) for p in sorted(base.iterdir())
+                     if p.is_dir() and not p.name.startswith(".") and any(p.rglob("*.jsonl"))}
         for part in self.benchmark_roots.split(";"):
             if "=" in part:
                 name, paths = part.split("=", 1)
