@@ -1,13 +1,14 @@
 """Export the benchmark in the published HumanVBench layout: 16 task JSONL files, the question videos under
 task-named folders (`Video` is relative to the export folder) and `manifest.json`.
 
-Everything is written into a hidden sibling folder first and renamed into place at the end, so a failure
-(disk full, a killed process) leaves the previous export as it was; the leftover temporary folder of a
-killed export is removed by the next one. A folder that was not written by this exporter is never replaced.
+Everything is written into a hidden sibling folder first and swapped into place at the end (one atomic
+renameat2 exchange on Linux), so a failure (disk full, a killed process) leaves the previous export as it was;
+the leftover temporary folder of a killed export is removed by the next one. A folder that was not written by this exporter is never replaced.
 """
 
 from __future__ import annotations
 
+import ctypes
 import datetime as dt
 import json
 import os
@@ -46,7 +47,17 @@ def _place_video(src: Path, dst: Path) -> None:
         shutil.copyfile(src, dst)
 
 
+def recover(parent: Path, name: str) -> None:
+    """A process killed between the two renames of the fallback swap left the previous export aside: put it back."""
+    folder = parent / name
+    if not folder.exists():
+        aside = sorted(parent.glob(f".{name}.old-*"), key=lambda p: p.stat().st_mtime)
+        if aside and is_our_export(aside[-1]):
+            os.rename(aside[-1], folder)
+
+
 def _remove_stale(parent: Path, name: str) -> None:
+    recover(parent, name)
     for p in parent.glob(f".{name}.export-*"):
         try:
             pid = int(p.name.rsplit("-", 2)[-2])
@@ -151,9 +162,22 @@ def _write(items: Sequence[Mapping[str, Any]], tmp: Path, manifest: Mapping[str,
     return ExportResult(tmp, exported, left_out, counts, full)
 
 
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where the system cannot."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return fn(at_fdcwd, os.fsencode(str(a)), at_fdcwd, os.fsencode(str(b)), rename_exchange) == 0
+
+
 def _swap(tmp: Path, folder: Path) -> None:
-    """Put `tmp` where `folder` is. The old export moves aside first and is deleted only after the rename."""
-    if folder.exists():
+    """Put `tmp` where `folder` is: one atomic exchange where the system has it (the old export is then in `tmp`
+    and deleted); else the old export moves aside, the new one in, and the old one is deleted after."""
+    if folder.exists() and _exchange(tmp, folder):
+        shutil.rmtree(tmp, ignore_errors=True)
+    elif folder.exists():
         old = folder.parent / f".{folder.name}.old-{os.getpid()}-{int(time.time() * 1000)}"
         os.rename(folder, old)
         try:

@@ -74,3 +74,20 @@ def test_failed_blind_call_is_stored_as_failed_and_only_it_is_asked_again(tmp_pa
         again = answer_blind(MllmClient(reg, wh, retry=RetryPolicy(max_attempts=1)), jobs)
         assert len(server.requests) == 4 and all(r["status"] == "parsed" for r in again)
         assert [r["correct"] for r in again] == [True, False, False]  # "B" holds "4" only in the published order
+
+
+def test_replacing_an_export_swaps_it_whole_and_a_half_swap_is_recovered(tmp_path, video):
+    from hvbench_assets.core.benchmark.export import _exchange, recover
+
+    folder = tmp_path / "mine"
+    export_benchmark([item("q1", "HC", video)], folder, {"round": 1})
+    export_benchmark([item("q2", "HC", video)], folder, {"round": 2})
+    assert json.loads((folder / "manifest.json").read_text())["round"] == 2
+    assert [p.name for p in tmp_path.iterdir()] == ["mine"]  # nothing left aside
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir(), (a / "x").write_text("a"), (b / "x").write_text("b")
+    if _exchange(a, b):  # where the file system has RENAME_EXCHANGE
+        assert (a / "x").read_text() == "b" and (b / "x").read_text() == "a"
+    os.rename(folder, tmp_path / ".mine.old-1-1")  # killed between the fallback's two renames
+    recover(tmp_path, "mine")
+    assert json.loads((folder / "manifest.json").read_text())["round"] == 2
