@@ -38,16 +38,19 @@ HVBENCH_MLLM_MODELS=a,b picks the answering ones. Then the same command filters 
 evaluates each on the export and writes the report."""
 
 
-def _run(job_fn, instance: dg.DagsterInstance) -> bool:
-    return dg.execute_job(dg.reconstructable(job_fn), instance=instance).success
+def _run(job_fn, instance: dg.DagsterInstance, partition: str | None = None) -> bool:
+    tags = {"dagster/partition": partition} if partition else None
+    return dg.execute_job(dg.reconstructable(job_fn), instance=instance, tags=tags).success
 
 
 def assemble(instance: dg.DagsterInstance, warehouse, benchmark, data_dir: str) -> tuple[bool, list[str]]:
     """Rebuild reviewed_questions, run benchmark_job; lines describing pool, leakage and export."""
     lines = ["== benchmark =="]
     ok = True
-    for name, fn in (("curation_job (reviewed_questions)", curation_job), ("benchmark_job", benchmark_job)):
-        success = _run(fn, instance)
+    instance.add_dynamic_partitions("eval_benchmarks", [benchmark.name])  # what eval_partitions_sensor does
+    for name, fn, partition in (("curation_job (reviewed_questions)", curation_job, None),
+                                (f"benchmark_job ({benchmark.name})", benchmark_job, benchmark.name)):
+        success = _run(fn, instance, partition)
         ok &= success
         lines.append(f"{name}: {'ok' if success else 'FAILED (see the run in the UI)'}")
         if not success:

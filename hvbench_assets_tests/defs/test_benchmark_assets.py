@@ -32,7 +32,15 @@ from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
 from hvbench_assets_tests.real_labels import labelled, materialize
 
-BENCH = [reviewed_questions, question_pool, blind_leakage, benchmark_export]
+BENCH = [question_pool, blind_leakage, benchmark_export]  # partitioned by benchmark name
+
+
+def run_bench(resources, name: str):
+    """reviewed_questions (unpartitioned), then the benchmark assets for partition `name`."""
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("eval_benchmarks", [name])
+    assert dg.materialize([reviewed_questions], resources=resources, instance=instance).success
+    return dg.materialize(BENCH, partition_key=name, resources=resources, instance=instance)
 TASKS_USED = [a for a in TASK_ASSETS if a.key.to_user_string() in ("active_speaker_detection",
                                                                    "audio_visual_alignment_detection")]
 LEAKY = "The person in the red box is smiling broadly. What is the person's expression?"
@@ -71,9 +79,9 @@ def built(tmp_path_factory):
         "settings": HvbenchSettings(data_dir=str(root / "data")),
         "warehouse": WarehouseResource(path=str(root / "wh.duckdb")),
         "mllm": MllmResource(models_file=str(models), max_attempts=1, backoff_s=0.01),
-        "benchmark": BenchmarkSettings(name="ours", blind_models="blind"),
+        "benchmark": BenchmarkSettings(blind_models="blind"),
     }
-    result = dg.materialize(BENCH, resources=resources, instance=dg.DagsterInstance.ephemeral())
+    result = run_bench(resources, "ours")
     assert result.success
     yield {"root": root, "wh": wh, "server": server, "resources": resources, "result": result, "asd": asd,
            "folder": root / "data" / "benchmarks" / "ours", "models": models}
@@ -99,7 +107,7 @@ def test_leaking_question_is_removed_and_fair_ones_kept(built):
 
 def test_rerun_sends_no_request_and_pool_metadata_counts_per_task(built):
     before = len(built["server"].requests)
-    again = dg.materialize(BENCH, resources=built["resources"], instance=dg.DagsterInstance.ephemeral())
+    again = run_bench(built["resources"], "ours")
     assert again.success and len(built["server"].requests) == before
     versions = [r.asset_materializations_for_node("benchmark_export")[0].tags["dagster/data_version"]
                 for r in (built["result"], again)]
@@ -155,8 +163,12 @@ def test_export_layout_manifest_and_round_trip_evaluation(built):
     assert leak["verdicts"][0]["removed"] and len(leak["answers"]) == 4
 
 
-def test_eval_responses_depends_on_the_export():
-    assert dg.AssetKey("benchmark_export") in eval_responses.asset_deps[dg.AssetKey("eval_responses")]
+def test_eval_responses_depends_on_its_own_benchmarks_export():
+    (dep,) = [d for d in eval_responses.specs_by_key[dg.AssetKey("eval_responses")].deps
+              if d.asset_key == dg.AssetKey("benchmark_export")]
+    assert isinstance(dep.partition_mapping, dg.MultiToSingleDimensionPartitionMapping)
+    assert dep.partition_mapping.partition_dimension_name == "benchmark"
+    assert benchmark_export.partitions_def == eval_responses.partitions_def.get_partitions_def_for_dimension("benchmark")
 
 
 def test_failed_export_leaves_the_previous_one_intact(built):
@@ -205,8 +217,10 @@ def test_export_takes_the_corrected_answer_and_unreviewed_only_when_asked(tmp_pa
             "mllm": MllmResource(models_file=str(tmp_path / "none.toml"))}
     folder = tmp_path / "data" / "benchmarks" / "b"
     for include, expected in ((False, {"qc1": "C"}), (True, {"qc1": "C", "qc2": "B"})):
-        res = dict(base, benchmark=BenchmarkSettings(name="b", include_unreviewed=include))
-        assert dg.materialize(BENCH[1:], resources=res, instance=dg.DagsterInstance.ephemeral()).success
+        res = dict(base, benchmark=BenchmarkSettings(include_unreviewed=include))
+        instance = dg.DagsterInstance.ephemeral()
+        instance.add_dynamic_partitions("eval_benchmarks", ["b"])
+        assert dg.materialize(BENCH, partition_key="b", resources=res, instance=instance).success
         lines = [json.loads(x) for x in (folder / "Human_Count.jsonl").read_text().splitlines()]
         assert {x["Question_id"]: x["Answer"] for x in lines} == expected  # qc1 stratum: count 5 -> 3-5
         manifest = json.loads((folder / "manifest.json").read_text())

@@ -1,5 +1,6 @@
 """Benchmark assembly (group `benchmark`, cross-clip): `question_pool` -> `blind_leakage` -> `benchmark_export`,
-and `benchmark_job` running the three in order. The rules live in core/benchmark (pool, leakage, export);
+and `benchmark_job` running the three in order. They are partitioned by benchmark name (the evaluation's
+`eval_benchmarks` partitions), so `eval_responses` of one benchmark depends on that benchmark's export only. The rules live in core/benchmark (pool, leakage, export);
 these assets read the warehouse, call them, write the tables and show counts per task."""
 
 
@@ -25,6 +26,7 @@ from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
 from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.benchmark.resources import BenchmarkSettings
+from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions
 from hvbench_assets.defs.metadata import table_definition
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
@@ -58,6 +60,7 @@ def pool_inputs(wh) -> list[dict]:
 
 @dg.asset(
     name="question_pool",
+    partitions_def=eval_benchmarks_partitions,
     deps=["reviewed_questions"],
     group_name="benchmark",
     kinds={"python", "duckdb"},
@@ -67,7 +70,7 @@ def pool_inputs(wh) -> list[dict]:
 )
 def question_pool(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                   benchmark: BenchmarkSettings) -> dg.MaterializeResult:
-    wh = warehouse.get()
+    wh, name = warehouse.get(), context.partition_key
     try:
         settings = benchmark.pool()
     except ValueError as exc:
@@ -81,7 +84,7 @@ def question_pool(context: dg.AssetExecutionContext, warehouse: WarehouseResourc
             "options": by_id[d.question_id]["options"], "answer": by_id[d.question_id]["answer"],
             "answer_text": by_id[d.question_id]["answer_text"], "video_path": by_id[d.question_id]["video_path"],
             "content_hash": by_id[d.question_id]["content_hash"]} for d in decisions]
-    wh.replace(QUESTION_POOL, {"benchmark": benchmark.name}, out,
+    wh.replace(QUESTION_POOL, {"benchmark": name}, out,
                provenance={"backend": "rules", "model": None, "code_version": POOL_CODE_VERSION})
     summary = pool_summary(decisions)
     table = [[a, settings.target(a), s["available"], s["selected"],
@@ -89,7 +92,7 @@ def question_pool(context: dg.AssetExecutionContext, warehouse: WarehouseResourc
               "; ".join(f"{n}x {why}" for why, n in sorted(s["left_out"].items(), key=lambda kv: -kv[1])) or "-"]
              for a in ORDER if (s := summary.get(a))]
     return dg.MaterializeResult(metadata={
-        "benchmark": benchmark.name, "dagster/row_count": len(out), "selected": sum(d.selected for d in decisions),
+        "benchmark": name, "dagster/row_count": len(out), "selected": sum(d.selected for d in decisions),
         "include_unreviewed": settings.include_unreviewed, "strict_ratio": settings.strict_ratio,
         "per_task": dg.MetadataValue.md(_md(["task", "target", "available", "selected", "strata", "left out (why)"], table)),
     })
@@ -112,6 +115,7 @@ def _blind_models(benchmark: BenchmarkSettings, mllm: MllmResource) -> tuple[lis
 
 @dg.asset(
     name="blind_leakage",
+    partitions_def=eval_benchmarks_partitions,
     deps=["question_pool"],
     group_name="benchmark",
     kinds={"python", "duckdb", "openai"},
@@ -123,18 +127,18 @@ def _blind_models(benchmark: BenchmarkSettings, mllm: MllmResource) -> tuple[lis
 )
 def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                   mllm: MllmResource, benchmark: BenchmarkSettings) -> dg.MaterializeResult:
-    wh = warehouse.get()
-    pooled = [r for r in wh.rows(QUESTION_POOL, benchmark=benchmark.name) if r["selected"]]
+    wh, name = warehouse.get(), context.partition_key
+    pooled = [r for r in wh.rows(QUESTION_POOL, benchmark=name) if r["selected"]]
     models, why_not = _blind_models(benchmark, mllm)
     prov = {"backend": "rules", "model": None, "code_version": f"{LEAKAGE_CODE_VERSION}:{BLIND_PROMPT_VERSION}"}
-    key = {"benchmark": benchmark.name}
+    key = {"benchmark": name}
     if not models:
         rows = [{"question_id": r["question_id"], "task": r["task"], "n_options": len(r["options"]), "n_answers": 0,
                  "n_correct": 0, "n_failed": 0, "chance": 1 / len(r["options"]), "p_value": 1.0, "removed": False,
                  "reason": f"not tested: {why_not}"} for r in pooled]
         wh.replace_tables([(BLIND_ANSWERS, key, [], prov), (LEAKAGE_VERDICTS, key, rows, prov)])
         context.log.warning(f"leakage filter not run: {why_not}")
-        return dg.MaterializeResult(metadata={"benchmark": benchmark.name, "tested": False, "why_not": why_not,
+        return dg.MaterializeResult(metadata={"benchmark": name, "tested": False, "why_not": why_not,
                                               "pooled": len(pooled), "removed": 0})
     if benchmark.blind_rotations not in ("all", "none"):
         raise dg.Failure(description=f"HVBENCH_BLIND_ROTATIONS must be all or none, got {benchmark.blind_rotations!r}",
@@ -163,7 +167,7 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
         c[1] += int(v.n_answers > 0)
         c[2] += int(v.removed)
     metadata = {
-        "benchmark": benchmark.name, "tested": True, "models": ", ".join(models), "pooled": len(pooled),
+        "benchmark": name, "tested": True, "models": ", ".join(models), "pooled": len(pooled),
         "removed": sum(v.removed for v in verdicts), "blind_answers": len(answers), "failed_calls": failed,
         "requests_sent": client.requests_sent, "alpha": benchmark.leakage_alpha, "max_share": benchmark.leakage_max_share,
         "per_task": dg.MetadataValue.md(_md(["task", "pooled", "tested", "removed"],
@@ -173,9 +177,9 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
             [[v.question_id, v.task, f"{v.n_correct}/{v.n_answers}", f"{v.p_value:.3g}", v.removed]
              for v in guessable(verdicts)])),
     }
-    report = Path(settings.data_dir) / "reports" / benchmark.name / "leakage.md"
+    report = Path(settings.data_dir) / "reports" / name / "leakage.md"
     report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text(f"# Blind leakage filter: {benchmark.name}\n\nModels: {', '.join(models)}; rotations: "
+    report.write_text(f"# Blind leakage filter: {name}\n\nModels: {', '.join(models)}; rotations: "
                       f"{benchmark.blind_rotations}; removed when p < {benchmark.leakage_alpha} (one-sided binomial "
                       f"test against 1/options) or share > {benchmark.leakage_max_share}.\n\n## Per task\n\n"
                       f"{metadata['per_task'].value}\n\n## Most guessable\n\n{metadata['most_guessable'].value}\n\n"
@@ -196,11 +200,11 @@ def _leak_status(v: dict | None) -> str:
     return f"kept: {v['reason']}"
 
 
-def export_items(wh, benchmark: BenchmarkSettings) -> tuple[list[dict], list[dict]]:
+def export_items(wh, name: str) -> tuple[list[dict], list[dict]]:
     """(items to export, pooled items left out by the leakage filter)."""
-    verdicts = {v["question_id"]: v for v in wh.rows(LEAKAGE_VERDICTS, benchmark=benchmark.name)}
+    verdicts = {v["question_id"]: v for v in wh.rows(LEAKAGE_VERDICTS, benchmark=name)}
     items, removed = [], []
-    for r in wh.rows(QUESTION_POOL, benchmark=benchmark.name, order_by="task, video_id, question_id"):
+    for r in wh.rows(QUESTION_POOL, benchmark=name, order_by="task, video_id, question_id"):
         if not r["selected"]:
             continue
         v = verdicts.get(r["question_id"])
@@ -211,7 +215,7 @@ def export_items(wh, benchmark: BenchmarkSettings) -> tuple[list[dict], list[dic
     return items, removed
 
 
-def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings) -> dict:
+def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings, name: str) -> dict:
     """Code versions and label provenance of the exported questions."""
     ids = {i["question_id"] for i in items}
     questions = [q for q in wh.rows(QUESTIONS) if q["question_id"] in ids]
@@ -222,11 +226,11 @@ def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings) -> dict:
         rule_versions.setdefault(q["task"], [])
         if q["rule_version"] not in rule_versions[q["task"]]:
             rule_versions[q["task"]].append(q["rule_version"])
-    verdicts = wh.rows(LEAKAGE_VERDICTS, benchmark=benchmark.name)
+    verdicts = wh.rows(LEAKAGE_VERDICTS, benchmark=name)
     tested = [v for v in verdicts if v["n_answers"]]
-    models = sorted({r["model"] for r in wh.rows(BLIND_ANSWERS, benchmark=benchmark.name)})
+    models = sorted({r["model"] for r in wh.rows(BLIND_ANSWERS, benchmark=name)})
     return {
-        "benchmark": benchmark.name,
+        "benchmark": name,
         "review_states_exported": list(benchmark.pool().states()), "include_unreviewed": benchmark.include_unreviewed,
         "leakage": {"tested_items": len(tested), "models": models, "alpha": benchmark.leakage_alpha,
                     "max_share": benchmark.leakage_max_share, "rotations": benchmark.blind_rotations,
@@ -239,6 +243,7 @@ def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings) -> dict:
 
 @dg.asset(
     name="benchmark_export",
+    partitions_def=eval_benchmarks_partitions,
     deps=["blind_leakage"],
     group_name="benchmark",
     kinds={"python", "json", "video"},
@@ -248,15 +253,16 @@ def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings) -> dict:
 )
 def benchmark_export(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                      benchmark: BenchmarkSettings) -> dg.MaterializeResult:
-    wh = warehouse.get()
-    items, removed = export_items(wh, benchmark)
-    folder = benchmark.folder(settings.data_dir)
+    wh, name = warehouse.get(), context.partition_key
+    items, removed = export_items(wh, name)
+    folder = benchmark.folder(settings.data_dir, name)
     try:
-        result = export_benchmark(items, folder, {**manifest_facts(wh, items, benchmark), "removed_by_leakage": removed})
+        result = export_benchmark(items, folder, {**manifest_facts(wh, items, benchmark, name),
+                                                  "removed_by_leakage": removed})
     except ExportError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
     rows = [{**i, "folder": str(folder)} for i in result.items]
-    wh.replace(EXPORT_ITEMS, {"benchmark": benchmark.name}, rows,
+    wh.replace(EXPORT_ITEMS, {"benchmark": name}, rows,
                provenance={"backend": "rules", "model": None, "code_version": EXPORT_CODE_VERSION})
     for item in result.left_out:
         context.log.warning(f"left out {item['question_id']} ({item['task']}): {item['reason']}")
@@ -273,7 +279,7 @@ def benchmark_export(context: dg.AssetExecutionContext, settings: HvbenchSetting
     version = hashlib.sha256(json.dumps(content).encode()).hexdigest()[:16]
     return dg.MaterializeResult(data_version=dg.DataVersion(version), metadata={
         "folder": dg.MetadataValue.path(str(folder)), "manifest": dg.MetadataValue.path(str(folder / "manifest.json")),
-        "benchmark": benchmark.name, "items": len(result.items), "include_unreviewed": benchmark.include_unreviewed,
+        "benchmark": name, "items": len(result.items), "include_unreviewed": benchmark.include_unreviewed,
         "removed_by_leakage": len(removed), "left_out_no_video": len(result.left_out),
         "per_task": dg.MetadataValue.md(_md(["task", "items", "review states", "removed by leakage", "no video"], table)),
     })
@@ -281,5 +287,6 @@ def benchmark_export(context: dg.AssetExecutionContext, settings: HvbenchSetting
 
 benchmark_job = dg.define_asset_job(
     "benchmark_job", selection=dg.AssetSelection.assets(question_pool, blind_leakage, benchmark_export),
+    partitions_def=eval_benchmarks_partitions,
     description="Pool the reviewed questions, filter blind-answerable ones, export the benchmark folder",
 )

@@ -1,5 +1,5 @@
-"""The `benchmark` resource: which benchmark is assembled, how the pool balances, how strict the leakage
-filter is, what the export takes.
+"""The `benchmark` resource: how the pool balances, how strict the leakage filter is, what the export takes,
+and which benchmark name (partition) the sensor registers and the demo builds.
 
 Environment: HVBENCH_BENCHMARK_NAME (default hvbench), HVBENCH_BENCHMARKS_DIR (shared with evaluation),
 HVBENCH_POOL_TARGETS ("ER=200,HC=174"; default the paper's), HVBENCH_POOL_SCALE, HVBENCH_POOL_STRICT_RATIO,
@@ -21,7 +21,7 @@ _TRUE = ("1", "true", "yes", "on")
 
 
 class BenchmarkSettings(dg.ConfigurableResource):
-    name: str = "hvbench"  # folder name under the benchmarks dir, and the evaluation's benchmark name
+    name: str = "hvbench"  # the benchmark (partition of eval_benchmarks) the sensor registers and the demo builds
     benchmarks_dir: str = ""  # default <data_dir>/benchmarks (the evaluation stage looks there too)
     targets: str = ""  # per-task targets "ER=200,HC=174"; unset tasks keep the paper's default
     scale: float = 1.0  # multiplies every target
@@ -32,8 +32,8 @@ class BenchmarkSettings(dg.ConfigurableResource):
     leakage_max_share: float = 0.75  # also removed when blind accuracy is above this share
     include_unreviewed: bool = False  # export questions nobody reviewed yet (the manifest says so)
 
-    def folder(self, data_dir: str) -> Path:
-        return Path(self.benchmarks_dir or Path(data_dir) / "benchmarks") / self.name
+    def folder(self, data_dir: str, name: str | None = None) -> Path:
+        return Path(self.benchmarks_dir or Path(data_dir) / "benchmarks") / (name or self.name)
 
     def pool(self) -> PoolSettings:
         return PoolSettings(targets={**paper_targets(), **parse_targets(self.targets)}, scale=self.scale,

@@ -50,8 +50,9 @@ def _scores_markdown(rows: list[dict]) -> str:
 @dg.asset(
     name="eval_responses",
     partitions_def=eval_partitions,
-    # our own benchmark is exported by benchmark_export: a new export marks its evaluations stale
-    deps=["benchmark_export"],
+    # a benchmark we export is benchmark_export's partition of the same name: a new export marks its evaluations stale
+    deps=[dg.AssetDep("benchmark_export",
+                      partition_mapping=dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="benchmark"))],
     group_name="evaluation",
     kinds={"duckdb", "openai"},
     code_version=f"{EVAL_CODE_VERSION}:{PROMPT_VERSION}:{JUDGE_PROMPT_VERSION}",
