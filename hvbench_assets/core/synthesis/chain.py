@@ -148,8 +148,14 @@ def _run(task: SynthesisTask, models: SynthesisModels, subject: Subject, log: St
     ranking = rank(scores, models.weights, len(candidates))
     win = candidates[ranking.winner]
     agree = agreement(win.sources, [m.name for m in models.answerers])
+    # the winner may be another model's answer than the one the question was checked against
+    leak = leak_check(question, win.text, task.leak_kind, task.leak_share, person=subject.appearance) \
+        if task.question is not None else None
     log.add("total", {**ranking.as_dict(), "candidates": [vars(c) for c in candidates],
-                      "winner_sources": win.sources, "agreement": agree})
+                      "winner_sources": win.sources, "agreement": agree,
+                      "winner_leak": leak.found if leak else []}, "rejected" if leak and leak.leaked else "ok")
+    if leak and leak.leaked:
+        raise Stop("rejected", "question_leak", f"the question names the winning answer's key words {leak.found}")
     # 5-6. perturb the runners-up, check the four options; one retry with the problems named
     seeds = [candidates[i].text for i in ranking.order[1:4]]
     feedback, problems = "", []

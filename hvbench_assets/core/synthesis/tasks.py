@@ -12,7 +12,7 @@ from hvbench_assets.core.synthesis import prompts as P
 from hvbench_assets.core.synthesis.words import lists_fingerprint
 
 
-CHAIN_VERSION = "2"  # bump when chain.py's steps or checks change what a question comes out as
+CHAIN_VERSION = "3"  # bump when chain.py's steps or checks change what a question comes out as
 
 
 @dataclass(frozen=True)

@@ -221,3 +221,15 @@ def test_ar_unreadable_question_is_asked_again_once(server, registry, warehouse,
     assert out.steps[1]["payload"]["raw"] == "positive, I think"
     assert "could not be used" in server.requests[-1].prompt
     assert out.question_row(Balance())[0]["answer_text"] == "Positive"
+
+
+def test_question_that_names_the_winning_answer_is_rejected(run, script):
+    script.question = {"question": "Why does the person in the red shirt look calm?", "answer": "The person looks happy."}
+    script.answers = {"org/strong": "The person looks sad.", "org/mid": "The person looks tired.",
+                      "org/weak": "The person looks calm and relaxed."}
+    out, _ = run("ER")  # the draft answer passes the leak check; the weak model's winner does not
+    assert steps_of(out, "question")[0]["status"] == "ok"
+    total = steps_of(out, "total")[0]
+    assert total["status"] == "rejected" and total["payload"]["winner_leak"] == ["calm"]
+    assert out.status == "rejected" and out.candidate_row()["rule"] == "question_leak"
+    assert not steps_of(out, "perturbation")  # nothing spent on a question that gives its answer away
