@@ -32,7 +32,8 @@ def command(name: str, help_text: str, add_arguments: Callable[[argparse.Argumen
 
 
 def default_warehouse() -> Path:
-    """Same default as the Dagster `warehouse` resource: HVBENCH_WAREHOUSE, else <data dir>/hvbench.duckdb."""
+    """Same default as the Dagster `warehouse` resource: HVBENCH_WAREHOUSE, else <data dir>/hvbench.duckdb.
+    HVBENCH_WAREHOUSE may also be a DuckLake location (`ducklake:postgres:<conninfo>`, README "Scale out")."""
     return Path(os.environ.get("HVBENCH_WAREHOUSE", "").strip() or default_data_dir() / "hvbench.duckdb")
 
 
@@ -431,6 +432,12 @@ def _rerank(args: argparse.Namespace) -> int:
 from hvbench_assets.review.commands import REVIEW_COMMANDS  # noqa: E402
 
 for _name, _help, _args, _run in REVIEW_COMMANDS:
+    command(_name, _help, _args)(_run)
+
+# warehouse info / copy (DuckDB file <-> DuckLake) live in hvbench_assets/warehouse_commands.py
+from hvbench_assets.warehouse_commands import WAREHOUSE_COMMANDS  # noqa: E402
+
+for _name, _help, _args, _run in WAREHOUSE_COMMANDS:
     command(_name, _help, _args)(_run)
 
 

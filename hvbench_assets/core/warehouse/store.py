@@ -1,9 +1,12 @@
-"""DuckDB warehouse: explicit table specs and whole-partition replacement.
+"""Warehouse: explicit table specs and whole-partition replacement, on a DuckDB file or a DuckLake.
 
 DuckDB allows one writing process per database file. Dagster's multiprocess executor and concurrent
 runs open the file from many processes, so every access takes an exclusive advisory file lock
 (`<db>.lock`) first and holds the DuckDB connection only for the statement batch. Connections are
 never kept open between calls; that also lets the UI, a notebook or the CLI read between writes.
+
+A location `ducklake:postgres:<conninfo>` selects the DuckLake backend instead (see ducklake.py): no file
+lock, the same SQL, and transactions that lose DuckLake's optimistic commit race are retried.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+
+from hvbench_assets.core.warehouse import ducklake
 
 PROVENANCE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("backend", "VARCHAR"),
@@ -96,16 +101,54 @@ class Warehouse:
 
     INSERT_CHUNK = 50_000
 
-    def __init__(self, path: str | os.PathLike, lock_timeout_s: float = 900.0):
-        self.path = Path(path)
+    MAX_CONFLICT_RETRIES = 30  # DuckLake: attempts after a lost commit race, with growing random back-off
+
+    def __init__(self, path: str | os.PathLike, lock_timeout_s: float = 900.0,
+                 data_path: str | os.PathLike | None = None, catalog_wait_s: float | None = None):
+        """`path`: a DuckDB file, or `ducklake:postgres:<conninfo>` (then `data_path`, or
+        HVBENCH_WAREHOUSE_DATA_PATH, names the Parquet folder when the catalog is new).
+        `catalog_wait_s`: how long DuckLake calls wait for an unreachable Postgres catalog before failing
+        (default HVBENCH_WAREHOUSE_WAIT_S, else 120 s)."""
         self.lock_timeout_s = lock_timeout_s
         self._ensured: set[str] = set()
+        self.conflicts = 0  # DuckLake commits retried after a conflict (by this object)
+        self._catalog: ducklake.Catalog | None = None
+        if ducklake.is_ducklake(path):
+            where = ducklake.DuckLakeLocation.parse(path, data_path)
+            self._catalog = ducklake.Catalog(where)
+            self.path: Path | str = where.location
+            self.catalog_wait_s = float(catalog_wait_s if catalog_wait_s is not None
+                                        else os.environ.get("HVBENCH_WAREHOUSE_WAIT_S", "") or 120.0)
+        else:
+            self.path = Path(path)
+
+    @property
+    def backend(self) -> str:
+        return "ducklake" if self._catalog is not None else "duckdb"
 
     # -- connections -------------------------------------------------------------------------
     @contextlib.contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """An exclusive connection; the file lock serialises hvbench processes, the retry loop
-        covers other programs (a DuckDB CLI) that hold the database briefly."""
+        """DuckDB file: an exclusive connection; the file lock serialises hvbench processes, the retry loop
+        covers other programs (a DuckDB CLI) that hold the database briefly. DuckLake: a connection of
+        its own (own transaction) on the attached catalog; writers do not wait for each other."""
+        if self._catalog is not None:
+            cur = self._catalog.cursor()
+            try:
+                yield cur
+            finally:
+                cur.close()
+            return
+        with self._file_lock() as deadline:
+            con = self._open(deadline)
+            try:
+                yield con
+            finally:
+                con.close()
+
+    @contextlib.contextmanager
+    def _file_lock(self) -> Iterator[float]:
+        """Holds `<db>.lock` exclusively (DuckDB file only); yields the deadline for opening the file."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lock_path = self.path.with_name(self.path.name + ".lock")
         deadline = time.monotonic() + self.lock_timeout_s
@@ -121,13 +164,59 @@ class Warehouse:
                         ) from None
                     time.sleep(0.02 + random.random() * 0.05)
             try:
-                con = self._open(deadline)
-                try:
-                    yield con
-                finally:
-                    con.close()
+                yield deadline
             finally:
                 fcntl.flock(lock_file, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def attached(self, con: duckdb.DuckDBPyConnection, alias: str) -> Iterator[None]:
+        """This warehouse attached as `alias` inside another warehouse's connection (read-only for a DuckDB
+        file, whose lock is held meanwhile); used to copy between backends."""
+        if self._catalog is not None:
+            ducklake.load_extensions(con)
+            con.execute(self._catalog.where.attach_sql(alias))
+            lock: contextlib.AbstractContextManager = contextlib.nullcontext()
+        else:
+            if not self.path.exists():
+                raise WarehouseError(f"warehouse {self.path}: no such file")
+            lock = self._file_lock()
+        with lock:
+            if self._catalog is None:
+                con.execute(f"ATTACH {ducklake._quote(str(self.path))} AS {alias} (READ_ONLY)")
+            try:
+                yield
+            finally:
+                con.execute(f"DETACH {alias}")
+
+    def _retrying(self, work: Callable[[], Any]) -> Any:
+        """Runs `work` (one whole transaction) again when DuckLake reports a commit conflict (bounded,
+        random growing back-off) or its Postgres catalog is unreachable (until `catalog_wait_s`). A
+        failed attempt committed nothing, so running it again is safe. The DuckDB file runs it once."""
+        if self._catalog is None:
+            return work()
+        conflicts, delay = 0, 0.02
+        deadline = time.monotonic() + self.catalog_wait_s
+        while True:
+            try:
+                return work()
+            except duckdb.Error as exc:
+                if ducklake.is_unreachable(exc):
+                    self._catalog.reset()
+                    if time.monotonic() > deadline:
+                        raise WarehouseError(
+                            f"warehouse {self.path}: Postgres catalog unreachable for {self.catalog_wait_s:.0f}s, "
+                            f"nothing was written: {exc}") from exc
+                    time.sleep(0.5)
+                    continue
+                if not ducklake.is_conflict(exc):
+                    raise
+                conflicts += 1
+                self.conflicts += 1
+                if conflicts > self.MAX_CONFLICT_RETRIES:
+                    raise WarehouseError(
+                        f"warehouse {self.path}: still conflicting after {conflicts - 1} retries: {exc}") from exc
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 1.0)
 
     def _open(self, deadline: float) -> duckdb.DuckDBPyConnection:
         delay = 0.05
@@ -145,16 +234,20 @@ class Warehouse:
         todo = [s for s in specs if s.name not in self._ensured]
         if not todo:
             return
-        with self.connect() as con:
-            for spec in todo:
-                con.execute(spec.ddl())
-                self._add_missing_columns(con, spec)
-                self._ensured.add(spec.name)
+        def create() -> None:
+            with self.connect() as con:
+                for spec in todo:
+                    con.execute(spec.ddl())
+                    self._add_missing_columns(con, spec)
+
+        self._retrying(create)  # DuckLake: two processes creating one table conflict; the retry sees it
+        self._ensured.update(s.name for s in todo)
 
     @staticmethod
     def _add_missing_columns(con: duckdb.DuckDBPyConnection, spec: TableSpec) -> None:
         existing = {r[0] for r in con.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [spec.name]
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+            "AND table_catalog = current_database()", [spec.name]
         ).fetchall()}
         for name, col_type in spec.all_columns:
             if name not in existing:
@@ -201,7 +294,8 @@ class Warehouse:
         other writer slips in between. `specs` lists every table `build` may write."""
         for attempt in (1, 2):
             self.ensure(*specs)
-            try:
+
+            def transaction() -> int:
                 with self.connect() as con:
                     con.execute("BEGIN TRANSACTION")
                     try:
@@ -210,9 +304,12 @@ class Warehouse:
                             self._apply(con, spec, keys, values)
                         con.execute("COMMIT")
                     except Exception:
-                        con.execute("ROLLBACK")
+                        _rollback(con)
                         raise
                 return sum(len(v) for _, _, v in plans.values())
+
+            try:
+                return self._retrying(transaction)
             except duckdb.CatalogException:
                 if attempt == 2:
                     raise
@@ -256,24 +353,39 @@ class Warehouse:
         """Delete one clip's rows from every table that has a `video_id` column, in one transaction
         (a clip that no longer exists after its raw video was re-split). Returns the tables touched."""
         tables = [r["table_name"] for r in self.query(
-            "SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = 'video_id'")]
-        with self.connect() as con:
-            con.execute("BEGIN TRANSACTION")
-            for t in tables:
-                con.execute(f'DELETE FROM "{t}" WHERE video_id = ?', [video_id])
-            con.execute("COMMIT")
+            "SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = 'video_id' "
+            "AND table_catalog = current_database()")]
+
+        def transaction() -> None:
+            with self.connect() as con:
+                con.execute("BEGIN TRANSACTION")
+                try:
+                    for t in tables:
+                        con.execute(f'DELETE FROM "{t}" WHERE video_id = ?', [video_id])
+                    con.execute("COMMIT")
+                except Exception:
+                    _rollback(con)
+                    raise
+
+        self._retrying(transaction)
         return tables
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        with self.connect() as con:
-            con.execute(sql, list(params))
+        def run() -> None:
+            with self.connect() as con:
+                con.execute(sql, list(params))
+
+        self._retrying(run)
 
     # -- reads -------------------------------------------------------------------------------
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        with self.connect() as con:
-            cur = con.execute(sql, list(params))
-            cols = [d[0] for d in cur.description] if cur.description else []
-            return [dict(zip(cols, r)) for r in cur.fetchall()]
+        def run() -> list[dict[str, Any]]:
+            with self.connect() as con:
+                cur = con.execute(sql, list(params))
+                cols = [d[0] for d in cur.description] if cur.description else []
+                return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+        return self._retrying(run)
 
     def rows(self, spec: TableSpec, order_by: str | None = None, **where: Any) -> list[dict[str, Any]]:
         """Rows of `spec` matching equality filters; [] when the table does not exist yet."""
@@ -290,10 +402,25 @@ class Warehouse:
         return out
 
     def has_table(self, name: str) -> bool:
-        return bool(self.query("SELECT 1 FROM information_schema.tables WHERE table_name = ?", [name]))
+        return bool(self.query("SELECT 1 FROM information_schema.tables WHERE table_name = ? "
+                               "AND table_catalog = current_database()", [name]))
+
+    def table_names(self) -> list[str]:
+        """Every table of this warehouse (not DuckLake's own catalog tables), sorted."""
+        return [r["table_name"] for r in self.query(
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() "
+            "AND table_schema = 'main' ORDER BY 1")]
 
     def count(self, spec: TableSpec, **where: Any) -> int:
         if not self.has_table(spec.name):
             return 0
         clause = " AND ".join(f'"{k}" = ?' for k in where) or "TRUE"
         return int(self.query(f'SELECT count(*) AS n FROM "{spec.name}" WHERE {clause}', list(where.values()))[0]["n"])
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """ROLLBACK after a failure; a connection the failure already ended (lost catalog) has none to undo."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass

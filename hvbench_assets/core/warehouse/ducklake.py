@@ -1,0 +1,142 @@
+"""DuckLake backend of the warehouse: catalog in Postgres, Parquet data files on shared storage.
+
+Chosen by a location string `ducklake:postgres:<libpq conninfo>` (for example
+`ducklake:postgres:dbname=hvbench host=db.lab user=hv`). The folder for the Parquet files is needed only
+when the catalog is created (DuckLake stores it in the catalog); it comes from `data_path` or
+HVBENCH_WAREHOUSE_DATA_PATH. Several processes on several hosts write at once: DuckLake commits
+optimistically, and the Warehouse retries a conflicting transaction with bounded back-off.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+PREFIX = "ducklake:postgres:"
+ALIAS = "hvbench"  # the attached catalog; also what current_database() answers
+
+
+def is_ducklake(location: str | os.PathLike) -> bool:
+    return str(location).startswith(PREFIX)
+
+
+@dataclass(frozen=True)
+class DuckLakeLocation:
+    conninfo: str
+    data_path: str | None
+
+    @classmethod
+    def parse(cls, location: str | os.PathLike, data_path: str | os.PathLike | None = None) -> "DuckLakeLocation":
+        conninfo = str(location)[len(PREFIX):].strip()
+        if not conninfo:
+            raise ValueError(f"warehouse location {str(location)!r}: no Postgres conninfo after {PREFIX!r}")
+        chosen = data_path if data_path is not None else os.environ.get("HVBENCH_WAREHOUSE_DATA_PATH", "").strip()
+        return cls(conninfo, str(chosen) if chosen else None)
+
+    @property
+    def location(self) -> str:
+        return PREFIX + self.conninfo
+
+    def attach_sql(self, alias: str = ALIAS) -> str:
+        options = ""
+        if self.data_path:
+            folder = self.data_path.rstrip("/") + "/"
+            if "://" not in folder:  # a local or mounted folder; object storage URLs are left to DuckDB
+                Path(folder).mkdir(parents=True, exist_ok=True)
+            options = f" (DATA_PATH {_quote(folder)})"
+        return f"ATTACH {_quote('ducklake:postgres:' + self.conninfo)} AS {alias}{options}"
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def extension_directory() -> str | None:
+    """The extensions shipped by the duckdb-ext-ducklake / duckdb-ext-postgres wheels (offline, for
+    exactly the pinned duckdb); None when they are not installed, so DuckDB fetches its own."""
+    try:
+        import duckdb_ext  # namespace package of those wheels
+    except ImportError:
+        return None
+    for base in getattr(duckdb_ext, "__path__", []):
+        folder = Path(base) / "extensions"
+        if folder.is_dir():
+            return str(folder)
+    return None
+
+
+def load_extensions(con: duckdb.DuckDBPyConnection) -> None:
+    """Loads ducklake and postgres into `con`, from the wheels' folder when present."""
+    folder = extension_directory()
+    if folder:
+        con.execute(f"SET extension_directory = {_quote(folder)}")
+    try:
+        con.execute("LOAD ducklake")
+        con.execute("LOAD postgres")
+    except duckdb.Error as exc:
+        raise RuntimeError(
+            f"cannot load DuckDB's ducklake/postgres extensions for duckdb {duckdb.__version__} ({exc}); "
+            "install the versions in constraints.txt (scripts/setup.sh does)") from exc
+
+
+class Catalog:
+    """One attached DuckLake per process; every Warehouse call takes a cursor of it (its own transaction)."""
+
+    def __init__(self, where: DuckLakeLocation):
+        self.where = where
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._pid = 0
+        self._lock = threading.Lock()
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        with self._lock:
+            if self._con is None or self._pid != os.getpid():  # a forked child attaches anew
+                self._con = self._attach()
+                self._pid = os.getpid()
+            cur = self._con.cursor()
+        cur.execute(f"USE {ALIAS}")
+        return cur
+
+    def reset(self) -> None:
+        """Drops the attached catalog after a connection failure, so the next call reconnects."""
+        with self._lock:
+            if self._con is not None and self._pid == os.getpid():
+                try:
+                    self._con.close()
+                except duckdb.Error:
+                    pass
+            self._con = None
+
+    def _attach(self) -> duckdb.DuckDBPyConnection:
+        folder = extension_directory()
+        config = {"autoinstall_known_extensions": False} if folder else {}
+        if folder:
+            config["extension_directory"] = folder
+        con = duckdb.connect(":memory:", config=config)
+        try:
+            load_extensions(con)
+            con.execute(self.where.attach_sql())
+        except BaseException:
+            con.close()
+            raise
+        return con
+
+
+def is_conflict(exc: BaseException) -> bool:
+    """A commit that lost the optimistic race against another writer: retrying is correct."""
+    text = str(exc).lower()
+    return isinstance(exc, duckdb.TransactionException) or "conflict" in text
+
+
+def is_unreachable(exc: BaseException) -> bool:
+    """The Postgres catalog cannot be reached (down, restarting, network): waiting may help."""
+    text = str(exc).lower()
+    return any(s in text for s in (
+        "unable to connect to postgres", "could not connect", "connection refused", "server closed the connection",
+        "terminating connection", ".s.pgsql", "connection to server", "the database system is",
+        "failed to execute query", "ssl syscall", "connection not open", "broken pipe",
+    ))
