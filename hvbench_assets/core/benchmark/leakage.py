@@ -18,7 +18,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scipy.stats import binomtest
 
 from hvbench_assets.core.scoring.extraction import PARSED, extract_option
 
@@ -97,6 +96,8 @@ def answer_blind(client, jobs: Sequence[BlindJob], params: Mapping[str, Any] | N
 
 def binomial_p(k: int, n: int, chance: float) -> float:
     """One-sided P(X >= k) for X ~ Binomial(n, chance); 1.0 without answers."""
+    from scipy.stats import binomtest  # here, not at import: loading the definitions stays light
+
     return float(binomtest(k, n, chance, alternative="greater").pvalue) if n else 1.0
 
 

@@ -13,7 +13,6 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sklearn.metrics import cohen_kappa_score
 
 from hvbench_assets.core.curation.state import is_question, verdict_of
 from hvbench_assets.core.tasks.store import question_content_hash
@@ -59,6 +58,8 @@ def kappa_table(questions: list[Mapping[str, Any]], decisions: list[Mapping[str,
                 xs, ys = pairs.setdefault((task, a, b), ([], []))
                 xs.append(la)
                 ys.append(lb)
+    from sklearn.metrics import cohen_kappa_score  # here, not at import: loading the definitions stays light
+
     rows = []
     for (task, a, b), (xs, ys) in sorted(pairs.items(), key=lambda kv: (kv[0][0] == ALL_TASKS, kv[0])):
         kappa = float(cohen_kappa_score(xs, ys)) if len(set(xs) | set(ys)) > 1 else None
