@@ -16,6 +16,22 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("YOLO_OFFLINE", "1")
 
 
+def _import_anyio_eagerly() -> None:
+    """anyio (under Starlette's test client and the review app's thread pool) imports its parts lazily. As a
+    pytest plugin's package they are assertion-rewritten on first import, and a rewrite compiled in a
+    worker thread hits CPython 3.11's "AST constructor recursion depth mismatch" (seen once in CI). Import
+    them here, in the main thread, before any test starts a thread."""
+    try:
+        import anyio
+    except ImportError:
+        return
+    for name in getattr(anyio, "__all__", ()):
+        getattr(anyio, name, None)
+
+
+_import_anyio_eagerly()
+
+
 def shared_clip(name: str) -> Path:
     """Path of a real test clip. Skips when ../shared is absent, except under CI, where a
     missing clip must fail so a wrong path cannot turn the suite into skips."""
