@@ -61,9 +61,19 @@ def questions_text(wh: Warehouse, task: str | None = None, clip: str | None = No
     lines.append(f"{made} question(s), {len(qs) - made} waiting for annotation")
     if candidates:
         lines.append("\n== verdicts per clip and task ==")
-        for c in wh.rows(TASK_CANDIDATES, order_by="video_id, task", **where):
-            lines.append(f"{c['video_id']:24s} {c['abbrev']:5s} {c['status']:20s} {c['reason'] or ''}")
+        lines += verdict_lines(wh.rows(TASK_CANDIDATES, order_by="video_id, task", **where))
     return "\n".join(lines)
+
+
+def verdict_lines(cands) -> list[str]:
+    """One line per clip and verdict; tasks sharing a status and reason (e.g. every task blocked by the same
+    missing model) share a line, so the list reads at a glance."""
+    groups: dict[tuple, list[str]] = {}
+    for c in cands:
+        groups.setdefault((c["video_id"], c["status"], c["reason"] or ""), []).append(c["abbrev"])
+    return [f"{vid:24s} {status:20s} {','.join(abbrevs):14s} {reason}".rstrip()
+            if len(abbrevs) == 1 else f"{vid:24s} {status:20s} {','.join(abbrevs)}\n{'':46s}{reason}".rstrip()
+            for (vid, status, reason), abbrevs in groups.items()]
 
 
 def task_table_markdown() -> str:

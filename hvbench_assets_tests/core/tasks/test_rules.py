@@ -298,3 +298,16 @@ def test_content_hash_changes_with_what_a_reviewer_saw_not_with_json_encoding():
     assert question_content_hash(row) == question_content_hash(same)
     assert question_content_hash(row) != question_content_hash(dict(row, answer="B"))
     assert question_content_hash(row) != question_content_hash(dict(row, question="Who talks?"))
+
+
+def test_verdict_lines_share_a_line_per_clip_status_and_reason():
+    from hvbench_assets.core.tasks.describe import verdict_lines
+
+    blocked = "needs a model: set HVBENCH_DESCRIBER_MODEL"
+    cands = [{"video_id": "a", "abbrev": "AR", "status": "blocked", "reason": blocked},
+             {"video_id": "a", "abbrev": "ASD", "status": "selected", "reason": "one speaker"},
+             {"video_id": "a", "abbrev": "ATD", "status": "blocked", "reason": blocked},
+             {"video_id": "b", "abbrev": "AR", "status": "blocked", "reason": blocked}]
+    lines = verdict_lines(cands)
+    assert len(lines) == 3 and "AR,ATD" in lines[0] and lines[0].count(blocked) == 1
+    assert lines[1].split()[:3] == ["a", "selected", "ASD"] and lines[2].startswith("b ")
