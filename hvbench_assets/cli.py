@@ -443,7 +443,11 @@ for _name, _help, _args, _run in WAREHOUSE_COMMANDS:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args._run(args)
+    try:
+        return args._run(args)
+    except BrokenPipeError:  # `hvbench explain … | head`: the reader left; no traceback for that
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -286,3 +286,16 @@ def test_a_rejected_key_stops_eval_at_once_and_a_leaky_body_leaves_no_key_behind
         stored = str(Warehouse(wh).query("SELECT * FROM eval_responses")) + str(Warehouse(wh).query("SELECT * FROM model_calls"))
         assert secret not in stored and secret not in out.out + out.err and "Bearer ***" in stored
         assert Warehouse(wh).count(EVAL_RESPONSES, status="failed") == 1
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
+    """`hvbench … | head` closes the pipe early: the command ends with 0 and no traceback."""
+    wh = tmp_path / "wh.duckdb"
+    code = f"import sys; from hvbench_assets.cli import main; sys.exit(main(['questions', '--warehouse', {str(wh)!r}]))"
+    Warehouse(wh)  # an empty warehouse: `questions` still prints its summary line
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line
+    proc = subprocess.run([sys.executable, "-c", code], stdout=write, stderr=subprocess.PIPE, text=True,
+                          cwd=Path(__file__).resolve().parents[1], timeout=120)
+    os.close(write)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
