@@ -177,24 +177,31 @@ class CallLog:
         values = [[_encode(r.get(n), types[n]) for n in names] for r in last.values()]
         cols = ", ".join(f'"{n}"' for n in names)
         marks = ", ".join("?" for _ in names)
-        with self.warehouse.connect() as con:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                failed = [i for i, r in last.items() if r.get("error") is not None]
-                if failed:  # another process may have answered these meanwhile: keep its success
-                    ok = {r[0] for r in con.execute(
-                        'SELECT id FROM "model_calls" WHERE error IS NULL AND list_contains(?, id)', [failed]
-                    ).fetchall()}
-                    keep = [i not in ok for i in last]
-                    values = [v for v, k in zip(values, keep) if k]
-                    last = {i: r for (i, r), k in zip(last.items(), keep) if k}
-                if last:
-                    con.executemany('DELETE FROM "model_calls" WHERE id = ?', [[i] for i in last])
-                    con.executemany(f'INSERT INTO "model_calls" ({cols}) VALUES ({marks})', values)
-                con.execute("COMMIT")
-            except Exception:
-                con.execute("ROLLBACK")
-                raise
+        everything = list(zip(last, values))
+
+        def transaction() -> None:  # DuckLake runs it again after a commit conflict: it re-reads first
+            with self.warehouse.connect() as con:
+                con.execute("BEGIN TRANSACTION")
+                try:
+                    todo = everything
+                    failed = [i for i, r in last.items() if r.get("error") is not None]
+                    if failed:  # another process may have answered these meanwhile: keep its success
+                        ok = {r[0] for r in con.execute(
+                            'SELECT id FROM "model_calls" WHERE error IS NULL AND list_contains(?, id)', [failed]
+                        ).fetchall()}
+                        todo = [(i, v) for i, v in everything if i not in ok]
+                    if todo:
+                        con.executemany('DELETE FROM "model_calls" WHERE id = ?', [[i] for i, _ in todo])
+                        con.executemany(f'INSERT INTO "model_calls" ({cols}) VALUES ({marks})', [v for _, v in todo])
+                    con.execute("COMMIT")
+                except Exception:
+                    try:  # a failed COMMIT has ended the transaction already: keep the original error
+                        con.execute("ROLLBACK")
+                    except duckdb.Error:
+                        pass
+                    raise
+
+        self.warehouse.transaction(transaction)
 
     def get(self, call_id: str) -> dict[str, Any] | None:
         """The full stored row (any status)."""

@@ -9,8 +9,10 @@ optimistically, and the Warehouse retries a conflicting transaction with bounded
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,6 +93,7 @@ class Catalog:
         self._con: duckdb.DuckDBPyConnection | None = None
         self._pid = 0
         self._lock = threading.Lock()
+        _open_catalogs.add(self)
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         with self._lock:
@@ -124,6 +127,17 @@ class Catalog:
             con.close()
             raise
         return con
+
+
+_open_catalogs: "weakref.WeakSet[Catalog]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_catalogs() -> None:
+    """Closes attached catalogs in the main thread before the interpreter tears down; a DuckDB instance
+    with the postgres extension destroyed later (by the garbage collector at shutdown) aborts the process."""
+    for catalog in list(_open_catalogs):
+        catalog.reset()
 
 
 def is_conflict(exc: BaseException) -> bool:

@@ -188,6 +188,12 @@ class Warehouse:
             finally:
                 con.execute(f"DETACH {alias}")
 
+    def transaction(self, work: Callable[[], Any]) -> Any:
+        """For code that opens `connect()` and commits by itself: runs `work` once on the DuckDB file, and on
+        DuckLake again after a lost commit race or while the catalog is unreachable. `work` must be safe to
+        run again from the start (it re-reads what it depends on)."""
+        return self._retrying(work)
+
     def _retrying(self, work: Callable[[], Any]) -> Any:
         """Runs `work` (one whole transaction) again when DuckLake reports a commit conflict (bounded,
         random growing back-off) or its Postgres catalog is unreachable (until `catalog_wait_s`). A

@@ -204,3 +204,26 @@ def test_cli_copies_into_a_ducklake_and_shows_it(lake, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "(ducklake)" in out and "labels_demo" in out and "duckdb 1.4.4" in out
     assert main(["warehouse", "info", str(tmp_path / "missing.duckdb")]) == 1
+
+
+def test_model_calls_from_two_writers_all_land_on_ducklake(lake):
+    """The MLLM call cache commits through `Warehouse.transaction`, so a lost commit race is retried too."""
+    from hvbench_assets.core.mllm.calls import MODEL_CALLS, CallLog
+
+    location, files = lake
+    Warehouse(location, data_path=files).ensure(MODEL_CALLS)
+    logs = [CallLog(Warehouse(location)) for _ in range(2)]
+
+    def record(n: int) -> None:
+        logs[n].linger_s = 0.0
+        for i in range(15):
+            logs[n].record({"id": f"{n}-{i}", "model": "m", "text": f"answer {i}", "error": None})
+
+    threads = [threading.Thread(target=record, args=(n,)) for n in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    fresh = CallLog(Warehouse(location))
+    assert all(fresh.lookup(f"{n}-{i}")["text"] == f"answer {i}" for n in range(2) for i in range(15))
+    assert Warehouse(location).count(MODEL_CALLS) == 30
