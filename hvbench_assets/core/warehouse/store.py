@@ -297,7 +297,8 @@ class Warehouse:
     ) -> int:
         """Like `replace_tables`, but `build(con)` first reads what the write depends on (for example how
         often each answer letter is used so far), under the same lock and in the same transaction, so no
-        other writer slips in between. `specs` lists every table `build` may write."""
+        other writer slips in between. `specs` lists every table `build` may write. On DuckLake a commit
+        conflict runs `build` again on fresh data, so it must only read and return rows (no other effects)."""
         for attempt in (1, 2):
             self.ensure(*specs)
 
