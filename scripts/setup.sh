@@ -14,7 +14,8 @@ pip_install --upgrade pip
 # torch 2.13.0 (CPU) is the wheel that lies on disk on our machines; it serves the Light-ASD and local
 # transformers tests. The `full` extra (paper models) is separate: pip install -e '.[full]'.
 # constraints.txt pins every package to the versions tested together (the same on every node).
-pip_install -c constraints.txt -e '.[test,demo]'
+# scale: Postgres instance storage and Ray (dagster-ray), for scripts/cluster.sh and its tests.
+pip_install -c constraints.txt -e '.[test,demo,scale]'
 # silero-vad's wheel carries the ONNX VAD model we run with onnxruntime; its declared torch/torchaudio
 # dependencies are not needed for that, so it is installed without them.
 pip_install --no-deps 'silero-vad==6.2.3'

@@ -4,6 +4,7 @@ import dagster as dg
 
 from hvbench_assets.defs.ingest.assets import scene_clips, video_probe
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
+from hvbench_assets.scale.gpu import GPU_ASSETS, ray_run_tags
 
 raw_video_job = dg.define_asset_job(
     "raw_video_job",
@@ -24,6 +25,7 @@ clip_labels_job = dg.define_asset_job(
     selection=PER_CLIP,
     partitions_def=videos_partitions,
     description="Probe one clip, compute every per-clip label (L1-L11, MLLM descriptions included) and its task questions",
+    tags=ray_run_tags(GPU_ASSETS),  # on Ray: the run asks for a GPU in the full profile (scale/gpu.py)
 )
 
 clip_offline_labels_job = dg.define_asset_job(
@@ -31,4 +33,5 @@ clip_offline_labels_job = dg.define_asset_job(
     selection=PER_CLIP - MLLM_LABELS,
     partitions_def=videos_partitions,
     description="Probe one clip, compute the labels that need no MLLM endpoint, and its task questions",
+    tags=ray_run_tags(GPU_ASSETS),
 )
