@@ -37,6 +37,13 @@ def default_warehouse() -> Path:
     return Path(os.environ.get("HVBENCH_WAREHOUSE", "").strip() or default_data_dir() / "hvbench.duckdb")
 
 
+def warehouse_exists(path: Path) -> bool:
+    """A DuckLake location is not a file: it exists for the commands that read it (they say what is missing)."""
+    from hvbench_assets.core.warehouse.ducklake import is_ducklake
+
+    return is_ducklake(path) or path.exists()
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
     p.add_argument("--benchmark", required=True,
@@ -265,7 +272,7 @@ def _status(args: argparse.Namespace) -> int:
     from hvbench_assets.status import status_lines
 
     path = args.warehouse or default_warehouse()
-    if not path.exists():
+    if not warehouse_exists(path):
         print(f"no warehouse at {path} yet: nothing registered (drop videos into the inbox, or run `hvbench demo`)")
         return 0
     print("\n".join(status_lines(Warehouse(path))))
@@ -353,7 +360,7 @@ def _questions(args: argparse.Namespace) -> int:
     from hvbench_assets.core.warehouse import Warehouse
 
     path = args.warehouse or default_warehouse()
-    if not path.exists():
+    if not warehouse_exists(path):
         print(f"no warehouse at {path} yet (run `hvbench demo` or the per-clip jobs)")
         return 0
     print(questions_text(Warehouse(path), task=args.task, clip=args.clip, candidates=args.candidates))
@@ -376,7 +383,7 @@ def _explain(args: argparse.Namespace) -> int:
     from hvbench_assets.core.warehouse import Warehouse
 
     path = args.warehouse or default_warehouse()
-    if not path.exists():
+    if not warehouse_exists(path):
         print(f"no warehouse at {path} (set HVBENCH_WAREHOUSE or pass --warehouse)", file=sys.stderr)
         return 2
     data = explain_question(Warehouse(path), args.question_id)
@@ -421,7 +428,7 @@ def _rerank(args: argparse.Namespace) -> int:
             print(f"--weight {item!r}: expected MODEL=NUMBER", file=sys.stderr)
             return 2
     path = args.warehouse or default_warehouse()
-    if not path.exists():
+    if not warehouse_exists(path):
         print(f"no warehouse at {path}", file=sys.stderr)
         return 2
     print(format_rerank(rerank_questions(Warehouse(path), weights, args.task)))

@@ -22,6 +22,7 @@ import numpy as np
 
 from hvbench_assets.core.media import write_video
 from hvbench_assets.core.media.encode import AUDIO_RATE
+from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.settings import PROJECT_ROOT
 from hvbench_assets.core.tasks.describe import questions_text
 from hvbench_assets.demo_benchmark import assemble, evaluate_export
@@ -230,7 +231,7 @@ def _clip_overview(wh, vid: str) -> list[str]:
     tracks = wh.query("SELECT track_id, first_s, last_s, face_clip_path FROM human_tracks "
                       "WHERE video_id = ? AND status = 'ok' ORDER BY track_id", [vid]) if wh.has_table("human_tracks") else []
     for t in tracks:
-        lines.append(f"    track {t['track_id']}: {t['first_s']:.1f}-{t['last_s']:.1f}s, face crop {t['face_clip_path']}")
+        lines.append(f"    track {t['track_id']}: {t['first_s']:.1f}-{t['last_s']:.1f}s, face crop {resolve(t['face_clip_path'])}")
     demo = _one(wh, "SELECT status, reason FROM demographics WHERE video_id = ? LIMIT 1", [vid])
     if demo:
         lines.append(f"  demographics: {demo['status']}" + (f" ({demo['reason'][:90]}…)" if demo["status"] != "ok" else ""))

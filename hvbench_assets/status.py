@@ -7,6 +7,7 @@ and why (hidden names, non-videos, symlinks outside the allowed roots, files sti
 from __future__ import annotations
 
 from hvbench_assets.core.ingest.tables import CLIPS, INBOX_SKIPS, RAW_VIDEOS
+from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.warehouse import Warehouse
 
 
@@ -22,13 +23,13 @@ def status_lines(wh: Warehouse) -> list[str]:
     for r in registered:
         c = clips.get(r["raw_video_id"])
         split = f"{c['kept']} of {c['n']} clip(s) kept" if c else "not split yet"
-        lines.append(f"  raw_videos/{r['raw_video_id']}  {r['path']}  ({split})")
+        lines.append(f"  raw_videos/{r['raw_video_id']}  {resolve(r['path'])}  ({split})")
     skips = wh.query(f'SELECT * FROM "{INBOX_SKIPS.name}" ORDER BY inbox, path') if wh.has_table(INBOX_SKIPS.name) else []
     lines.append(f"\npassed over by the inbox sensor: {len(skips)}")
     inbox = None
     for r in skips:
         if r["inbox"] != inbox:
             inbox = r["inbox"]
-            lines.append(f"  in {inbox}:")
+            lines.append(f"  in {resolve(inbox)}:")
         lines.append(f"    {r['path']}: {r['reason']}")
     return lines

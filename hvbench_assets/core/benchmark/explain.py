@@ -20,6 +20,7 @@ from typing import Any
 from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL
 from hvbench_assets.core.evaluation.tables import EVAL_RESPONSES, EVAL_RUNS
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
+from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.mllm.calls import MODEL_CALLS
 from hvbench_assets.core.tasks.labels import LABEL_TABLES
 from hvbench_assets.core.tasks.store import ANNOTATIONS, QUESTIONS, TASK_CANDIDATES, question_content_hash
@@ -103,17 +104,24 @@ def answer_tracks(q: Mapping[str, Any]) -> list[int]:
     return [int(t) for t in q.get("target_track_ids") or []]
 
 
+def _host_path(stored: str | None) -> str | None:
+    path = resolve(stored)
+    return str(path) if path is not None else None
+
+
 def _source(wh: Warehouse, video_id: str) -> dict[str, Any]:
     probe = wh.rows(VIDEO_PROBE, video_id=video_id)
     clip = probe[0] if probe else {}
     out: dict[str, Any] = {"clip": {k: clip.get(k) for k in ("video_id", "path", "duration_s", "fps", "frame_count",
                                                               "width", "height", "has_audio", "sha256")}
                            if clip else {"video_id": video_id, "missing": "no video_probe row"}}
+    if clip:  # the file on this host (the table keeps it relative to the data root)
+        out["clip"]["path"] = _host_path(clip.get("path"))
     cut = wh.query("SELECT * FROM clips WHERE video_id = ?", [video_id]) if wh.has_table(CLIPS.name) else []
     if cut:
         c = cut[0]
         raw = wh.rows(RAW_VIDEOS, raw_video_id=c["raw_video_id"])
-        out["raw"] = {"raw_video_id": c["raw_video_id"], "path": raw[0]["path"] if raw else None,
+        out["raw"] = {"raw_video_id": c["raw_video_id"], "path": _host_path(raw[0]["path"]) if raw else None,
                       "sha256": raw[0]["sha256"] if raw else None, "clip_index": c["clip_index"],
                       "start_s": c["start_s"], "end_s": c["end_s"], "kept_because": c["reason"]}
     else:
@@ -237,6 +245,7 @@ def explain_question(warehouse: Warehouse, question_id: str) -> dict[str, Any]:
         "evaluations": _evaluations(wh, qid, task),
         "export": optional(EXPORT_ITEMS.name, "question_id = ?", [qid]),
     }
+    result["question"]["video_path"] = _host_path(q.get("video_path"))  # the other sections show rows as stored
     if result["evaluations"] is None:
         missing.append(EVAL_RESPONSES.name)
     result["tables_missing"] = sorted(set(missing))

@@ -21,6 +21,7 @@ from typing import Any
 
 from hvbench_assets.core.benchmark.layout import format_choices
 from hvbench_assets.core.benchmark.tasks import TASKS, task_info
+from hvbench_assets.core.media.paths import resolve
 
 EXPORT_CODE_VERSION = "export-v1"
 GENERATOR = "hvbench benchmark_export"
@@ -137,8 +138,8 @@ def _write(items: Sequence[Mapping[str, Any]], tmp: Path, manifest: Mapping[str,
         if info is None:
             left_out.append({"question_id": item["question_id"], "task": item["task"], "reason": "unknown task"})
             continue
-        src = Path(item.get("video_path") or "")
-        if not item.get("video_path") or not src.is_file():
+        src = resolve(item.get("video_path"))
+        if src is None or not src.is_file():
             left_out.append({"question_id": item["question_id"], "task": info.name,
                              "reason": f"question video missing: {item.get('video_path')}"})
             continue

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
+from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.render.questions import render_question_video
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.core.vision.tables import load_tracks
@@ -36,7 +37,7 @@ def question_video(warehouse: Warehouse, question_id: str, data_dir: Path, roots
         raise MediaRefused(f"no question {question_id}")
     q = rows[0]
     if q.get("video_path"):
-        path = Path(q["video_path"])
+        path = resolve(q["video_path"])
     else:
         try:
             clip = load_clip(warehouse, q["video_id"])

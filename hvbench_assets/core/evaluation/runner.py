@@ -31,6 +31,7 @@ from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION, letter_only_pr
 from hvbench_assets.core.evaluation.tables import EVAL_RESPONSES, EVAL_RUNS
 from hvbench_assets.core.media import NoAudioError, load_audio
 from hvbench_assets.core.media.errors import MediaError
+from hvbench_assets.core.media.paths import to_stored
 from hvbench_assets.core.scoring.circular import original_letter, rotate_item, rotations
 from hvbench_assets.core.scoring.extraction import PARSED, extract_option
 from hvbench_assets.core.scoring.judge import JUDGE_PROMPT_VERSION, judge_option
@@ -340,7 +341,7 @@ class Evaluator:
     def _run_item(self, n_items: int, status: str) -> tuple:
         bad = sum(st == "failed" for st in self._statuses.values())
         return (EVAL_RUNS, {"run_id": self.run_id}, [{
-            "benchmark": self.bench.name, "benchmark_root": str(self.bench.root),
+            "benchmark": self.bench.name, "benchmark_root": to_stored(self.bench.root),
             "benchmark_fingerprint": self.bench.fingerprint,
             "config": {**self.config.answer_settings(), "concurrency": self.config.concurrency,
                        "limit": self.config.limit, "tasks": list(self.config.tasks or []),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.warehouse import TableSpec, Warehouse
 
 RAW_VIDEOS = TableSpec(
@@ -110,7 +111,7 @@ def load_clip(warehouse: Warehouse, video_id: str) -> ClipInfo:
     if r["status"] != "ok":
         raise ClipNotFound(f"clip {video_id!r} is unusable: {r['reason']}")
     return ClipInfo(
-        video_id=video_id, path=Path(r["path"]), duration_s=r["duration_s"], fps=r["fps"],
+        video_id=video_id, path=resolve(r["path"]), duration_s=r["duration_s"], fps=r["fps"],
         frame_count=r["frame_count"], width=r["width"], height=r["height"], has_audio=r["has_audio"],
         sha256=r["sha256"],
     )

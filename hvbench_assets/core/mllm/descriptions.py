@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hvbench_assets.core.media import MediaError, NoAudioError, load_audio
+from hvbench_assets.core.media.paths import resolve, to_stored
 from hvbench_assets.core.mllm.client import ChatRequest, ChatResult, MllmClient
 from hvbench_assets.core.mllm.frames import sample_frames
 from hvbench_assets.core.mllm.prompts import (
@@ -87,7 +88,7 @@ def code_version(base: str, prompt: Prompt, spec: ModelSpec | None) -> str:
 
 def _row(result: ChatResult | None, spec: ModelSpec, prompt: Prompt, clip_path: Any, **extra) -> dict:
     row = {"model_name": spec.name, "prompt_name": prompt.name, "prompt_hash": prompt.fingerprint,
-           "clip_path": str(clip_path) if clip_path else None, **extra}
+           "clip_path": to_stored(clip_path), **extra}
     if result is not None:
         row.update(call_id=result.call_id, frames_sent=result.frames_sent, tokens_in=result.tokens_in,
                    tokens_out=result.tokens_out)
@@ -115,13 +116,13 @@ def describe_tracks(
     """Rows of L4 (`label="appearance"`) or L5 (`"facial_description"`) for one clip's L1 rows."""
     prompt, _, path_column = TRACK_LABELS[label]
     rows: list[dict] = []
-    requests: list[tuple[dict, ChatRequest]] = []
+    requests: list[tuple[dict, Path, ChatRequest]] = []
     for tr in track_rows:
         if tr.get("status") != "ok" or tr.get("track_id") is None:
             rows.append(_row(None, spec, prompt, None, track_id=tr.get("track_id"),
                              status=tr.get("status") or "unavailable", reason=tr.get("reason"), text=None))
             continue
-        path = tr.get(path_column)
+        path = resolve(tr.get(path_column))
         if not path:
             rows.append(_row(None, spec, prompt, None, track_id=tr["track_id"], status="unavailable",
                              reason=f"L1 wrote no {path_column} for this track", text=None))
@@ -133,14 +134,14 @@ def describe_tracks(
         except MediaError as exc:
             raise BadCropClip(f"{path_column} of track {tr['track_id']}: {exc}") from exc
         row = _row(None, spec, prompt, path, track_id=tr["track_id"])
-        requests.append((row, ChatRequest(
+        requests.append((row, path, ChatRequest(
             model=spec.name, prompt=prompt.user, frames=frames, system=prompt.system, params=prompt.params,
-            context={"video_id": video_id, "track_id": tr["track_id"], "label": label, "clip": str(path)},
+            context={"video_id": video_id, "track_id": tr["track_id"], "label": label, "clip": to_stored(path)},
         )))
-    results = client.chat_many([r for _, r in requests])
+    results = client.chat_many([r for _, _, r in requests])
     _raise_transient(results, label)
-    for (row, _), result in zip(requests, results):
-        row.update(_row(result, spec, prompt, row["clip_path"], track_id=row["track_id"]))
+    for (row, path, _), result in zip(requests, results):
+        row.update(_row(result, spec, prompt, path, track_id=row["track_id"]))
         rows.append(row)
     rows.sort(key=lambda r: (r["track_id"] is None, r["track_id"] if r["track_id"] is not None else 0))
     return rows, results
@@ -163,7 +164,7 @@ def describe_video(
             audio = None
     result = client.chat(spec.name, prompt.user, frames=frames, system=prompt.system, audio=audio,
                          params=prompt.params, context={"video_id": video_id, "label": "video_caption",
-                                                        "clip": str(clip_path)})
+                                                        "clip": to_stored(clip_path)})
     _raise_transient([result], "video_caption")
     return _row(result, spec, prompt, clip_path), result
 

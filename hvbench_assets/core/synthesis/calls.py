@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hvbench_assets.core.media.paths import to_stored
 from hvbench_assets.core.mllm.client import ChatRequest, ChatResult, MllmClient
 from hvbench_assets.core.mllm.frames import sample_frames
 from hvbench_assets.core.mllm.prompts import Prompt
@@ -67,7 +68,7 @@ class SynthesisModels:
             frames = self._frames[key]
         return ChatRequest(spec.name, prompt.user.format(**fields), frames=frames, system=prompt.system,
                            params=prompt.params, context={"video_id": self.video_id, "task": self.task,
-                                                          "prompt": prompt.name, "clip": str(video) if video else None})
+                                                          "prompt": prompt.name, "clip": to_stored(video)})
 
     def _checked(self, results: list[ChatResult]) -> list[ChatResult]:
         for r in results:

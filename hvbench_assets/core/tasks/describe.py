@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hvbench_assets.core.benchmark.tasks import task_info
+from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.core.warehouse import Warehouse
 
@@ -26,7 +27,7 @@ def question_lines(q: Mapping[str, Any]) -> list[str]:
         lines.append("  model calls: " + ", ".join(c[:12] for c in q["call_ids"]))
     if q.get("annotation_ids"):
         lines.append("  annotations: " + ", ".join(q["annotation_ids"]))
-    lines.append(f"  video: {q['video_path']}")
+    lines.append(f"  video: {resolve(q['video_path']) or '-'}")
     return lines
 
 

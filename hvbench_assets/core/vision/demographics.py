@@ -17,6 +17,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from hvbench_assets.core.media import iter_frames
+from hvbench_assets.core.media.paths import to_stored
 from hvbench_assets.core.vision.full import require, require_deepface_weights
 
 OFFLINE_REASON = (
@@ -91,7 +92,7 @@ def demographics_rows(tracks: Sequence, estimator: DemographicsEstimator | None,
             rows.append({**base, "status": "unavailable", "reason": unavailable_reason})
             continue
         if not tr.face_clip_path or not Path(tr.face_clip_path).is_file():
-            rows.append({**base, "status": "failed", "reason": f"face-crop clip missing: {tr.face_clip_path}"})
+            rows.append({**base, "status": "failed", "reason": f"face-crop clip missing: {to_stored(tr.face_clip_path)}"})
             continue
         faces = sample_face_crops(tr.face_clip_path, tr.n_frames, samples)
         attrs = estimator.analyze(faces)

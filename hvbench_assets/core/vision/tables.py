@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.warehouse import TableSpec, Warehouse
 
 HUMAN_TRACKS = TableSpec(
@@ -173,8 +174,7 @@ def load_tracks(warehouse: Warehouse, video_id: str) -> list[Track]:
             video_id=video_id, track_id=r["track_id"], first_frame=r["first_frame"], last_frame=r["last_frame"],
             first_s=r["first_s"], last_s=r["last_s"], coverage=r["coverage"],
             face_size_median=r["face_size_median"], fps=r["fps"],
-            face_clip_path=Path(r["face_clip_path"]) if r["face_clip_path"] else None,
-            body_clip_path=Path(r["body_clip_path"]) if r["body_clip_path"] else None,
+            face_clip_path=resolve(r["face_clip_path"]), body_clip_path=resolve(r["body_clip_path"]),
             face_embedding=r["face_embedding"], boxes=by_track.get(r["track_id"], []),
         )
         for r in rows

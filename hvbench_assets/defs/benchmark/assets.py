@@ -23,6 +23,7 @@ from hvbench_assets.core.benchmark.pool import POOL_CODE_VERSION, pool_summary, 
 from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL
 from hvbench_assets.core.benchmark.tasks import TASKS
 from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
+from hvbench_assets.core.media.paths import to_stored
 from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.benchmark.resources import BenchmarkSettings
@@ -261,7 +262,7 @@ def benchmark_export(context: dg.AssetExecutionContext, settings: HvbenchSetting
                                                   "removed_by_leakage": removed})
     except ExportError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
-    rows = [{**i, "folder": str(folder)} for i in result.items]
+    rows = [{**i, "folder": to_stored(folder)} for i in result.items]
     wh.replace(EXPORT_ITEMS, {"benchmark": name}, rows,
                provenance={"backend": "rules", "model": None, "code_version": EXPORT_CODE_VERSION})
     for item in result.left_out:

@@ -10,6 +10,7 @@ from hvbench_assets.core.ingest.keys import clip_key
 from hvbench_assets.core.ingest.split import split_video
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
 from hvbench_assets.core.media import MediaError, file_sha256, probe_video
+from hvbench_assets.core.media.paths import resolve, to_stored
 from hvbench_assets.defs.metadata import materialization, row_counts, table_definition
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
@@ -25,7 +26,7 @@ def raw_video_path(settings: HvbenchSettings, warehouse: WarehouseResource, raw_
             description=f"raw video {raw_video_id!r} is not registered: drop the file into {settings.inbox} "
             "and let `inbox_sensor` pick it up (it registers the path)"
         )
-    path = Path(rows[0]["path"])
+    path = resolve(rows[0]["path"])
     if not path.exists():
         raise dg.Failure(description=f"{path}: file no longer exists (raw video {raw_video_id!r})")
     return path
@@ -66,7 +67,7 @@ def scene_clips(
             "raw_video_id": raw_id, "clip_index": seg.index, "video_id": key if seg.kept else None,
             "start_s": seg.start_s, "end_s": seg.end_s, "duration_s": round(seg.duration_s, 3),
             "kept": seg.kept, "reason": seg.reason, "motion_score": seg.motion, "width": scenes.width,
-            "height": scenes.height, "clip_path": str(clip_path) if seg.kept else None, "sha256": sha,
+            "height": scenes.height, "clip_path": to_stored(clip_path) if seg.kept else None, "sha256": sha,
             "source_sha256": header.sha256,
         })
     previous = {r["video_id"] for r in wh.rows(CLIPS, raw_video_id=raw_id) if r["video_id"]}
@@ -108,7 +109,7 @@ def clip_file(warehouse: WarehouseResource, video_id: str) -> Path:
     rows = wh.query("SELECT clip_path FROM clips WHERE video_id = ? AND kept", [video_id]) if wh.has_table(CLIPS.name) else []
     if not rows:
         raise dg.Failure(description=f"clip {video_id!r} is unknown: it is created by `scene_clips` of its raw video")
-    return Path(rows[0]["clip_path"])
+    return resolve(rows[0]["clip_path"])
 
 
 @dg.asset(
@@ -130,15 +131,15 @@ def video_probe(context: dg.AssetExecutionContext, warehouse: WarehouseResource)
         probe = probe_video(path)
     except MediaError as exc:
         wh.replace(VIDEO_PROBE, {"video_id": video_id},
-                   [{"status": "failed", "reason": exc.reason, "path": str(path)}], provenance=prov)
+                   [{"status": "failed", "reason": exc.reason, "path": to_stored(path)}], provenance=prov)
         raise dg.Failure(description=str(exc), metadata={"path": str(path), "reason": exc.reason}) from exc
-    wh.replace(VIDEO_PROBE, {"video_id": video_id}, [{**probe.as_row(), "status": "ok", "reason": None}], provenance=prov)
+    wh.replace(VIDEO_PROBE, {"video_id": video_id}, [{**probe.as_row(), "path": to_stored(path), "status": "ok", "reason": None}], provenance=prov)
     source = wh.query("SELECT c.raw_video_id, c.start_s, c.end_s, r.path FROM clips c "
                       "LEFT JOIN raw_videos r USING (raw_video_id) WHERE c.video_id = ?", [video_id])[0]
     return dg.MaterializeResult(data_version=dg.DataVersion(probe.sha256[:16]), metadata=materialization({
         **row_counts(wh, VIDEO_PROBE, 1),
         "path": dg.MetadataValue.path(str(path)),
-        "source": dg.MetadataValue.path(source["path"] or f"raw_videos/{source['raw_video_id']}"),
+        "source": dg.MetadataValue.path(str(resolve(source["path"]) or f"raw_videos/{source['raw_video_id']}")),
         "source_partition": f"raw_videos/{source['raw_video_id']}",
         "source_range_s": f"{source['start_s']:.2f}-{source['end_s']:.2f}",
         "duration_s": probe.duration_s,

@@ -10,6 +10,7 @@ import dagster as dg
 
 from hvbench_assets.core.ingest.inbox import list_inbox, scan
 from hvbench_assets.core.ingest.tables import CLIPS, INBOX_SKIPS, RAW_VIDEOS
+from hvbench_assets.core.media.paths import relative_to_root, resolve, to_stored
 from hvbench_assets.core.mllm.registry import ModelNotConfigured
 from hvbench_assets.defs.ingest.jobs import (
     clip_labels_job,
@@ -34,7 +35,7 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings,
     wh = warehouse.get()
     registry = {r["raw_video_id"]: r for r in wh.rows(RAW_VIDEOS)}
     # keys given before (the registry outlives a reset cursor or a new Dagster home) stay with their files
-    known = {r["path"]: k for k, r in registry.items()}
+    known = {str(resolve(r["path"]).resolve()): k for k, r in registry.items()}
     state.setdefault("keys", {}).update({k: _rel(inbox, r["path"]) for k, r in registry.items()})
     for rel, entry in state.setdefault("files", {}).items():
         entry.setdefault("key", known.get(str((inbox / rel).resolve())))
@@ -45,6 +46,9 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings,
         record_skips(wh, inbox, result.state["skips"])
     if not result.pickups:
         return dg.SensorResult(cursor=json.dumps(result.state), skip_reason="no new or changed settled files")
+    if relative_to_root(inbox) is None:
+        context.log.warning(f"inbox {inbox} lies outside the data root {settings.data_dir}: raw video paths are "
+                            "stored absolute, so every node must mount the inbox at that same path")
     existing = set(context.instance.get_dynamic_partitions(raw_videos_partitions.name))
     new_keys, runs = [], []
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
@@ -53,7 +57,7 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings,
         old = registry.get(p.raw_video_id, {})
         # the content hash is taken by scene_clips, not here: a sensor tick must stay short
         wh.replace(RAW_VIDEOS, {"raw_video_id": p.raw_video_id}, [{
-            "path": str(path.resolve()), "file_size": p.size, "mtime": p.mtime, "sha256": None,
+            "path": to_stored(path.resolve()), "file_size": p.size, "mtime": p.mtime, "sha256": None,
             "first_seen": old.get("first_seen") or now,
         }])
         if p.raw_video_id not in existing:
@@ -70,11 +74,14 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings,
 
 def record_skips(wh, inbox: Path, skips: dict) -> None:
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    before = {r["path"]: r for r in wh.rows(INBOX_SKIPS, inbox=str(inbox))} if wh.has_table(INBOX_SKIPS.name) else {}
+    key = to_stored(inbox)
+    before = {r["path"]: r for r in wh.rows(INBOX_SKIPS, inbox=key)} if wh.has_table(INBOX_SKIPS.name) else {}
     rows = [{"path": path, "reason": reason,
              "noticed_at": before[path]["noticed_at"] if before.get(path, {}).get("reason") == reason else now}
             for path, (reason, _fp) in sorted(skips.items())]
-    wh.replace(INBOX_SKIPS, {"inbox": str(inbox)}, rows)
+    if key != str(inbox) and wh.has_table(INBOX_SKIPS.name):  # rows of a warehouse that stored it absolute
+        wh.execute(f'DELETE FROM "{INBOX_SKIPS.name}" WHERE inbox = ?', [str(inbox)])
+    wh.replace(INBOX_SKIPS, {"inbox": key}, rows)
 
 
 def source_tags(inbox: Path, path: str | None, start_s: float | None = None, end_s: float | None = None) -> dict:
@@ -87,8 +94,9 @@ def source_tags(inbox: Path, path: str | None, start_s: float | None = None, end
 
 
 def _rel(inbox: Path, path: str) -> str:
+    """A stored raw-video path relative to the inbox."""
     try:
-        return Path(path).relative_to(inbox.resolve()).as_posix()
+        return resolve(path).resolve().relative_to(inbox.resolve()).as_posix()
     except ValueError:
         return path  # registered from another inbox folder: keep the key reserved anyway
 

@@ -5,6 +5,7 @@ import dagster as dg
 
 from hvbench_assets.core.audio import labels
 from hvbench_assets.core.audio.cache import cache_path, clip_audio
+from hvbench_assets.core.media.paths import to_stored
 from hvbench_assets.core.audio.tables import (
     AUDIO_TAGS,
     SPEECH_EMOTION,
@@ -92,11 +93,11 @@ def audio_tags(context: dg.AssetExecutionContext, settings: HvbenchSettings, war
     tagger = audio_models.backend("tagger", settings.is_full)
     clip, audio = load_clip_audio(settings, warehouse, video_id)
     if audio is None:
-        row = {**labels.status_row("no_audio", f"{clip.path} has no audio stream"), "is_speech": False,
+        row = {**labels.status_row("no_audio", f"{to_stored(clip.path)} has no audio stream"), "is_speech": False,
                "is_music": False, "duration_s": clip.duration_s}
     else:
         row = {**run_backend(labels.tags_row, tagger, audio),
-               "audio_cache": str(cache_path(settings.media_dir(video_id), clip.sha256))}
+               "audio_cache": to_stored(cache_path(settings.media_dir(video_id), clip.sha256))}
     return write(warehouse, AUDIO_TAGS, video_id, row, tagger, BASE_VERSIONS["audio_tags"],
                  {"is_speech": bool(row.get("is_speech")), "is_music": bool(row.get("is_music")),
                   "sound_type": row.get("sound_type") or row["status"]})

@@ -5,6 +5,7 @@ import dagster as dg
 from hvbench_assets.core.audio.labels import speech_gate, status_row
 from hvbench_assets.core.audio.tables import AUDIO_TAGS, VOICE_DEMOGRAPHICS
 from hvbench_assets.core.media import iter_frames
+from hvbench_assets.core.media.paths import to_stored
 from hvbench_assets.core.speakers import rules
 from hvbench_assets.core.speakers.persons import person_groups, person_of, speaking_persons
 from hvbench_assets.core.speakers.plot import render_score_plot
@@ -17,7 +18,7 @@ from hvbench_assets.defs.metadata import image
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
-SPEAKER_SCORES_BASE = "4"  # 4: audio-visual sync compared across faces; per-person columns; crops streamed
+SPEAKER_SCORES_BASE = "5"  # 5: sync of mouth motion and lip opening with the voice (4: motion only, per-person columns)
 SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
 
 
@@ -63,7 +64,7 @@ def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings,
         {tid: rules.face_class(r) for tid, r in faces.items()}, audio_models.veto_min_confidence,
     )
     rows += [{"track_id": tr.track_id, "fps": tr.fps, "first_frame": tr.first_frame, "speaking": False,
-              **status_row("failed", f"face-crop clip missing: {tr.face_clip_path}")}
+              **status_row("failed", f"face-crop clip missing: {to_stored(tr.face_clip_path)}")}
              for tr in missing]
     rows.sort(key=lambda r: r["track_id"])
     persons_row = (wh.rows(PERSON_COUNT, video_id=video_id) or [None])[0]

@@ -7,6 +7,7 @@ import dagster as dg
 
 from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
 from hvbench_assets.core.media import MediaError
+from hvbench_assets.core.media.paths import stored_columns
 from hvbench_assets.core.media.run_folders import remove_replaced, run_folder
 from hvbench_assets.core.render.keyframe import render_key_frame
 from hvbench_assets.core.vision import (
@@ -72,7 +73,7 @@ def human_tracks(context: dg.AssetExecutionContext, settings: HvbenchSettings, w
         result = track_video(clip.path, out_dir, backend, vision.tracking_params())
     except (ClipNotFound, BackendUnavailable, MediaError) as exc:
         raise dg.Failure(description=f"human_tracks for {vid}: {exc}") from exc
-    tracks = result.tracks or [{
+    tracks = [stored_columns(t, ("face_clip_path", "body_clip_path")) for t in result.tracks] or [{
         "track_id": None, "status": "no_faces", "clip_frames": result.frame_count, "face_presence": 0.0,
         "reason": f"the face detector ({backend.face.model}) found no face track of at least "
                   f"{vision.min_track_s}s in {result.frame_count} frames",

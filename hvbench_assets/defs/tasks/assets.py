@@ -12,6 +12,7 @@ import dagster as dg
 from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.mllm import ModelNotConfigured, load_registry
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
+from hvbench_assets.core.media.paths import resolve, to_stored
 from hvbench_assets.core.render.questions import question_video_path, render_question_video
 from hvbench_assets.core.synthesis.calls import SynthesisModels, ensemble_fingerprint, too_few_answerers
 from hvbench_assets.core.synthesis.rerank import agreement_counts
@@ -137,7 +138,7 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
                              "AND answer IS NOT NULL AND status <> 'rejected'", [family.task, vid]).fetchall()
         question, marking = outcome.question_row(Balance.from_rows([{"answer": a, "options": o} for a, o in others]))
         if question is not None and marking is not None:
-            question["video_path"] = str(question_video_path(out_dir, clip.path, clip.sha256, marking))
+            question["video_path"] = to_stored(question_video_path(out_dir, clip.path, clip.sha256, marking))
         holder.update(question=question, marking=marking)
         return _items(vid, family, candidate, question, prov, outcome.steps, outcome.qid)
 
@@ -159,7 +160,8 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
         **(synthesis_overview(wh, family, synthesis) if synthesis else {}),
         "preview": dg.MetadataValue.md(preview_markdown([question]) if question else
                                        f"{candidate['status']}: {candidate['reason']}"),
-        **({"question_video": dg.MetadataValue.path(question["video_path"])} if question and question["video_path"] else {}),
+        **({"question_video": dg.MetadataValue.path(str(resolve(question["video_path"])))}
+           if question and question["video_path"] else {}),
     })
 
 
