@@ -5,8 +5,10 @@ Run: .venv/bin/python benchmarks/speaker_accuracy.py [--fixed-crops] [scene ...]
 Each scene puts single talking heads cut from ../shared/videos side by side (the man of man_talking_head,
 the woman facing the camera in two_people_talking, the two girls of two_children) with a chosen sound: one
 voice, two voices, silence, or a face frozen on its first frame (see hvbench_assets_tests/core/speakers/
-composites.py). Ground truth per panel: it speaks when its own voice is heard and its face moves. The real
-five_people_grid clip (only the man's voice) and man_talking_head are scored too.
+composites.py). Ground truth per panel: it speaks when its own voice is heard and its face moves; the girl
+braiding the woman's hair, partly visible at the woman's crop edge, never speaks (`woman-bystander`). The
+real five_people_grid clip (only the man's voice) and man_talking_head are scored too, and
+two_people_talking, where the front woman (the biggest face) is ASD's answer.
 
 By default every composite goes through the real L1 tracker (face crops as `human_tracks` makes them) and
 then the scorer, all tracks of a clip together; `--fixed-crops` skips L1 and scores each single-face panel
@@ -33,7 +35,7 @@ from hvbench_assets_tests.core.speakers.composites import (  # noqa: E402
     Scene,
     build_scene,
     panel_crops,
-    panel_of,
+    face_truth,
     scene_audio,
 )
 
@@ -56,14 +58,14 @@ def tracked(path: Path, work: Path) -> tuple[list[TrackFrames], dict[int, float]
     return tracks, {t: float(np.mean(v)) for t, v in xs.items()}, res.fps
 
 
-def score_clip(path: Path, work: Path, truth_of) -> list[tuple[str, bool, bool, int]]:
-    """(panel, truth, predicted, longest run) per L1 track of a clip."""
+def score_clip(path: Path, work: Path, truth_of) -> list[tuple[str, bool, bool, int, float]]:
+    """(panel, truth, predicted, longest run, best score) per L1 track of a clip."""
     tracks, centre_x, fps = tracked(path, work)
     rows = clip_rows(LipSyncScorer(), tracks, load_audio(path), fps)
     out = []
     for r in rows:
         panel, truth = truth_of(centre_x[r["track_id"]])
-        out.append((panel, truth, bool(r["speaking"]), r.get("longest_run") or 0))
+        out.append((panel, truth, bool(r["speaking"]), r.get("longest_run") or 0, max(r.get("scores") or [-1.0])))
     return out
 
 
@@ -73,13 +75,10 @@ def score_scene(scene: Scene, work: Path, fixed_crops: bool) -> list[tuple[str, 
         crops = panel_crops(scene, SHARED, SECONDS)
         tracks = [TrackFrames(i, 0, len(f), lambda f=f: iter(f)) for i, f in enumerate(crops.values())]
         rows = clip_rows(LipSyncScorer(), tracks, scene_audio(scene, SHARED, SECONDS), FPS)
-        return [(name, name in truth, bool(r["speaking"]), r.get("longest_run") or 0) for name, r in zip(crops, rows)]
+        return [(name, name in truth, bool(r["speaking"]), r.get("longest_run") or 0, max(r["scores"] or [-1.0]))
+                for name, r in zip(crops, rows)]
     clip = build_scene(scene, SHARED, work / f"{scene.name}.mp4", SECONDS)
-
-    def truth_of(x):
-        panel = panel_of(x, scene, SHARED)
-        return panel, panel in truth
-    return score_clip(clip, work / scene.name, truth_of)
+    return score_clip(clip, work / scene.name, lambda x: face_truth(x, scene, SHARED))
 
 
 def main(args: list[str]) -> None:
@@ -87,7 +86,7 @@ def main(args: list[str]) -> None:
     names = [a for a in args if not a.startswith("--")]
     scenes = [s for s in SCENES if not names or s.name in names]
     tp = fp = fn = tn = 0
-    print(f"{'scene':22} {'truth':16} | per track: panel truth->predicted (longest run)   [{'fixed crops' if fixed else 'L1 crops'}]")
+    print(f"{'scene':22} {'truth':16} | per track: panel truth->predicted (longest run, best score)   [{'fixed crops' if fixed else 'L1 crops'}]")
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -96,18 +95,24 @@ def main(args: list[str]) -> None:
             grid = SHARED / "five_people_grid.mp4"
             results.append(("five_people_grid", "man", score_clip(grid, work / "grid", lambda x: ("man" if x > 1120 else f"x{x:.0f}", x > 1120))))
             results.append(("man_talking_head", "man", score_clip(SHARED / "man_talking_head.mp4", work / "man", lambda x: ("man", True))))
+            # not counted (truth per track unknown: she hardly talks before 11 s, short tracks are unclear);
+            # ASD needs her (face centre x < 240 of 480) flagged and not the braiding girl (x > 300)
+            results.append(("two_people_talking", "front", score_clip(SHARED / "two_people_talking.mp4", work / "tpt",
+                                                                      lambda x: (f"x{x:.0f}", None))))
     for name, truth, rows in results:
         cells = []
-        for panel, want, got, run in rows:
-            tp += want and got
-            fp += got and not want
-            fn += want and not got
-            tn += not want and not got
-            cells.append(f"{panel} {'S' if want else '-'}->{'S' if got else '-'}({run}){'' if want == got else ' WRONG'}")
+        for panel, want, got, run, best in rows:
+            if want is not None:
+                tp += want and got
+                fp += got and not want
+                fn += want and not got
+                tn += not want and not got
+            cells.append(f"{panel} {'?' if want is None else 'S' if want else '-'}->{'S' if got else '-'}({run}, {best:+.2f})"
+                         f"{'' if want in (None, got) else ' WRONG'}")
         print(f"{name:22} {truth:16} | " + "; ".join(cells))
     precision = tp / (tp + fp) if tp + fp else float("nan")
     recall = tp / (tp + fn) if tp + fn else float("nan")
-    print(f"\ntracks: {tp + fp + fn + tn}  speaking truth: {tp + fn}  flagged: {tp + fp}")
+    print(f"\ncounted tracks: {tp + fp + fn + tn}  speaking truth: {tp + fn}  flagged: {tp + fp}")
     print(f"precision {precision:.2f}  recall {recall:.2f}  (tp {tp}, fp {fp}, fn {fn}, tn {tn})  in {time.perf_counter() - t0:.0f} s")
 
 

@@ -1,9 +1,12 @@
 """Evidence behind the offline transcript's language claim: pocketsphinx's duration-weighted word
 confidence on espeak-ng speech in English, Mandarin and Spanish and on the real English clips, and the
-resulting row (language, status). Run: .venv/bin/python benchmarks/transcript_language.py"""
+resulting row (language, status). For the English sentences the word error rate of the recognised text
+against the sentence spoken says whether the text could be trusted if the row claimed `en`.
+Run: .venv/bin/python benchmarks/transcript_language.py"""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -30,6 +33,17 @@ SENTENCES = {
 }
 
 
+def word_error_rate(reference: str, hypothesis: str) -> float:
+    """Word-level edit distance / reference words (case and punctuation ignored)."""
+    ref, hyp = (re.findall(r"[a-z']+", t.lower()) for t in (reference, hypothesis))
+    d = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, 1):
+        prev, d[0] = d[0], i
+        for j, h in enumerate(hyp, 1):
+            prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (r != h))
+    return d[-1] / max(1, len(ref))
+
+
 def main() -> None:
     asr, tagger = PocketsphinxTranscriber(), VadEnergyTagger()
     cases = []
@@ -38,15 +52,16 @@ def main() -> None:
             for i, text in enumerate(texts):
                 wav = Path(tmp) / f"{voice}{i}.wav"
                 subprocess.run(["espeak-ng", "-v", voice, "-w", str(wav), text], check=True, capture_output=True)
-                cases.append((f"espeak {voice} #{i + 1}", load_audio(wav)))
-    cases += [(f"real: {c.stem}", load_audio(c)) for c in sorted(SHARED.glob("*.mp4"))]
-    print("| input | word confidence | words | language | status | text (first 60 chars) |")
-    print("|---|---|---|---|---|---|")
-    for name, audio in cases:
+                cases.append((f"espeak {voice} #{i + 1}", load_audio(wav), text if voice == "en-us" else None))
+    cases += [(f"real: {c.stem}", load_audio(c), None) for c in sorted(SHARED.glob("*.mp4"))]
+    print("| input | word confidence | words | language | status | WER | text (first 60 chars) |")
+    print("|---|---|---|---|---|---|---|")
+    for name, audio, reference in cases:
         row = labels.transcript_row(asr, audio, tagger.tag(audio).speech_segments)
         ev = row["language_evidence"] or {}
+        wer = f"{word_error_rate(reference, row['text'] or ''):.2f}" if reference else "-"
         print(f"| {name} | {ev.get('confidence', 0):.2f} | {ev.get('words', 0)} | {row['language']} | {row['status']} | "
-              f"{row['text'][:60]} |")
+              f"{wer} | {row['text'][:60]} |")
     print(f"\nrule: language en when confidence >= {asr.min_confidence} over >= {asr.min_words} words")
 
 

@@ -3,9 +3,10 @@ the other faces on screen?
 
 Per frame of a track, with a voice in the surrounding 0.8 s (else -1: nobody speaks):
     score = min(sync - min_sync, sync - cross_ratio * best_other)
-where `sync` is the audio-visual synchrony of the track's mouth with the clip's voice (core.speakers.avsync:
-the best 4 s window covering the frame) and `best_other` the best synchrony of another face visible in the
-same frame (only when that one is itself in sync). So a face that mouths other words while someone else's
+where `sync` is the audio-visual synchrony of the track's mouth (region motion and lip opening, averaged)
+with the clip's voice (core.speakers.avsync: each signal's best 4 s window covering the frame) and
+`best_other` the best synchrony of another face visible in the same frame (only when that one is itself
+in sync). So a face that mouths other words while someone else's
 voice is heard stays below zero, and of several moving mouths only the one(s) following the voice win;
 two faces talking at once over a mixed soundtrack both follow it and both stay positive.
 A mouth whose lip gap hardly changes is never speaking (a still photo panned by the camera correlates
@@ -23,7 +24,7 @@ import numpy as np
 
 from hvbench_assets.core.audio import features, vad
 from hvbench_assets.core.media import SAMPLE_RATE
-from hvbench_assets.core.speakers.avsync import loudness_per_frame, windowed_sync
+from hvbench_assets.core.speakers.avsync import loudness_per_frame, mouth_streams, windowed_av_sync
 from hvbench_assets.core.speakers.lips import mouth_signals
 
 
@@ -97,7 +98,7 @@ class LipSyncScorer:
     still_mouth_activity: float = -0.5  # activity at or below this (lip-gap std <= half a moving mouth) vetoes
     voice_threshold: float = 0.5
     backend: str = "offline"
-    model: str = "dlib-68 mouth motion x voice loudness sync (0.3-4 Hz), compared across faces"
+    model: str = "dlib-68 mouth motion (0.3-4 Hz) and lip opening (1.5-8 Hz) x voice loudness sync, compared across faces"
 
     def prepare(self, frames_bgr: Iterable[np.ndarray], audio: np.ndarray, fps: float) -> FrameSignals:
         """Per-frame signals of one track; the frames are streamed, never held."""
@@ -109,7 +110,8 @@ class LipSyncScorer:
     signals = prepare
 
     def sync(self, sig: FrameSignals, fps: float) -> np.ndarray:
-        return windowed_sync(sig.motion, sig.loudness_db, sig.seen_mask, fps, self.sync_window_s)
+        return windowed_av_sync(mouth_streams(sig.motion, sig.mouth), sig.loudness_db, sig.seen_mask, fps,
+                                self.sync_window_s)
 
     def score_placed(self, tracks: Sequence[PlacedSignals], fps: float) -> list[np.ndarray]:
         """Scores of every track of a clip, each face compared with the faces seen in the same frames."""

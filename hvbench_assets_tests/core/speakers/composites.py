@@ -4,8 +4,9 @@ by side, with a chosen soundtrack (one voice, two voices, silence) and optionall
 Used by the speaker tests and benchmarks/speaker_accuracy.py. The panels' ground truth comes from the
 shared clips' README and the existing speaker tests: the man speaks throughout 0-5 s of man_talking_head;
 the woman facing the camera in two_people_talking talks from 13 s on (VAD hears speech in 57 % of 13-17 s
-and almost none before 11 s; the girl behind her is hidden in the crop used here). She is a hard case:
-she exclaims and laughs with her head pulled by the braiding, and covers her face at 16.5 s."""
+and almost none before 11 s). The girl braiding her hair is mostly hidden in the crop used here, but L1
+finds part of her face at the crop's right edge from about 1.3 s: a face that does not talk. The woman is
+a hard case: she exclaims and laughs with her head pulled by the braiding, and covers her face at 16.5 s."""
 
 from __future__ import annotations
 
@@ -30,11 +31,13 @@ class Panel:
     start_s: float
     crop: tuple[int, int, int, int] | None  # x1, y1, x2, y2 in source pixels; None = whole frame
     faces: int  # visible faces in the panel
+    bystander_from: float | None = None  # a face centred right of this share of the width is someone else
+
 
 
 # crops measured from L1's face boxes on these windows (the face stays inside during the window)
 MAN = Panel("man", "man_talking_head.mp4", 0.0, None, 1)
-WOMAN = Panel("woman", "two_people_talking.mp4", 13.0, (20, 60, 280, 320), 1)
+WOMAN = Panel("woman", "two_people_talking.mp4", 13.0, (20, 60, 280, 320), 1, bystander_from=0.8)
 CHILDREN = Panel("children", "two_children.mp4", 0.0, None, 2)
 
 
@@ -90,6 +93,18 @@ def panel_of(x_centre: float, scene: Scene, root: Path, height: int = 260) -> st
     """Which panel a face centre (composite pixels) lies in."""
     edges = np.cumsum([panel_width(p, root, height) for p in scene.panels])
     return scene.panels[min(int(np.searchsorted(edges, x_centre, side="right")), len(edges) - 1)].name
+
+
+def face_truth(x_centre: float, scene: Scene, root: Path, height: int = 260) -> tuple[str, bool]:
+    """(label, speaks) of a face centred at x_centre: its panel's truth, except that a bystander in a panel
+    (the braiding girl at the woman's crop edge) is labelled `<panel>-bystander` and never speaks."""
+    widths = [panel_width(p, root, height) for p in scene.panels]
+    edges = np.cumsum(widths)
+    k = min(int(np.searchsorted(edges, x_centre, side="right")), len(edges) - 1)
+    panel = scene.panels[k]
+    if panel.bystander_from is not None and x_centre - (edges[k] - widths[k]) > panel.bystander_from * widths[k]:
+        return f"{panel.name}-bystander", False
+    return panel.name, panel.name in scene.speaking()
 
 
 def panel_width(panel: Panel, root: Path, height: int) -> int:

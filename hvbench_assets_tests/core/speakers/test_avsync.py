@@ -40,3 +40,30 @@ def test_loudness_per_frame_reads_each_frames_own_audio():
     db = loudness_per_frame(audio, 25, FPS)
     assert set(np.nonzero(db > db.min() + 20)[0]) == {10, 11}
     assert db.min() == db.max() - 40  # silence is floored 40 dB below the loudest frame
+
+
+def test_motion_and_opening_are_averaged_and_both_must_follow_the_voice():
+    from hvbench_assets.core.speakers.avsync import OPENING_BANDS_HZ, OPENING_LAGS, Stream, windowed_av_sync
+
+    n = 150
+    voice = syllables(n, 0)
+    noise = np.random.default_rng(1).standard_normal(n) * 2
+    seen = np.ones(n, bool)
+    in_sync = [Stream(voice + noise), Stream(np.roll(voice, -2) + noise, OPENING_BANDS_HZ, OPENING_LAGS)]
+    assert np.nanmin(windowed_av_sync(in_sync, voice, seen, FPS)) > 0.6
+    # an opening that mouths other words pulls a moving mouth down to the mean of the two
+    half = [in_sync[0], Stream(syllables(n, 7), OPENING_BANDS_HZ, OPENING_LAGS)]
+    parts = [windowed_av_sync([s], voice, seen, FPS) for s in half]
+    assert np.allclose(windowed_av_sync(half, voice, seen, FPS), np.mean(parts, axis=0))
+    assert np.nanmax(windowed_av_sync(half, voice, seen, FPS)) < np.nanmin(parts[0]) - 0.1
+    other = [Stream(syllables(n, 8)), Stream(syllables(n, 9), OPENING_BANDS_HZ, OPENING_LAGS)]
+    assert np.nanmax(windowed_av_sync(other, voice, seen, FPS)) < 0.3
+
+
+def test_windowed_sync_is_one_stream_of_windowed_av_sync():
+    from hvbench_assets.core.speakers.avsync import Stream, windowed_av_sync
+
+    n = 200
+    voice, mouth = syllables(n, 0), syllables(n, 3) + syllables(n, 0)
+    seen = np.ones(n, bool)
+    assert np.allclose(windowed_sync(mouth, voice, seen, FPS), windowed_av_sync([Stream(mouth)], voice, seen, FPS))
