@@ -13,7 +13,11 @@ file for the raw job, the clip for a clip job; other files, such as face-crop cl
 step's wall ÷ the input's duration and the step process's peak RSS. Targets (issue 15): ≤ 1.1 for the
 raw job, 1.0 for a clip job.
 
-Run: .venv/bin/python benchmarks/decodes.py [--seconds 20] [--keep]
+`--variants` measures only the raw-file split, in this process, on generated short H.264 files of
+several structures (GOP sizes, B-frames or none, cuts on and off keyframes, 1080p and small): frames
+decoded ÷ frames in the file and how each clip was made, without Dagster.
+
+Run: .venv/bin/python benchmarks/decodes.py [--seconds 20] [--keep] [--variants]
 """
 
 from __future__ import annotations
@@ -96,6 +100,39 @@ def make_source(path: Path, seconds: float) -> Path:
     return write_video(path, frames(), fps=FPS, audio=audio)
 
 
+VARIANTS = [  # name, size, frames, keyint, B-frames, b-pyramid, cuts (frame indices)
+    ("1080p gop250 b3, cut off key", (1920, 1080), 250, 250, 3, "normal", (167,)),
+    ("1080p gop50 b3, cuts on/off keys", (1920, 1080), 250, 50, 3, "normal", (100, 163)),
+    ("480p gop250 b0, two cuts off keys", (854, 480), 300, 250, 0, "none", (88, 201)),
+    ("480p gop30 b2 strict, cut 1 frame after a key", (854, 480), 300, 30, 2, "strict", (121, 240)),
+    ("360p gop12 b3, five cuts", (640, 360), 300, 12, 3, "normal", (37, 60, 121, 180, 259)),
+]
+
+
+def variants(tmp: Path) -> None:
+    """Raw-file split on generated files of several structures; decodes counted around PyAV."""
+    sys.path.insert(0, str(ROOT))
+    from hvbench_assets.core.ingest.scenes import ClipFilter
+    from hvbench_assets.core.ingest.split import split_video
+    from hvbench_assets.core.media import probe_video
+    from hvbench_assets_tests.core.media.test_copy_packets import stamped_source
+    from hvbench_assets_tests.decode_counter import count_decodes
+
+    print(f"{'source':48} {'decoded/frames':>14} {'wall s':>7}  clips")
+    for name, size, n, keyint, bframes, pyramid, cuts in VARIANTS:
+        src = stamped_source(tmp / "v.mp4", n=n, keyint=keyint, bframes=bframes, pyramid=pyramid, cuts=cuts, size=size)
+        header = probe_video(src, count_frames=False)
+        out = tmp / "clips"
+        out.mkdir(exist_ok=True)
+        t0 = time.time()
+        with count_decodes() as counts:
+            result = split_video(src, header, ClipFilter(min_motion=0.0), lambda i: out / f"c{i}.mp4")
+        wall = time.time() - t0
+        hows = ", ".join(f"{seg.start_s:.2f}s {result.how.get(seg.index, 'dropped')}" for seg in result.analysis.segments)
+        print(f"{name:48} {counts.video(src) / header.frame_count:14.2f} {wall:7.1f}  {hows}", flush=True)
+        shutil.rmtree(out)
+
+
 def setup(tmp: Path) -> Path:
     home, data, hook, log = tmp / "dagster_home", tmp / "data", tmp / "hook", tmp / "decodes"
     for d in (home, data, hook, log):
@@ -115,8 +152,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=20.0, help="length of the generated 1080p source")
     ap.add_argument("--keep", action="store_true", help="keep the temporary instance and data")
+    ap.add_argument("--variants", action="store_true", help="only the raw split on generated files of several structures")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="hvbench-decodes-"))
+    if args.variants:
+        try:
+            variants(tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return 0
     log = setup(tmp)
 
     import dagster as dg

@@ -7,10 +7,14 @@ one decode pass per file:
   a temporary file with a keyframe every second. When the shot ends its windows are known; kept ones
   become clips by copying that file's packets (window bounds sit on those keyframes), with the
   source's sound for the same time range beside them.
-- `copy` (a short constant-rate H.264 mp4 whose streams start together): nothing is encoded while
-  decoding. A single kept shot is the file itself; other kept shots copy the source's packets when
-  they start and end on keyframes. At the first cut off a keyframe the pass starts encoding shots as in
-  `encode`; only kept shots before it that cannot be copied are decoded again, from the keyframe before them.
+- `copy` (a short constant-rate H.264 mp4 whose streams start together): a single kept shot is the
+  file itself. A shot that starts on one of the source's keyframes is not encoded: its clip copies
+  the source's packets up to the next cut, wherever that falls (media.encode.copy_packets ends it
+  off a keyframe with an edit list). A shot that starts off a keyframe cannot be copied; it is
+  encoded while it is decoded, as in `encode`, from the very frame the cut is found on (the cut
+  detector compares a frame with the one before it, so it has no latency). Nothing is decoded twice
+  unless a copy turns out impossible (an open GOP at a shot's start): then that clip is decoded
+  again from the keyframe before it.
 
 Clip ranges are on the source's time line (media.container.time_origin), the same for picture and
 sound, so a source whose video starts later than its audio is cut in sync.
@@ -40,7 +44,7 @@ COPY_SUFFIXES = (".mp4", ".m4v")
 @dataclass
 class SplitResult:
     analysis: SceneAnalysis
-    strategy: str  # "copy", "encode" or "copy, encode from <t>s" (see the module docstring)
+    strategy: str  # "copy", "encode" or "copy, encode <n> of <m> shots ..." (see the module docstring)
     clips: dict[int, Path] = field(default_factory=dict)  # kept segment index -> clip file
     how: dict[int, str] = field(default_factory=dict)  # kept segment index -> how it was written
 
@@ -89,13 +93,10 @@ def split_video(src: str | Path, header: VideoProbe, f: ClipFilter, clip_path: C
     src = Path(src)
     fps = header.fps
     eligible, keyframes = copy_eligible(src, header, f)
-    strategy = "copy" if eligible else "encode"
-    encoding = not eligible
     gop = max(1, min(round(fps), int(f.max_clip_s * fps / 2)))  # keyframes every second (window bounds)
     work = Path(tempfile.mkdtemp(prefix=".split-", dir=clip_path(0).parent))
     analyser = ShotAnalyser(fps, header.width, header.height, f)
-    shots: list[_ShotFile] = []
-    result_strategy = strategy
+    shots: list[_ShotFile | None] = []  # per shot: its file encoded while decoding, or None (copied later)
     written: list[Path] = []
     try:
         for t, _, frame in decoded_frames(src):
@@ -108,30 +109,37 @@ def split_video(src: str | Path, header: VideoProbe, f: ClipFilter, clip_path: C
 
             new_shot = analyser.feed(t, to_bgr(frame, f.analysis_side),
                                      lambda: cv2.cvtColor(full_bgr(), cv2.COLOR_BGR2GRAY))
-            if new_shot and not encoding and analyser.n > 1 and not any(abs(k - t) < 0.5 / fps for k in keyframes):
-                encoding = True  # a cut off the source's keyframes: from here on, shots are encoded as they play
-                result_strategy = f"copy, encode from {t:.2f}s"
-            if encoding:
-                if new_shot or not shots:
-                    if shots:
-                        shots[-1].finish(t)
-                    shots.append(_ShotFile(work / f"shot{len(shots):04d}.mp4", t, fps, gop))
+            if new_shot:
+                if shots and shots[-1] is not None:
+                    shots[-1].finish(t)
+                on_key = eligible and any(abs(k - t) < 0.5 / fps for k in keyframes)
+                shots.append(None if on_key else _ShotFile(work / f"shot{len(shots):04d}.mp4", t, fps, gop))
+            if shots[-1] is not None:
                 as_is = display_rotation(frame) == 0 and frame.width % 2 == 0 and frame.height % 2 == 0
                 shots[-1].push(t, frame if as_is else full_bgr())
         if analyser.n == 0:
             raise MediaError(src, "video stream has 0 decodable frames")
         check_complete(src, analyser.n, header.frame_count)
-        if shots:
+        if shots[-1] is not None:
             shots[-1].finish(analyser.end_s())
-        analysis = analyser.finish(grid_s=gop / fps if shots else 0.0)
-        result = SplitResult(analysis, result_strategy)
+        encoded = [s for s in shots if s is not None]
+        analysis = analyser.finish(grid_s=gop / fps if encoded else 0.0)
+        if not eligible:
+            strategy = "encode"
+        elif encoded:
+            strategy = f"copy, encode {len(encoded)} of {len(shots)} shots (starting off a keyframe)"
+        else:
+            strategy = "copy"
+        result = SplitResult(analysis, strategy)
+        bounds = analyser.shot_bounds()
         for seg in analysis.segments:
             if not seg.kept:
                 continue
             dst = clip_path(seg.index)
             written.append(dst)
-            if shots and seg.start_s >= shots[0].start_s - 1e-3:
-                result.how[seg.index] = _from_shot(src, dst, seg, shots, analyser.end_s())
+            i = max(i for i, (a, _) in enumerate(bounds) if a <= seg.start_s + 1e-3)
+            if shots[i] is not None:
+                result.how[seg.index] = _from_shot(src, dst, seg, shots[i], bounds[i][1])
             else:
                 result.how[seg.index] = _from_source(src, dst, seg, analysis)
             result.clips[seg.index] = dst
@@ -139,7 +147,8 @@ def split_video(src: str | Path, header: VideoProbe, f: ClipFilter, clip_path: C
     except BaseException:
         analyser.close()
         for s in shots:
-            s.encoder.abort()
+            if s is not None:
+                s.encoder.abort()
         for p in written:
             p.unlink(missing_ok=True)
         raise
@@ -147,10 +156,7 @@ def split_video(src: str | Path, header: VideoProbe, f: ClipFilter, clip_path: C
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _from_shot(src: Path, dst: Path, seg, shots: list[_ShotFile], end_s: float) -> str:
-    shot_i = max(i for i, s in enumerate(shots) if s.start_s <= seg.start_s + 1e-3)
-    shot = shots[shot_i]
-    shot_end = shots[shot_i + 1].start_s if shot_i + 1 < len(shots) else end_s
+def _from_shot(src: Path, dst: Path, seg, shot: _ShotFile, shot_end: float) -> str:
     last = seg.end_s >= round(shot_end, 3) - 1e-3  # the shot's last window: copy to its end
     audio = source_audio(src, seg.start_s, seg.end_s)
     if copy_packets(shot.path, dst, seg.start_s - shot.start_s, None if last else seg.end_s - shot.start_s, audio):

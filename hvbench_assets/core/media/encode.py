@@ -183,13 +183,19 @@ def constant_rate(frames: Iterable[Frame], start_s: float, end_s: float, fps: fl
     yield from ticks.finish(end_s)
 
 
+REORDER = 16  # H.264 holds at most 16 frames for reordering: no packet further on is shown earlier
+
+
 def copy_packets(src: str | Path, dst: str | Path, start_s: float, end_s: float | None,
                  audio: np.ndarray | None = None, audio_rate: int = AUDIO_RATE) -> Path | None:
     """Copy the video packets shown in [start_s, end_s) of `src` (times on its time line) into `dst`,
-    with `audio` encoded beside them: no decoding, no re-encoding. Only exact when the range starts on
-    a keyframe and ends on one (or at the end of the stream) and no packet inside refers to a frame
-    outside; otherwise nothing is written and None is returned (the caller re-encodes)."""
+    with `audio` encoded beside them: no decoding, no re-encoding. The range must start on a keyframe
+    whose group refers to nothing before it; otherwise nothing is written and None is returned (the
+    caller re-encodes). It may end anywhere: packets are copied in decode order up to the last one
+    shown before `end_s`; those among them shown later (what the last B-frames refer to) stay in the
+    file but the video's edit list ends at `end_s`, so readers decode them without showing them."""
     from hvbench_assets.core.media.container import open_media, time_origin
+    from hvbench_assets.core.media.mp4 import trim_video_end
 
     src, dst = Path(src), Path(dst)
     inp = open_media(src)
@@ -203,7 +209,7 @@ def copy_packets(src: str | Path, dst: str | Path, start_s: float, end_s: float 
         out = av.open(str(tmp), mode="w", options={"movflags": "+faststart"})
         ovs = out.add_stream_from_template(vs)
         astream = out.add_stream("aac", rate=audio_rate, layout="mono") if audio is not None and len(audio) else None
-        shift = None
+        shift, later, hidden = None, [], 0  # later: packets past the end, kept until one inside follows
         for pkt in inp.demux(vs):
             if pkt.size == 0 or pkt.pts is None:
                 continue
@@ -215,23 +221,32 @@ def copy_packets(src: str | Path, dst: str | Path, start_s: float, end_s: float 
                     return None  # the range does not start on a keyframe
                 else:
                     continue
-            elif pkt.is_keyframe and end_s is not None and t >= end_s - half:
-                if abs(t - end_s) > half:
-                    return None  # the range does not end on a keyframe
-                break
-            if t < start_s - half or (end_s is not None and t >= end_s - half):
-                return None  # a packet of this group is shown outside the range (open GOP)
-            pkt.pts -= shift
-            if pkt.dts is not None:
-                pkt.dts -= shift
-            pkt.stream = ovs
-            out.mux(pkt)
+            if t < start_s - half:
+                return None  # a packet of this group is shown before the range (open GOP)
+            if end_s is not None and t >= end_s - half:
+                later.append(pkt)
+                if len(later) > REORDER:
+                    break
+                continue
+            hidden += len(later)
+            for p in [*later, pkt]:
+                p.pts -= shift
+                if p.dts is not None:
+                    p.dts -= shift
+                p.stream = ovs
+                out.mux(p)
+            later = []
         if shift is None:
             return None
         if astream is not None:
             _encode_audio(out, astream, audio, audio_rate)
         out.close()
         out = None
+        if hidden:
+            try:
+                trim_video_end(tmp, end_s - start_s)
+            except MediaError:
+                return None  # no edit list to end at the cut: re-encode instead
         os.replace(tmp, dst)
         return dst
     finally:

@@ -57,6 +57,7 @@ class PacketIndex:
     times: list[float]  # presentation time of every video packet, sorted
     keyframes: list[float]  # presentation times of the keyframes, sorted
     complete: bool  # the demuxer reached the end without an error
+    hidden: int = 0  # packets an edit list hides (decoded for reference, never shown)
 
     def constant_rate(self, fps: float) -> bool:
         """Frames sit on a 1/fps grid (within half a frame), as in a camera's CFR file."""
@@ -69,18 +70,21 @@ class PacketIndex:
 def index_packets(container, vs) -> PacketIndex:
     """Demux the video stream (reading packets, decoding none)."""
     origin = time_origin(container)
-    times, keys, complete = [], [], True
+    times, keys, complete, hidden = [], [], True, 0
     try:
         for pkt in container.demux(vs):
-            if pkt.size == 0 or pkt.pts is None or pkt.is_discard:
-                continue  # flush packets and samples an edit list hides
+            if pkt.size == 0 or pkt.pts is None:
+                continue  # flush packets
+            if pkt.is_discard:
+                hidden += 1  # a sample an edit list hides
+                continue
             t = float(pkt.pts * pkt.time_base) - origin
             times.append(t)
             if pkt.is_keyframe:
                 keys.append(t)
     except av.error.FFmpegError:
         complete = False
-    return PacketIndex(sorted(times), sorted(keys), complete)
+    return PacketIndex(sorted(times), sorted(keys), complete, hidden)
 
 
 def probe_video(path: str | Path, count_frames: bool = True) -> VideoProbe:
@@ -110,8 +114,9 @@ def probe_video(path: str | Path, count_frames: bool = True) -> VideoProbe:
         frames = header
         if count_frames or not header:
             container.seek(0)
-            frames = len(index_packets(container, vs).times)
-            if count_frames and (abs(frames - header) > 1 if header else True):
+            index = index_packets(container, vs)
+            frames = len(index.times)  # the header counts the samples an edit list hides too
+            if count_frames and (abs(frames + index.hidden - header) > 1 if header else True):
                 container.seek(0)  # demux and header disagree: decoding settles it
                 frames = _count_video_frames(container, vs, path)
                 check_complete(path, frames, expected)

@@ -101,8 +101,34 @@ def test_shots_starting_on_keyframes_are_copied_as_packets(tmp_path):
 
 def test_cuts_off_keyframes_switch_to_encoding_while_decoding(tmp_path):
     result, decoded = _split(_three_shots(tmp_path / "cuts_off_keys.mp4", gop=250), tmp_path, **ANY)
-    assert result.strategy == "copy, encode from 2.00s"
-    assert result.how == {0: "re-encoded", 1: "encoded while decoding", 2: "encoded while decoding"}
-    assert decoded <= 1.0 + 51 / 150 + 0.01  # only the first shot is decoded again (and the frame ending it)
+    assert result.strategy == "copy, encode 2 of 3 shots (starting off a keyframe)"
+    assert result.how == {0: "copied packets", 1: "encoded while decoding", 2: "encoded while decoding"}
+    assert decoded <= 1.01  # nothing decoded twice: the first shot's packets end off a keyframe
     for seg in result.analysis.segments:
         assert probe_video(result.clips[seg.index]).frame_count == 50
+
+
+@pytest.mark.parametrize("keyint,bframes,pyramid,cuts", [
+    (250, 3, "normal", (53, 104)),  # no keyframe after the first: every later shot is encoded
+    (25, 3, "normal", (50, 113)),  # a cut on a keyframe (copied), one off (encoded)
+    (40, 0, "none", (47, 121)),  # no B-frames
+    (250, 2, "strict", (61, 62 + 45)),
+])
+def test_every_kept_shot_holds_exactly_its_frames_after_one_decode(tmp_path, keyint, bframes, pyramid, cuts):
+    """Cuts on and off keyframes with several GOP structures: each clip shows exactly the source's
+    frames of its shot (stamped indices), with its sound, and the file is decoded once."""
+    from hvbench_assets_tests.core.media.test_copy_packets import frame_ids, stamped_source
+
+    src = stamped_source(tmp_path / "src.mp4", n=160, keyint=keyint, bframes=bframes, pyramid=pyramid, cuts=cuts)
+    result, decoded = _split(src, tmp_path, **ANY)
+    assert decoded <= 1.01
+    bounds = [0, *cuts, 160]
+    segs = result.analysis.segments
+    assert [(round(s.start_s * 25), round(s.end_s * 25)) for s in segs] == list(zip(bounds[:-1], bounds[1:]))
+    for seg in segs:
+        a, b = round(seg.start_s * 25), round(seg.end_s * 25)
+        clip = result.clips[seg.index]
+        on_key = a % keyint == 0
+        assert result.how[seg.index] == ("copied packets" if on_key else "encoded while decoding")
+        assert frame_ids(clip) == list(range(a, b))
+        assert abs(len(load_audio(clip)) / 16000 - (b - a) / 25) < 0.05
