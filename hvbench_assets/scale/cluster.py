@@ -46,6 +46,7 @@ class Options:
     ui_port: int = 3000
     ui: bool = True
     ip: str | None = None  # default: the address Ray would choose (127.0.0.1 inside a network namespace)
+    workspace: Path = WORKSPACE  # the code location the daemon and UI load
 
 
 def node_ip() -> str:
@@ -106,6 +107,19 @@ def _group_alive(pgid: int) -> bool:
         except OSError:
             continue
         if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def _raylet_died(pgid: int) -> bool:
+    """The group's raylet exited (it aborts when its agents start too slowly) while `ray start` still waits."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            head, rest = stat.read_text().rsplit(")", 1)
+        except OSError:
+            continue
+        fields = rest.split()
+        if int(fields[2]) == pgid and head.endswith("(raylet") and fields[0] == "Z":
             return True
     return False
 
@@ -192,6 +206,10 @@ def _process_env(root: Path, state: dict) -> dict[str, str]:
     env = {**os.environ, **cluster_env(root, state)}
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}"
     env["RAY_USAGE_STATS_ENABLED"] = "0"
+    # Ray's start-up deadlines (a node agent's port file, a worker's registration) are tight for a busy
+    # machine: a raylet that misses one aborts. Waiting longer costs nothing when it is not needed.
+    for key, value in (("RAY_agent_register_timeout_ms", "180000"), ("RAY_worker_register_timeout_seconds", "180")):
+        env.setdefault(key, value)
     return env
 
 
@@ -201,7 +219,7 @@ def render_instance(options: Options, home: Path) -> Path:
             .replace("@GPUS@", str(max(1, options.worker_gpus))))
     home.mkdir(parents=True, exist_ok=True)
     (home / "dagster.yaml").write_text(text)
-    shutil.copy(WORKSPACE, home / "workspace.yaml")
+    shutil.copy(options.workspace, home / "workspace.yaml")
     return home / "dagster.yaml"
 
 
@@ -228,21 +246,29 @@ def start_worker(root: Path, name: str = "worker", cpus: int | None = None, gpus
 
 def _start_node(root: Path, state: dict, name: str, args: list[str]) -> int:
     jobs = cluster_env(root, state)["HVBENCH_RAY_JOBS_ADDRESS"]
-    for _attempt in range(3):
+    log = root / "logs" / f"{name}.log"
+    for _attempt in range(5):
         t0 = time.time() * 1000 - 1000
+        offset = log.stat().st_size if log.exists() else 0
         pid = _spawn(name, args, _process_env(root, state), root)
         state.setdefault("pids", {})[name] = pid
         _save(root, state)
+
+        def started():  # `ray start` says so once its node registered; a node can fail after first showing up
+            with open(log, "rb") as f:
+                f.seek(offset)
+                return b"Ray runtime started" in f.read()
 
         def joined():
             return any(n.get("start_time_ms", 0) >= t0 for n in ray_nodes(jobs))
 
         # a raylet must register within Ray's fixed 30 s; on a loaded machine it may not, so try again
-        _wait(f"Ray node {name}", lambda: not _alive(pid) or joined(), 240, root / "logs" / f"{name}.log")
-        if _alive(pid):
+        _wait(f"Ray node {name}", lambda: not _alive(pid) or _raylet_died(pid) or (started() and joined()), 300, log)
+        time.sleep(2)
+        if _alive(pid) and not _raylet_died(pid) and joined():
             return pid
         _stop_group(pid)
-    raise ClusterError(f"Ray node {name} did not start (3 attempts); see {root / 'logs' / (name + '.log')}")
+    raise ClusterError(f"Ray node {name} did not start (5 attempts); see {root / 'logs' / (name + '.log')}")
 
 
 def stop_process(root: Path, name: str, sig=signal.SIGTERM) -> None:
