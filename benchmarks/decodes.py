@@ -166,6 +166,7 @@ def main() -> int:
     import dagster as dg
 
     from hvbench_assets.core.media import probe_video
+    from hvbench_assets.core.media.paths import resolve
     from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
     from hvbench_assets.defs.mllm_resources import build_mllm_resource
     from hvbench_assets.defs.resources import build_core_resources
@@ -201,7 +202,8 @@ def main() -> int:
         clips = clip_sensor(dg.build_sensor_context(instance=instance, resources=resources))
         wh = resources["warehouse"].process_config_and_initialize().get()
         for req in _apply_partitions(clips, instance) if isinstance(clips, dg.SensorResult) else []:
-            path = Path(wh.query("SELECT clip_path FROM clips WHERE video_id = ?", [req.partition_key])[0]["clip_path"])
+            stored = wh.query("SELECT clip_path FROM clips WHERE video_id = ?", [req.partition_key])[0]["clip_path"]
+            path = resolve(stored)  # relative to the data root
             execute(clip_offline_labels_job, req.partition_key, f"{req.job_name} videos/{req.partition_key}", path)
         report(instance, runs, log, probe_video)
     if args.keep:
