@@ -19,6 +19,7 @@ import numpy as np
 
 from hvbench_assets.core.media import MediaError, NoAudioError, load_audio
 from hvbench_assets.core.media.encode import AUDIO_RATE
+from hvbench_assets.core.media.mp4 import trim_video_end
 from hvbench_assets.core.render.marked import render_marked
 from hvbench_assets.core.vision.tables import Track, boxes_by_frame
 
@@ -75,9 +76,16 @@ def reverse_audio_before(src: Path, dst: Path, cut_s: float, rate: int = AUDIO_R
         try:
             vout = out.add_stream_from_template(vin)
             aout = out.add_stream("aac", rate=rate, layout="mono")
+            shown_end, hidden, first = 0.0, 0, None
             for packet in inp.demux(vin):
                 if packet.dts is None:
                     continue
+                if packet.is_discard:
+                    hidden += 1  # a reference the clip's edit list hides (a copy cut off a keyframe)
+                elif packet.pts is not None:
+                    t = float(packet.pts * packet.time_base)
+                    first = t if first is None else min(first, t)
+                    shown_end = max(shown_end, t + float((packet.duration or 0) * packet.time_base))
                 packet.stream = vout
                 out.mux(packet)
             for i in range(0, len(samples), 1024):
@@ -90,5 +98,11 @@ def reverse_audio_before(src: Path, dst: Path, cut_s: float, rate: int = AUDIO_R
             tmp.unlink(missing_ok=True)
             raise
         out.close()
+    if hidden:
+        try:
+            trim_video_end(tmp, shown_end - (first or 0.0))  # keep them hidden in the copy too
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
     os.replace(tmp, dst)
     return dst

@@ -96,3 +96,12 @@ def test_trimming_needs_an_edit_list(tmp_path):
     bad.write_bytes(b"\0\0\0\x08free" * 4)
     with pytest.raises(MediaError, match="edit list"):
         trim_video_end(bad, 1.0)
+
+
+def test_a_question_video_copying_such_a_clip_keeps_the_hidden_frames_hidden(tmp_path, bframe_source):
+    from hvbench_assets.core.render.questions import reverse_audio_before
+
+    clip = copy_packets(bframe_source, tmp_path / "clip.mp4", 0.0, 54 / 25,
+                        load_audio(bframe_source, sample_rate=AUDIO_RATE, end_s=54 / 25))
+    out = reverse_audio_before(clip, tmp_path / "avad.mp4", 1.0)
+    assert frame_ids(out) == list(range(54))  # not the next shot's frame after the cut
