@@ -247,7 +247,10 @@ def start_worker(root: Path, name: str = "worker", cpus: int | None = None, gpus
 def _start_node(root: Path, state: dict, name: str, args: list[str]) -> int:
     jobs = cluster_env(root, state)["HVBENCH_RAY_JOBS_ADDRESS"]
     log = root / "logs" / f"{name}.log"
-    for _attempt in range(5):
+    give_up = time.monotonic() + 900
+    attempts = 0
+    while attempts < 3 or time.monotonic() < give_up:
+        attempts += 1
         t0 = time.time() * 1000 - 1000
         offset = log.stat().st_size if log.exists() else 0
         pid = _spawn(name, args, _process_env(root, state), root)
@@ -268,7 +271,7 @@ def _start_node(root: Path, state: dict, name: str, args: list[str]) -> int:
         if _alive(pid) and not _raylet_died(pid) and joined():
             return pid
         _stop_group(pid)
-    raise ClusterError(f"Ray node {name} did not start (5 attempts); see {root / 'logs' / (name + '.log')}")
+    raise ClusterError(f"Ray node {name} did not start ({attempts} attempts); see {root / 'logs' / (name + '.log')}")
 
 
 def stop_process(root: Path, name: str, sig=signal.SIGTERM) -> None:
