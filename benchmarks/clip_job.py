@@ -13,7 +13,12 @@ with `HVBENCH_MIN_MOTION=0` so every window is kept), then:
   submitted at once (what a backfill or one clip_sensor tick does) on the instance's default limits; prints the
   backfill's wall ÷ the sum of the single-run walls (below 1 means running in parallel pays).
 
-Run: .venv/bin/python benchmarks/clip_job.py [--clips two_people_talking ...] [--repeat 2] [--backfill 12]
+- `--steps`: where the CPU goes. The job runs in this process instead (the project's executor runs a run's steps
+  in its own process one after the other, so this is the same work without the daemon), while a thread samples
+  this process's CPU time (all threads, plus finished children) every 50 ms; prints per step its wall and CPU
+  seconds, largest first, and the CPU spent between steps (Dagster's own bookkeeping).
+
+Run: .venv/bin/python benchmarks/clip_job.py [--clips two_people_talking ...] [--repeat 2] [--backfill 12] [--steps]
 Other processes on the machine slow both sides; compare ratios from the same invocation.
 """
 
@@ -284,6 +289,63 @@ def parse_variants(specs: list[str]) -> dict[str, dict]:
     return out
 
 
+def step_profile(keys: list[str], durations: dict, repeat: int, tmp: Path) -> None:
+    """Per-step wall and CPU seconds of the job run in this process (see the module docstring)."""
+    import bisect
+    import resource
+    import threading
+
+    import dagster as dg
+
+    from hvbench_assets.demo import clip_offline_labels_job
+
+    samples: list[tuple[float, float]] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+            samples.append((time.time(), own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime))
+            time.sleep(0.05)
+
+    def cpu_at(t: float) -> float:
+        i = bisect.bisect_left(samples, (t, float("-inf")))
+        return samples[min(i, len(samples) - 1)][1]
+
+    threading.Thread(target=sample, daemon=True).start()
+    try:
+        with dg.DagsterInstance.get() as instance:
+            for _ in range(repeat):
+                for key in keys:
+                    _fresh_media(tmp)
+                    t0 = time.time()
+                    time.sleep(0.1)
+                    result = dg.execute_job(dg.reconstructable(clip_offline_labels_job), instance=instance,
+                                            tags={"dagster/partition": key})
+                    t1 = time.time()
+                    time.sleep(0.1)
+                    starts, rows = {}, []
+                    for rec in instance.all_logs(result.run_id):
+                        ev = rec.dagster_event
+                        if ev is None or not ev.step_key:
+                            continue
+                        if ev.event_type_value == "STEP_START":
+                            starts[ev.step_key] = rec.timestamp
+                        elif ev.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE") and ev.step_key in starts:
+                            a, b = starts[ev.step_key], rec.timestamp
+                            rows.append((ev.step_key, b - a, cpu_at(b) - cpu_at(a)))
+                    d, cpu = durations[key], cpu_at(t1) - cpu_at(t0)
+                    in_steps = sum(c for _, _, c in rows)
+                    print(f"\n== {key} ({d:.1f} s): {'ok' if result.success else 'FAILED'}, wall {t1 - t0:.1f} s "
+                          f"({(t1 - t0) / d:.2f}x), CPU {cpu:.1f} s ({cpu / d:.2f}x), load average "
+                          f"{os.getloadavg()[0]:.1f}")
+                    for step, wall, c in sorted(rows, key=lambda r: -r[2]):
+                        print(f"  {step:44s} wall {wall:7.2f} s  CPU {c:7.2f} s")
+                    print(f"  {len(rows)} steps: CPU {in_steps:.1f} s in steps, {cpu - in_steps:.1f} s between them")
+    finally:
+        done.set()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clips", nargs="*", default=list(DEFAULT_CLIPS), help="shared clip names (without .mp4)")
@@ -293,6 +355,7 @@ def main() -> int:
                     help=f"executor variants to compare, the first is the baseline ({', '.join(VARIANTS)} or "
                          "NAME=run config JSON); default: spawn and auto")
     ap.add_argument("--keep", action="store_true", help="keep the temporary instance folder")
+    ap.add_argument("--steps", action="store_true", help="only per-step CPU of the job run in this process")
     args = ap.parse_args()
     variants = parse_variants(args.variant or ["spawn", "auto"])
     missing = [c for c in args.clips if not (SHARED / f"{c}.mp4").exists()]
@@ -309,6 +372,13 @@ def main() -> int:
     durations = ingest([SHARED / f"{c}.mp4" for c in args.clips] + generated)
     shared_keys = [k for k in durations if not k.startswith("gen_")]
     gen_keys = [k for k in durations if k.startswith("gen_")]
+    if args.steps:
+        try:
+            step_profile(shared_keys, durations, args.repeat, tmp)
+        finally:
+            if not args.keep:
+                shutil.rmtree(tmp, ignore_errors=True)
+        return 0
     instance = dg.DagsterInstance.get()
     submitter = Submitter(instance, workspace)
     submitter.stop_sensors()
