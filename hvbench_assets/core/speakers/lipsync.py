@@ -5,10 +5,10 @@ Per frame of a track, with a voice in the surrounding 0.8 s (else -1: nobody spe
     score = min(sync - min_sync, sync - cross_ratio * best_other)
 where `sync` is the audio-visual synchrony of the track's mouth (region motion and lip opening, averaged)
 with the clip's voice (core.speakers.avsync: each signal's best 4 s window covering the frame) and
-`best_other` the best synchrony of another face visible in the same frame (only when that one is itself
-in sync). So a face that mouths other words while someone else's
-voice is heard stays below zero, and of several moving mouths only the one(s) following the voice win;
-two faces talking at once over a mixed soundtrack both follow it and both stay positive.
+`best_other` the best synchrony of another face visible in the same frame (only a moving mouth in sync
+counts: a still one correlates by chance). So a face that mouths other words while someone else's voice
+is heard stays below zero, and of several moving mouths only the one(s) following the voice win; two
+faces talking at once over a mixed soundtrack both stay positive only while they follow it about equally.
 A mouth whose lip gap hardly changes is never speaking (a still photo panned by the camera correlates
 with a voice by chance), and a frame without landmarks is not scored.
 
@@ -91,7 +91,9 @@ class LipSyncScorer:
     """Offline L7 backend over face-crop frames, audio aligned to each crop's start, the real fps."""
 
     min_sync: float = 0.25  # correlation a mouth must reach with the voice
-    cross_ratio: float = 0.5  # share of the best co-visible face's synchrony a face must reach to speak
+    # share of the best co-visible face's synchrony a face must reach to speak: two faces nearly as much in
+    # sync both speak; a child mouthing at 0.26 beside the talking man at 0.33 (a five_people_grid L1 crop) not
+    cross_ratio: float = 0.9
     sync_window_s: float = 4.0
     moving_mouth: float = 0.02  # std of (inner-lip gap / eye distance) that counts as a moving mouth
     activity_window_s: float = 0.4
@@ -116,17 +118,25 @@ class LipSyncScorer:
     def score_placed(self, tracks: Sequence[PlacedSignals], fps: float) -> list[np.ndarray]:
         """Scores of every track of a clip, each face compared with the faces seen in the same frames."""
         syncs = [np.nan_to_num(self.sync(t.signals, fps), nan=-1.0) for t in tracks]
+        # a still mouth's chance correlation is no rival: only moving mouths in sync are compared
+        rivals = [np.where((s >= self.min_sync) & ~self._still(t.signals, fps), s, -np.inf) for t, s in zip(tracks, syncs)]
         end = max((t.first_frame + len(s) for t, s in zip(tracks, syncs)), default=0)
         out = []
         for i, (t, sync) in enumerate(zip(tracks, syncs)):
             others = np.full(end, -np.inf)
-            for j, (u, s) in enumerate(zip(tracks, syncs)):
+            for j, (u, r) in enumerate(zip(tracks, rivals)):
                 if j != i:
-                    seg = others[u.first_frame : u.first_frame + len(s)]
-                    others[u.first_frame : u.first_frame + len(s)] = np.maximum(seg, np.where(s >= self.min_sync, s, -np.inf))
+                    seg = others[u.first_frame : u.first_frame + len(r)]
+                    others[u.first_frame : u.first_frame + len(r)] = np.maximum(seg, r)
             best_other = others[t.first_frame : t.first_frame + len(sync)]
             out.append(self._scores(t.signals, sync, best_other, fps))
         return out
+
+    def _still(self, sig: FrameSignals, fps: float) -> np.ndarray:
+        """Frames where the lip gap hardly changes (std over the activity window <= half a moving mouth)."""
+        half = max(1, int(round(self.activity_window_s * fps)))
+        activity = np.clip((windowed_std(_fill_and_smooth(sig.mouth), half) - self.moving_mouth) / self.moving_mouth, -1, 1)
+        return activity <= self.still_mouth_activity
 
     def _scores(self, sig: FrameSignals, sync: np.ndarray, best_other: np.ndarray, fps: float) -> np.ndarray:
         n = len(sig.mouth)
@@ -134,10 +144,9 @@ class LipSyncScorer:
             return np.zeros(0, np.float32)
         half = max(1, int(round(self.activity_window_s * fps)))
         voice = windowed_mean(sig.voice_prob.astype(np.float64), half)
-        activity = np.clip((windowed_std(_fill_and_smooth(sig.mouth), half) - self.moving_mouth) / self.moving_mouth, -1, 1)
         speaking = np.minimum(sync - self.min_sync, sync - self.cross_ratio * best_other)
         # a mouth that hardly moves is not speaking, whatever chance correlation the sync term finds
-        speaking = np.where(activity <= self.still_mouth_activity, np.minimum(speaking, -0.5), speaking)
+        speaking = np.where(self._still(sig, fps), np.minimum(speaking, -0.5), speaking)
         out = np.where((voice >= self.voice_threshold) & np.isfinite(sig.mouth), speaking, -1.0)
         return np.round(out, 4).astype(np.float32)
 

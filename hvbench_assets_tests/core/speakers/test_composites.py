@@ -62,3 +62,28 @@ def test_scores_compare_faces_seen_together():
     assert (strong > 0).all()
     # the weak face spans clip frames 50-149; its first 50 frames share the screen with the strong one
     assert (weak[:50] < 0).all() and (weak[50:] > 0).all()
+
+
+def test_only_moving_mouths_nearly_as_much_in_sync_compete():
+    """A still mouth's chance sync (0.6) does not suppress a talker (0.4); a moving one does. Two moving
+    mouths both in sync (0.5 and 0.47, within the 0.9 ratio) both speak."""
+    from hvbench_assets.core.speakers.lipsync import FrameSignals, PlacedSignals
+
+    n = 100
+
+    def placed(sync_value, moving=True):
+        mouth = 0.1 + (0.05 * np.sin(np.arange(n)) if moving else np.zeros(n))
+        sig = FrameSignals(mouth=mouth, motion=np.ones(n, np.float32), loudness_db=np.zeros(n),
+                           voice_prob=np.ones(n, np.float32))
+        return PlacedSignals(0, sig), np.full(n, sync_value)
+
+    def scores(*tracks):
+        scorer = LipSyncScorer()
+        scorer.sync = lambda sig, fps: next(s for (p, s) in tracks if p.signals is sig)
+        return scorer.score_placed([p for p, _ in tracks], 25.0)
+
+    talker, still = scores(placed(0.4), placed(0.6, moving=False))
+    assert (talker > 0).all() and (still < 0).all()
+    talker, rival = scores(placed(0.4), placed(0.6))
+    assert (talker < 0).all() and (rival > 0).all()
+    assert all((s > 0).all() for s in scores(placed(0.5), placed(0.47)))
