@@ -1,0 +1,78 @@
+"""Two Ray nodes, one Postgres, one data root: clips go through the real raw-video and clip jobs as Ray jobs,
+land exactly once, GPU runs run on the GPU node, the CLI reads the same results, and losing the worker node in
+the middle of a backfill costs a retry, not rows. The scenario runs in its own network namespace
+(cluster_scenario.py says why); this test starts it and checks its report."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("dagster_ray", reason="the scale extra is not installed (pip install -e '.[scale]')")
+
+
+def _netns_available() -> str | None:
+    if not shutil.which("unshare") or not shutil.which("ip"):
+        return "unshare / ip (util-linux, iproute2) are not installed"
+    probe = subprocess.run(["unshare", "-n", "ip", "link", "set", "lo", "up"], capture_output=True, text=True)
+    if probe.returncode:
+        return f"cannot create a network namespace here: {probe.stderr.strip()}"
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(5400)
+def test_backfill_on_two_ray_nodes_survives_losing_the_worker(tmp_path):
+    if os.environ.get("HVBENCH_CLUSTER_TEST") != "1":
+        # not yet seen passing end to end: on the shared 2-core machine it was written on, phase A reached 7 of
+        # 8 clips in 15 min and the node start-up needed retries (README "Scale out")
+        pytest.skip("the two-node cluster scenario runs with HVBENCH_CLUSTER_TEST=1 (15-40 min on 2 cores)")
+    why = _netns_available()
+    if why:
+        pytest.skip(why)
+    root = tmp_path / "cluster"
+    proc = subprocess.run(["unshare", "-n", sys.executable, "-m", "hvbench_assets_tests.scale.cluster_scenario",
+                           str(root)], capture_output=True, text=True, timeout=5300)
+    report_file = root / "report.json"
+    assert report_file.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads(report_file.read_text())
+    assert report["ok"], report.get("error", "") + proc.stdout[-2000:]
+    assert "teardown_error" not in report, report["teardown_error"]
+    assert report["nodes"] == 2
+
+    # phase A: two inbox files -> 2 raw-video runs -> 8 clips -> a backfill of the clip job (an asset subset,
+    # cluster_scenario.CLIP_ASSETS) -> 8 clip runs; rows of every clip exactly once
+    clips = report["clips"]
+    assert len(clips) == 8 and report["kept_clips"] == 8
+    runs_a = report["phase_a_runs"]
+    assert sorted(r["job"] for r in runs_a if r["status"] == "SUCCESS").count("raw_video_job") == 2
+    clip_runs = [r for r in runs_a if r["job"] == "clip_offline_labels_job"]
+    assert sorted(r["partition"] for r in clip_runs) == clips and all(r["status"] == "SUCCESS" for r in clip_runs)
+    assert {r["backfill"] for r in clip_runs} == {report["backfill_a"]}
+    counts = report["counts_a"]
+    assert all(counts["video_probe"].get(c) == 1 for c in clips), counts["video_probe"]
+    for table in ("human_tracks", "audio_tags", "transcript", "voice_demographics"):
+        assert sorted(counts[table]) == clips, table
+    # runs that ask for a GPU (every clip run here, HVBENCH_RAY_GPU=on) ran on the GPU node only
+    assert all(r["ray_config"] == '{"num_gpus": 1}' for r in clip_runs)
+    assert {report["run_nodes"][r["run_id"]] for r in clip_runs} == {"gpu"}
+    # the CLI, given the same environment, reads the same DuckLake warehouse
+    info = report["cli_info"]
+    assert "ducklake" in info and "video_probe" in info, info
+    assert "shots0.mp4" in report["cli_status"] and "shots1.mp4" in report["cli_status"], report["cli_status"]
+
+    # phase B: a backfill of 3 clips; the worker node was killed while one of its runs was in progress
+    runs_b = [r for r in report["phase_b_runs"] if r["job"] == "clip_offline_labels_job"]
+    victim = next(r for r in runs_b if r["run_id"] == report["victim"])
+    assert victim["status"] == "FAILURE"
+    retried = [r for r in runs_b if r["parent"] == victim["run_id"]]
+    assert [r["status"] for r in retried] == ["SUCCESS"] and retried[0]["partition"] == victim["partition"]
+    assert {r["partition"] for r in runs_b if r["status"] == "SUCCESS"} == set(clips[:3])
+    assert {report["run_nodes"][r["run_id"]] for r in runs_b if r["status"] == "SUCCESS"} == {"gpu"}
+    # every clip's rows are complete and none was added twice: the same counts as after the first pass
+    assert report["counts_b"] == counts
