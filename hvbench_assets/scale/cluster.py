@@ -275,9 +275,38 @@ def _start_node(root: Path, state: dict, name: str, args: list[str]) -> int:
 
 
 def stop_process(root: Path, name: str, sig=signal.SIGTERM) -> None:
-    """End one recorded process group (`worker` with SIGKILL is how the tests lose a node)."""
-    state = _state(root)
-    _stop_group(state.get("pids", {}).get(name), sig=sig)
+    """End one recorded process group and everything started under it (`worker` with SIGKILL is how the tests
+    lose a node). Ray starts a job's entrypoint in a session of its own, so the group alone would leave a run's
+    process working on as if its machine were still there."""
+    import psutil
+
+    pgid = _state(root).get("pids", {}).get(name)
+    if not pgid:
+        return
+    members = [p for p in psutil.process_iter() if _pgid(p.pid) == pgid]
+    descendants = [c for p in members for c in _children(p)]
+    _stop_group(pgid, sig=sig)
+    for proc in descendants:
+        try:
+            proc.send_signal(sig)
+        except psutil.Error:
+            pass
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+def _children(proc):
+    import psutil
+
+    try:
+        return proc.children(recursive=True)
+    except psutil.Error:
+        return []
 
 
 def up(options: Options) -> dict:
