@@ -46,6 +46,9 @@ mutation($backfillParams: LaunchBackfillParams!) {
 }"""
 
 
+OPENED: list = []  # workspaces to close at the end, whatever happened
+
+
 class Dagster:
     """The cluster's workspace loaded in this process: stops sensors and launches backfills as the UI does."""
 
@@ -55,6 +58,10 @@ class Dagster:
 
         self.instance = instance
         self.process = WorkspaceProcessContext(instance, WorkspaceFileTarget(paths=[str(workspace)]))
+        OPENED.append(self)
+
+    def close(self) -> None:  # stops the code server it started (it would outlive the scenario otherwise)
+        self.process.__exit__(None, None, None)
 
     def repository(self):
         ctx = self.process.create_request_context()
@@ -273,6 +280,11 @@ def main() -> int:
     finally:
         from hvbench_assets.scale import cluster
 
+        for workspace in OPENED:
+            try:
+                workspace.close()
+            except Exception:
+                pass
         try:
             cluster.down(root)
         except Exception:
