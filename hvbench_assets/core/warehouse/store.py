@@ -14,11 +14,9 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import fcntl
-import importlib.util
 import json
 import os
 import random
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,12 +26,6 @@ from typing import Any
 import duckdb
 
 from hvbench_assets.core.warehouse import ducklake
-
-# DuckDB's client tries `import pandas` on every statement; without pandas installed each failed attempt searches
-# sys.path again (about 43,000 times in one offline clip run, several CPU-seconds). Recorded as absent once,
-# the attempt fails at once; `import pandas` still raises ModuleNotFoundError and find_spec still returns None.
-if "pandas" not in sys.modules and importlib.util.find_spec("pandas") is None:
-    sys.modules["pandas"] = None
 
 PROVENANCE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("backend", "VARCHAR"),
