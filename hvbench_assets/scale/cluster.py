@@ -23,6 +23,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from hvbench_assets.core.processes import pid_alive as _alive
 from hvbench_assets.core.settings import PROJECT_ROOT
 
 TEMPLATE = PROJECT_ROOT / "deploy" / "cluster" / "dagster.yaml"
@@ -67,22 +68,6 @@ def _state(root: Path) -> dict:
 
 def _save(root: Path, state: dict) -> None:
     (root / STATE).write_text(json.dumps(state, indent=2))
-
-
-def _alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie child of ours is not alive
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _spawn(name: str, cmd: list[str], env: dict, root: Path) -> int:

@@ -22,6 +22,7 @@ from typing import Any
 from hvbench_assets.core.benchmark.layout import format_choices
 from hvbench_assets.core.benchmark.tasks import TASKS, task_info
 from hvbench_assets.core.media.paths import resolve
+from hvbench_assets.core.processes import pid_alive
 
 EXPORT_CODE_VERSION = "export-v1"
 GENERATOR = "hvbench benchmark_export"
@@ -64,22 +65,10 @@ def _remove_stale(parent: Path, name: str) -> None:
             pid = int(p.name.rsplit("-", 2)[-2])
         except (ValueError, IndexError):
             pid = -1
-        if pid != os.getpid() and not _alive(pid):
+        if pid != os.getpid() and not pid_alive(pid):
             shutil.rmtree(p, ignore_errors=True)
     for p in parent.glob(f".{name}.old-*"):
         shutil.rmtree(p, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def is_our_export(folder: str | Path) -> bool:
