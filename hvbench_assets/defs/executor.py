@@ -12,12 +12,27 @@ preloaded forkserver 135, one process per run 35. So:
 - CPU-heavy assets share the pool `cpu`, whose limit is the number of cores unless set on the instance, so
   across all runs no more of them compute at once than there are cores.
 
+A step tagged `hvbench/process: fork` (`transcript`: pocketsphinx holds the GIL for a whole utterance, so a
+thread cannot overlap it) runs in a child forked from the run's process while a core is free, overlapping the
+steps the run's process keeps computing (`human_tracks`). The child inherits the imported code and the
+initialized resources, so it starts in milliseconds; it logs its step's events to the instance itself (as a
+multiprocess step does) and hands them to the parent through a file when it exits, so lineage, staleness, logs
+and pool slots stay per step. A step that fails or whose process dies fails alone (its downstream steps are
+skipped); the parent's steps go on. Steps leading to a forkable step are taken first so it can start early.
+
 Run config can still choose `multiprocess` (the launchpad shows the choices).
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
 
 import dagster as dg
 # Dagster's own executor configs and constructors (dagster is pinned), so the explicit choices behave as usual
@@ -29,10 +44,19 @@ from dagster._core.definitions.executor_definition import (
     multiple_process_executor_requirements,
 )
 from dagster._core.events import DagsterEvent, EngineEventData
+from dagster._core.execution.api import ExecuteRunWithPlanIterable
+from dagster._core.execution.context_creation_job import PlanExecutionContextManager
+from dagster._core.execution.plan.active import ActiveExecution
+from dagster._core.execution.plan.execute_plan import _trigger_hook, dagster_event_sequence_for_step
+from dagster._core.execution.plan.instance_concurrency_context import InstanceConcurrencyContext
 from dagster._core.execution.retries import RetryMode
 from dagster._core.executor.base import Executor
+from dagster._serdes import deserialize_value, serialize_value
+from dagster._utils import get_run_crash_explanation
+from dagster._utils.error import SerializableErrorInfo
 
 CPU_POOL = "cpu"
+FORK_TAG = "hvbench/process"  # op tag; value "fork": run the step in a forked child while a core is free
 ACTIVE = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
           dg.DagsterRunStatus.STARTED]
 
@@ -59,10 +83,12 @@ def other_active_runs(instance: dg.DagsterInstance, run_id: str) -> int:
 
 
 class MachineSizedExecutor(Executor):
-    """In-process execution after sizing the `cpu` pool (see the module docstring)."""
+    """In-process execution after sizing the `cpu` pool, with forkable steps in forked children (see the module
+    docstring). `forks` is how many children may compute at once besides the run's process (cores - 1)."""
 
-    def __init__(self, retries: RetryMode):
+    def __init__(self, retries: RetryMode, forks: int | None = None):
         self._retries = retries
+        self._forks = forks
 
     @property
     def retries(self) -> RetryMode:
@@ -71,13 +97,198 @@ class MachineSizedExecutor(Executor):
     def execute(self, plan_context, execution_plan):
         instance = plan_context.instance
         cores = machine_cores()
+        forks = max(0, cores - 1) if self._forks is None else self._forks
         limit = cpu_pool_limit(instance, cores) if not instance.is_ephemeral else cores
         others = 0 if instance.is_ephemeral else other_active_runs(instance, plan_context.run_id)
+        forkable = sorted(s.key for s in execution_plan.get_steps_to_execute_in_topo_order() if _forkable(s))
         yield DagsterEvent.engine_event(
-            plan_context, f"Machine-sized executor: steps in this process; {cores} cores, pool '{CPU_POOL}' limit "
-                          f"{limit}, {others} other run(s) queued or in progress", EngineEventData())
-        delegate = _core_in_process_executor_creation({"retries": {"enabled": {}}})
-        yield from delegate.execute(plan_context, execution_plan)
+            plan_context, f"Machine-sized executor: steps in this process (pid {os.getpid()})"
+                          + (f", {', '.join(forkable)} in a forked child while a core is free" if forkable and forks
+                             else "")
+                          + f"; {cores} cores, pool '{CPU_POOL}' limit {limit}, {others} other run(s) queued or in "
+                            "progress", EngineEventData.in_process(os.getpid(), execution_plan.step_keys_to_execute))
+        yield from ExecuteRunWithPlanIterable(
+            execution_plan=plan_context.execution_plan,
+            iterator=lambda job_context, execution_plan: self._iterate(job_context, execution_plan, forks),
+            execution_context_manager=PlanExecutionContextManager(
+                job=plan_context.job, retry_mode=plan_context.retry_mode, execution_plan=plan_context.execution_plan,
+                run_config=plan_context.run_config, dagster_run=plan_context.dagster_run, instance=instance,
+                raise_on_error=plan_context.raise_on_error, output_capture=plan_context.output_capture),
+        )
+
+    def _iterate(self, job_context, execution_plan, forks: int):
+        """Dagster's in-process loop (inner_plan_execution_iterator) plus forked children for forkable steps."""
+        from dagster._core.execution.compute_logs import create_compute_log_file_key
+
+        lead = _leading_steps(execution_plan)
+        children: dict[str, _Child] = {}
+        logs = job_context.instance.compute_log_manager
+        with InstanceConcurrencyContext(job_context.instance, job_context.dagster_run) as concurrency, \
+                execution_plan.start(retry_mode=job_context.retry_mode, instance_concurrency_context=concurrency,
+                                     sort_key_fn=lambda s: -int(s.tags.get("dagster/priority", 0)) - 0.5 * (s.key in lead),
+                                     step_dependency_config=job_context.step_dependency_config) as active:
+            log_key = logs.build_log_key_for_run(job_context.run_id, create_compute_log_file_key())
+            with logs.capture_logs(log_key) as log_context:
+                yield DagsterEvent.capture_logs(job_context, execution_plan.step_keys_to_execute, log_key, log_context)
+                try:
+                    while not active.is_complete:
+                        done = [k for k, c in children.items() if c.exited()]
+                        for key in done:
+                            yield from self._collect(job_context, active, children.pop(key))
+                        if done:
+                            continue  # the plan may be complete now
+                        step = active.get_next_step()
+                        yield from active.concurrency_event_iterator(job_context)
+                        if not step:
+                            if children:
+                                time.sleep(0.05)
+                            else:
+                                active.sleep_til_ready()
+                            continue
+                        step_context = job_context.for_step(step, active.get_known_state())
+                        if _forkable(step) and len(children) < forks:
+                            children[step.key] = _Child.fork(step_context)
+                            yield DagsterEvent.engine_event(
+                                step_context, f"Forked step {step.key} into process {children[step.key].pid}",
+                                EngineEventData.multiprocess(children[step.key].pid, [step.key]))
+                            continue
+                        events = []
+                        for event in dagster_event_sequence_for_step(step_context):
+                            events.append(event)
+                            yield event
+                            active.handle_event(event)
+                        active.verify_complete(job_context, step.key)
+                        for event in active.plan_events_iterator(job_context):
+                            events.append(event)
+                            yield event
+                        yield from _trigger_hook(step_context, events)
+                finally:
+                    for child in children.values():  # interrupted or failed: stop the children too
+                        child.stop()
+
+    def _collect(self, job_context, active: ActiveExecution, child: "_Child"):
+        """A child has exited: its events (already stored by the child) drive the plan here, like in-process
+        ones; a child that died without a step outcome fails (or retries) that step."""
+        outcome = None
+        for event in child.events():
+            yield event
+            if event.step_key == child.key:
+                active.handle_event(event)  # acts on outputs and outcomes only
+                if event.is_step_success or event.is_step_failure or event.is_step_up_for_retry:
+                    outcome = event
+        if outcome is None:  # the child died before its step's outcome was recorded
+            step_context = job_context.for_step(active.get_step_by_key(child.key), active.get_known_state())
+            message = get_run_crash_explanation(f"Forked child process for step {child.key}", child.exit_code)
+            error = SerializableErrorInfo(message=message, stack=[], cls_name="ChildProcessCrashException")
+            yield DagsterEvent.engine_event(step_context, message, EngineEventData.engine_error(error))
+            outcome = self.log_failure_or_retry_event_after_error(step_context, error, active.get_known_state())
+            yield outcome
+            active.handle_event(outcome)
+        active.verify_complete(job_context, child.key)
+        yield from active.plan_events_iterator(job_context)
+
+
+def _forkable(step) -> bool:
+    return step.tags.get(FORK_TAG) == "fork"
+
+
+def _leading_steps(plan) -> set[str]:
+    """Forkable steps and every step upstream of one: taken first, so a forkable step starts as early as it can."""
+    upstream = {s.key: {h.step_key for i in s.step_inputs for h in i.get_step_output_handle_dependencies()}
+                for s in plan.get_steps_to_execute_in_topo_order()}
+    todo = [k for k, s in ((s.key, s) for s in plan.get_steps_to_execute_in_topo_order()) if _forkable(s)]
+    lead: set[str] = set()
+    while todo:
+        key = todo.pop()
+        if key not in lead:
+            lead.add(key)
+            todo.extend(upstream.get(key, ()))
+    return lead
+
+
+@dataclass
+class _Child:
+    """One step executing in a process forked from the run's process; its events go to `path`, one per line."""
+
+    key: str
+    pid: int
+    path: Path
+    exit_code: int | None = None
+
+    @classmethod
+    def fork(cls, step_context) -> "_Child":
+        fd, name = tempfile.mkstemp(prefix=f"hvbench-step-{step_context.step.key}-", suffix=".events")
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: run the step, write its events, and leave without the parent's clean-up
+            code = 0
+            try:
+                _die_with_parent()
+                with os.fdopen(fd, "w") as out:
+                    events = []
+                    for event in dagster_event_sequence_for_step(step_context):
+                        events.append(event)
+                        out.write(serialize_value(event) + "\n")
+                        out.flush()
+                    for event in _trigger_hook(step_context, events):
+                        out.write(serialize_value(event) + "\n")
+            except BaseException:  # noqa: BLE001 - the parent turns a missing outcome into a step failure
+                code = 1
+                traceback.print_exc()
+            finally:
+                for stream in (sys.stdout, sys.stderr):
+                    try:
+                        stream.flush()
+                    except Exception:  # noqa: BLE001
+                        pass
+                os._exit(code)
+        os.close(fd)
+        return cls(step_context.step.key, pid, Path(name))
+
+    def exited(self) -> bool:
+        if self.exit_code is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.exit_code = os.waitstatus_to_exitcode(status)
+        return self.exit_code is not None
+
+    def events(self) -> list[DagsterEvent]:
+        try:
+            lines = self.path.read_text().splitlines()
+        finally:
+            self.path.unlink(missing_ok=True)
+        out = []
+        for line in lines:
+            try:
+                out.append(deserialize_value(line, DagsterEvent))
+            except Exception:  # noqa: BLE001 - a line cut short by a crash: the step then has no outcome
+                break
+        return out
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """SIGTERM (the step sees an interrupt and records it), then SIGKILL after `grace_s`."""
+        if self.exited():
+            self.path.unlink(missing_ok=True)
+            return
+        os.kill(self.pid, signal.SIGTERM)
+        deadline = time.time() + grace_s
+        while not self.exited() and time.time() < deadline:
+            time.sleep(0.05)
+        if not self.exited():
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        self.path.unlink(missing_ok=True)
+
+
+def _die_with_parent() -> None:
+    """Linux: the child gets SIGTERM when the run's process dies (a killed run worker leaves no step running)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _requirements(config):

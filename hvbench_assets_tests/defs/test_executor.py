@@ -4,6 +4,8 @@ request, which assets share the pool, and what loading the definitions imports."
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -112,3 +114,86 @@ def test_loading_the_definitions_imports_no_model_library():
             f"print(','.join(m for m in {heavy!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600)
     assert out.stdout.strip().splitlines()[-1:] in ([], [""]), f"imported when loading the definitions: {out.stdout}"
+
+
+# --- forked steps: a step tagged hvbench/process=fork overlaps the steps the run's process computes
+
+from hvbench_assets.defs.executor import FORK_TAG  # noqa: E402
+
+FORK = {FORK_TAG: "fork"}
+
+
+@dg.asset(deps=[first], op_tags=FORK)
+def forked(context) -> dg.MaterializeResult:
+    context.log.info("forked step says hello")
+    mode = os.environ.get("HVBENCH_TEST_FORKED", "ok")
+    if mode == "raise":
+        raise dg.Failure(description="the forked step failed on purpose")
+    if mode == "crash":
+        os._exit(3)  # the process dies without recording an outcome
+    return dg.MaterializeResult(metadata={"pid": os.getpid()})
+
+
+@dg.asset(deps=[forked])
+def after_forked() -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata={"pid": os.getpid()})
+
+
+@dg.asset(deps=[first])
+def beside() -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata={"pid": os.getpid()})
+
+
+def fork_job() -> dg.JobDefinition:
+    defs = dg.Definitions(assets=[first, forked, after_forked, beside], executor=machine_sized_executor,
+                          jobs=[dg.define_asset_job("forking", selection="*")])
+    return defs.resolve_job_def("forking")
+
+
+def _step_events(instance, run_id: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for rec in instance.all_logs(run_id):
+        ev = rec.dagster_event
+        if ev is not None and ev.step_key:
+            out.setdefault(ev.step_key, []).append(ev.event_type_value)
+    return out
+
+
+def _pid_of(instance, key: str) -> int:
+    return int(instance.get_latest_materialization_event(dg.AssetKey(key)).asset_materialization.metadata["pid"].value)
+
+
+@pytest.mark.skipif(machine_cores() < 2, reason="a forked step needs a second core")
+def test_a_forked_step_runs_in_a_child_with_its_own_events(instance, monkeypatch):
+    monkeypatch.setenv("HVBENCH_TEST_FORKED", "ok")
+    result = dg.execute_job(dg.reconstructable(fork_job), instance=instance)
+    assert result.success
+    assert "Forked step forked into process" in _engine_messages(result)
+    child = _pid_of(instance, "forked")
+    assert child != os.getpid()
+    assert {_pid_of(instance, k) for k in ("first", "after_forked", "beside")} == {os.getpid()}
+    events = _step_events(instance, result.run_id)
+    for key in ("forked", "after_forked", "beside"):
+        ran = [e for e in events[key] if e.startswith(("STEP_", "ASSET_MATERIALIZATION"))
+               and e != "ASSET_MATERIALIZATION_PLANNED"]
+        assert ran == ["STEP_START", "STEP_OUTPUT", "ASSET_MATERIALIZATION", "STEP_SUCCESS"], (key, events[key])
+    logs = [r.user_message for r in instance.all_logs(result.run_id) if r.step_key == "forked" and not r.dagster_event]
+    assert "forked step says hello" in logs
+    assert not list(Path(tempfile.gettempdir()).glob("hvbench-step-forked-*.events"))  # the hand-over file is gone
+
+
+@pytest.mark.skipif(machine_cores() < 2, reason="a forked step needs a second core")
+@pytest.mark.parametrize("mode", ["raise", "crash"])
+def test_a_failing_forked_step_fails_alone(instance, monkeypatch, mode):
+    monkeypatch.setenv("HVBENCH_TEST_FORKED", mode)
+    result = dg.execute_job(dg.reconstructable(fork_job), instance=instance, raise_on_error=False)
+    assert not result.success
+    events = _step_events(instance, result.run_id)
+    assert events["forked"][-1] == "STEP_FAILURE"
+    assert "STEP_START" not in events["after_forked"]  # abandoned: its upstream failed
+    assert events["beside"][-1] == "STEP_SUCCESS" and events["first"][-1] == "STEP_SUCCESS"
+    failure = next(r for r in instance.all_logs(result.run_id)
+                   if r.dagster_event and r.dagster_event.is_step_failure).dagster_event.step_failure_data.error
+    expected = "failed on purpose" if mode == "raise" else "exited with code 3"
+    assert expected in failure.to_string() or expected in str(failure.message), failure
+    assert _pid_of(instance, "beside") == os.getpid()  # the run's process went on

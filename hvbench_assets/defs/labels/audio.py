@@ -16,6 +16,7 @@ from hvbench_assets.core.audio.weights import ModelUnavailable
 from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
 from hvbench_assets.core.media import MediaError, NoAudioError
 from hvbench_assets.core.warehouse import TableSpec
+from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.metadata import materialization, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
@@ -103,8 +104,9 @@ def audio_tags(context: dg.AssetExecutionContext, settings: HvbenchSettings, war
                   "sound_type": row.get("sound_type") or row["status"]})
 
 
+# forked: pocketsphinx holds the GIL for a whole utterance, so only a process overlaps it with L1 (defs/executor.py)
 @dg.asset(**COMMON, deps=["audio_tags"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["transcript"],
-          metadata=table_definition(TRANSCRIPT),
+          metadata=table_definition(TRANSCRIPT), op_tags={FORK_TAG: "fork"},
           description="L8: transcript of the speech with language and word/segment timing; language unknown and "
                       "status low_confidence when the recogniser's evidence does not support English")
 def transcript(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
