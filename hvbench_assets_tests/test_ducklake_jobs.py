@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import tempfile
-from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -18,7 +16,6 @@ import pytest
 from hvbench_assets.cli import main as cli_main
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.core.warehouse.postgres import Postgres
 from hvbench_assets_tests.pipeline_runs import (
     execute,
     ingest_inbox,
@@ -34,17 +31,6 @@ CLIP_ASSETS = ["video_probe", "human_tracks", "person_count", "demographics", "a
 # differ between any two runs by design: when a row was written or first seen, and the run folder of the crops
 VOLATILE = {"materialized_at", "first_seen", "noticed_at"}
 RUN_FOLDER = re.compile(r"run-[0-9a-f-]{36}")
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    # not under pytest's basetemp: another pytest session starting meanwhile makes /tmp/pytest-of-<user> 0700
-    # again, and the server (running as its own user when we are root) loses its data folder mid-test
-    folder = Path(tempfile.mkdtemp(prefix="hvbench-pg-"))
-    pg = Postgres(folder / "pg")
-    yield pg
-    pg.close()
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _pipeline(monkeypatch, root, source, warehouse: str | None = None) -> tuple[Warehouse, str]:

@@ -11,7 +11,6 @@ import pytest
 
 from hvbench_assets.core.warehouse import TableSpec, Warehouse, WarehouseError
 from hvbench_assets.core.warehouse.copy import copy_warehouse
-from hvbench_assets_tests.core.warehouse.postgres import Postgres
 from hvbench_assets_tests.core.warehouse.test_store import (  # noqa: F401  (run again on DuckLake)
     LABELS,
     test_new_columns_are_added_to_an_existing_table,
@@ -23,13 +22,6 @@ from hvbench_assets_tests.core.warehouse.test_store import (  # noqa: F401  (run
 )
 
 COUNTER = TableSpec("counter_demo", (("name", "VARCHAR"), ("value", "INTEGER")), key=("name",), provenance=False)
-
-
-@pytest.fixture(scope="module")
-def postgres(tmp_path_factory):
-    pg = Postgres(tmp_path_factory.mktemp("pg"))
-    yield pg
-    pg.close()
 
 
 @pytest.fixture
