@@ -7,7 +7,7 @@ Writes FOLDER/report.json with what it saw; the test asserts on it. The cluster 
 starts (without the web UI): embedded Postgres for the DuckLake catalog and Dagster's storage, a Ray head with
 2 CPUs and a worker node with 1 GPU, one data root, the daemon. Phase A: two files with four shots each are
 dropped into the inbox; the inbox sensor runs the raw-video job for each (8 clips), then a backfill of the clip
-job over the 8 clips runs, as Ray jobs. Phase B: a backfill of the clip job over 3 of them, and the worker node
+job over the 8 clips runs, as Ray jobs. Phase B: a backfill of the clip job over 2 of them, and the worker node
 is killed while one of its runs is in progress; a new worker node joins (as a replaced machine or an autoscaler
 would).
 
@@ -31,9 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
-RUN_TIMEOUT_S = float(os.environ.get("HVBENCH_SCENARIO_TIMEOUT_S", "2400"))  # generous: a loaded CI machine
+# the whole scenario, cluster start to report: past it the scenario stops waiting and tears the cluster down
+# (about 6 min are needed on an idle 2-core machine; CI must not hang on a cluster that never finishes)
+TIME_LIMIT_S = float(os.environ.get("HVBENCH_SCENARIO_TIMEOUT_S", "900"))
+DEADLINE = [time.monotonic() + TIME_LIMIT_S]
+PHASE_B_CLIPS = 2
 CLIP_JOB = "clip_offline_labels_job"
-CLIP_ASSETS = ["video_probe", "human_tracks", "person_count", "audio_tags", "transcript", "voice_demographics"]
+CLIP_ASSETS = ["video_probe", "audio_tags"]
 BACKFILL = """
 mutation($backfillParams: LaunchBackfillParams!) {
   launchPartitionBackfill(backfillParams: $backfillParams) {
@@ -135,14 +139,15 @@ def per_clip_counts(wh) -> dict[str, dict[str, int]]:
     return out
 
 
-def wait_for(what: str, ok, timeout_s: float, every_s: float = 3.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+def wait_for(what: str, ok, every_s: float = 2.0):
+    """Poll `ok` until it returns something true, at most until the scenario's deadline."""
+    t0 = time.monotonic()
+    while time.monotonic() < DEADLINE[0]:
         got = ok()
         if got:
             return got
         time.sleep(every_s)
-    raise TimeoutError(f"{what}: not within {timeout_s:.0f} s")
+    raise TimeoutError(f"{what}: not within {time.monotonic() - t0:.0f} s (scenario limit {TIME_LIMIT_S:.0f} s)")
 
 
 def runs_summary(instance) -> list[dict]:
@@ -189,7 +194,7 @@ def scenario(root: Path, report: dict) -> None:
         log(f"raw-video runs done: {len(raw)}")
         return len(raw) >= 2 and len(instance.get_dynamic_partitions("videos")) >= 8
 
-    wait_for("2 raw-video runs from the inbox", clips_registered, RUN_TIMEOUT_S)
+    wait_for("2 raw-video runs from the inbox", clips_registered)
     report["clips"] = sorted(instance.get_dynamic_partitions("videos"))
     report["backfill_a"] = dagster.backfill(CLIP_JOB, report["clips"], CLIP_ASSETS)
 
@@ -200,7 +205,7 @@ def scenario(root: Path, report: dict) -> None:
         log(f"runs: {len(runs)}, clip runs done: {len(done)}, in progress: {len(busy)}")
         return len({r["partition"] for r in done}) >= 8 and not busy and runs
 
-    runs = wait_for("the backfill of 8 clips", phase_a_done, RUN_TIMEOUT_S)
+    runs = wait_for("the backfill of 8 clips", phase_a_done)
     report["phase_a_s"] = round(time.monotonic() - t0, 1)
     report["phase_a_runs"] = runs
     report["run_nodes"] = {}
@@ -221,7 +226,7 @@ def scenario(root: Path, report: dict) -> None:
     # -- phase B: a backfill of the clip job; the worker node dies in the middle ------------------------------
     before = {r["run_id"] for r in runs}
     t0 = time.monotonic()
-    report["backfill_b"] = dagster.backfill(CLIP_JOB, report["clips"][:3], CLIP_ASSETS)
+    report["backfill_b"] = dagster.backfill(CLIP_JOB, report["clips"][:PHASE_B_CLIPS], CLIP_ASSETS)
 
     def one_started_on_worker():
         for r in runs_summary(instance):
@@ -234,8 +239,9 @@ def scenario(root: Path, report: dict) -> None:
                     return r["run_id"]
         return None
 
-    victim = wait_for("a backfill run in progress on the worker node", one_started_on_worker, RUN_TIMEOUT_S, 1.0)
-    time.sleep(2)  # well inside its steps
+    # killed as soon as it is STARTED: its steps take seconds (a run still STARTING is only failed by the
+    # start timeout, not by run monitoring)
+    victim = wait_for("a backfill run in progress on the worker node", one_started_on_worker, 0.3)
     log(f"killing the worker node (run {victim} in progress)")
     cluster.stop_process(root, "worker", sig=signal.SIGKILL)
     report["victim"] = victim
@@ -249,9 +255,9 @@ def scenario(root: Path, report: dict) -> None:
         ok = {r["partition"] for r in runs if r["status"] == "SUCCESS" and r["job"] == CLIP_JOB}
         busy = [r for r in runs if r["status"] not in ("SUCCESS", "FAILURE", "CANCELED")]
         log(f"backfill runs: {len(runs)}, partitions done: {len(ok)}, in progress: {len(busy)}")
-        return len(ok) >= 3 and not busy and runs
+        return len(ok) >= PHASE_B_CLIPS and not busy and runs
 
-    report["phase_b_runs"] = wait_for("the backfill after losing a node", phase_b_done, RUN_TIMEOUT_S)
+    report["phase_b_runs"] = wait_for("the backfill after losing a node", phase_b_done)
     report["phase_b_s"] = round(time.monotonic() - t0, 1)
     report["counts_b"] = per_clip_counts(Warehouse(env["HVBENCH_WAREHOUSE"]))
     for r in report["phase_b_runs"]:
@@ -262,14 +268,33 @@ def scenario(root: Path, report: dict) -> None:
             report["run_nodes"][r["run_id"]] = "none"
 
 
+def _terminated(signum, frame):
+    # the test's hard timeout: stop where we are, and tear the cluster down in main's `finally`
+    raise TimeoutError(f"terminated by signal {signum} (the test's hard timeout)")
+
+
 def main() -> int:
+    DEADLINE[0] = time.monotonic() + TIME_LIMIT_S
+    signal.signal(signal.SIGTERM, _terminated)
+    signal.signal(signal.SIGALRM, _terminated)  # the limit also holds inside cluster.up's own waits
+    signal.alarm(int(TIME_LIMIT_S) + 30)
     root = Path(sys.argv[1]).resolve()
     root.mkdir(parents=True, exist_ok=True)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    # A Ray node's raylet aborts when its dashboard agent has not written its port file within a fixed ~20 s
+    # (Ray 2.60; RAY_agent_register_timeout_ms does not cover it). On a machine busy with other work the agent's
+    # imports took longer, and the worker that replaces the killed one failed to join 8 times in a row, so the
+    # retried run waited for a GPU until its start timeout. The cluster's processes (all children of this one)
+    # therefore run at a raised priority where that is allowed; on an otherwise idle machine it changes nothing.
+    try:
+        os.nice(-10)
+    except OSError:
+        pass
     # every run asks for the GPU node (the offline models run on CPU there: the placement is what is tested);
     # inbox files count as settled after 1 s
     os.environ.update({"HVBENCH_RAY_GPU": "on", "HVBENCH_INBOX_SETTLE_S": "1"})
-    report: dict = {}
+    report: dict = {"time_limit_s": TIME_LIMIT_S}
+    t0 = time.monotonic()
     try:
         scenario(root, report)
         report["ok"] = True
@@ -278,6 +303,7 @@ def main() -> int:
         report["error"] = traceback.format_exc()
         log(report["error"])
     finally:
+        signal.alarm(0)
         from hvbench_assets.scale import cluster
 
         for workspace in OPENED:
@@ -289,6 +315,7 @@ def main() -> int:
             cluster.down(root)
         except Exception:
             report.setdefault("teardown_error", traceback.format_exc())
+        report["total_s"] = round(time.monotonic() - t0, 1)
         (root / "report.json").write_text(json.dumps(report, indent=2, default=str))
     return 0 if report["ok"] else 1
 
