@@ -16,7 +16,8 @@ with `HVBENCH_MIN_MOTION=0` so every window is kept), then:
 - `--steps`: where the CPU goes. The job runs in this process instead (the project's executor runs a run's steps
   in its own process one after the other, so this is the same work without the daemon), while a thread samples
   this process's CPU time (all threads, plus finished children) every 50 ms; prints per step its wall and CPU
-  seconds, largest first, and the CPU spent between steps (Dagster's own bookkeeping).
+  seconds, largest first, and the CPU spent between steps (Dagster's own bookkeeping). A forked step's CPU (the
+  executor forks `transcript`) is counted when its child is reaped, so it lands on whichever step was then running.
 
 Run: .venv/bin/python benchmarks/clip_job.py [--clips two_people_talking ...] [--repeat 2] [--backfill 12] [--steps]
 Other processes on the machine slow both sides; compare ratios from the same invocation.

@@ -248,7 +248,11 @@ class _Child:
 
     def exited(self) -> bool:
         if self.exit_code is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped elsewhere: its events file tells whether the step finished
+                self.exit_code = -1
+                return True
             if pid:
                 self.exit_code = os.waitstatus_to_exitcode(status)
         return self.exit_code is not None
@@ -277,7 +281,10 @@ class _Child:
             time.sleep(0.05)
         if not self.exited():
             os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
         self.path.unlink(missing_ok=True)
 
 
