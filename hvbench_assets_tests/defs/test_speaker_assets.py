@@ -1,4 +1,7 @@
-"""L7 end to end with the real L1 assets: tracks and face-crop clips from human_tracks, then speaker_scores."""
+"""L7 end to end with the real L1 assets: tracks and face-crop clips from human_tracks, then speaker_scores.
+
+The shared clips' label chains come from the session's label cache (real_labels: the same offline assets and
+resources as CHAIN), which the task, synthesis and review tests read too; generated clips run CHAIN here."""
 
 import dagster as dg
 import pytest
@@ -9,8 +12,10 @@ from hvbench_assets.defs.labels.audio import audio_tags, voice_demographics
 from hvbench_assets.defs.labels.speakers import speaker_scores
 from hvbench_assets.defs.labels.vision import demographics, human_tracks, person_count
 from hvbench_assets.defs.labels.vision_resources import VisionResource
+from hvbench_assets.defs.resources import WarehouseResource
 from hvbench_assets_tests.defs.test_audio_assets import run
 from hvbench_assets_tests.media_factory import moving_square_video
+from hvbench_assets_tests.real_labels import LABELS, labelled, materialize
 
 CHAIN = [audio_tags, voice_demographics, human_tracks, person_count, demographics, speaker_scores]
 
@@ -19,9 +24,15 @@ def run_chain(tmp_path, key, path):
     return run(tmp_path, key, path, assets=CHAIN, extra={"vision": VisionResource()})
 
 
-def test_talking_head_has_exactly_one_speaker(tmp_path, man_talking_head):
-    result, wh = run_chain(tmp_path, "man", man_talking_head)
-    assert result.success
+def cached_chain(tmp_path_factory, name, key):
+    """A fresh copy (root with wh.duckdb and data/) of shared clip `name`'s offline labels, CHAIN included."""
+    assert {a.key for a in CHAIN} <= {a.key for a in LABELS}
+    root = labelled(tmp_path_factory, name, key)
+    return root, WarehouseResource(path=str(root / "wh.duckdb")).get()
+
+
+def test_talking_head_has_exactly_one_speaker(tmp_path_factory):
+    _, wh = cached_chain(tmp_path_factory, "man_talking_head.mp4", "man")
     rows = wh.rows(SPEAKER_SCORES, video_id="man", order_by="track_id")
     tracks = wh.rows(HUMAN_TRACKS, video_id="man")
     assert len(rows) == len(tracks) >= 1
@@ -34,14 +45,14 @@ def test_talking_head_has_exactly_one_speaker(tmp_path, man_talking_head):
     assert r["voice_class"] == "male"
 
 
-def test_five_people_grid_only_the_man_speaks(tmp_path):
+def test_five_people_grid_only_the_man_speaks(tmp_path_factory):
     """Five faces side by side; the only voice is the man's (right panel) while the women's and the
     girls' lips move without their sound: only his track(s) speak, and he is one person."""
     from hvbench_assets.core.speakers.persons import speaking_persons
     from hvbench_assets.core.vision.tables import HUMAN_TRACK_BOXES, PERSON_COUNT
-    from hvbench_assets_tests.conftest import shared_clip
 
-    result, wh = run_chain(tmp_path, "grid", shared_clip("five_people_grid.mp4"))
+    root, _ = cached_chain(tmp_path_factory, "five_people_grid.mp4", "grid")
+    result, wh = materialize(root, "grid", [speaker_scores])  # once more, for its materialization's metadata
     assert result.success
     rows = wh.rows(SPEAKER_SCORES, video_id="grid", order_by="track_id")
     assert len(rows) >= 5 and all(r["status"] == "ok" for r in rows)
@@ -75,9 +86,8 @@ def test_resources_are_registered():
     assert "audio_models" in (d.resources or {})
 
 
-def test_two_people_talking_flags_the_woman_facing_the_camera(tmp_path, two_people_talking):
-    result, wh = run_chain(tmp_path, "tpt", two_people_talking)
-    assert result.success
+def test_two_people_talking_flags_the_woman_facing_the_camera(tmp_path_factory):
+    _, wh = cached_chain(tmp_path_factory, "two_people_talking.mp4", "tpt")
     tracks = {r["track_id"]: r for r in wh.rows(HUMAN_TRACKS, video_id="tpt")}
     rows = wh.rows(SPEAKER_SCORES, video_id="tpt", order_by="track_id")
     assert rows and all(r["fps"] == 30.0 for r in rows)
@@ -88,15 +98,15 @@ def test_two_people_talking_flags_the_woman_facing_the_camera(tmp_path, two_peop
     assert any(not r["speaking"] for r in rows)
 
 
-def test_full_profile_runs_light_asd_from_the_configured_weights(tmp_path, man_talking_head):
+def test_full_profile_runs_light_asd_from_the_configured_weights(tmp_path_factory):
     import torch
 
     from hvbench_assets.core.audio.tables import AUDIO_TAGS
     from hvbench_assets.core.speakers.light_asd import build_network
     from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
-    from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+    from hvbench_assets.defs.resources import HvbenchSettings
 
-    _, wh = run(tmp_path, "man", man_talking_head, assets=[audio_tags, human_tracks], extra={"vision": VisionResource()})
+    tmp_path, wh = cached_chain(tmp_path_factory, "man_talking_head.mp4", "man")  # offline audio_tags and tracks
     weights = tmp_path / "light_asd.model"
     torch.manual_seed(0)
     torch.save(build_network().state_dict(), weights)  # random weights: the wiring is under test, not accuracy
@@ -112,11 +122,11 @@ def test_full_profile_runs_light_asd_from_the_configured_weights(tmp_path, man_t
     assert all(len(r["scores"]) == r["n_frames"] and r["fps"] == 25.0 for r in rows)
 
 
-def test_full_profile_without_light_asd_weights_fails_clearly(tmp_path, man_talking_head):
+def test_full_profile_without_light_asd_weights_fails_clearly(tmp_path_factory):
     from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
-    from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+    from hvbench_assets.defs.resources import HvbenchSettings
 
-    run(tmp_path, "man", man_talking_head, assets=[audio_tags, human_tracks], extra={"vision": VisionResource()})
+    tmp_path, _ = cached_chain(tmp_path_factory, "man_talking_head.mp4", "man")
     full = {"settings": HvbenchSettings(data_dir=str(tmp_path / "data"), backend_profile="full"),
             "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb")), "audio_models": AudioModelsResource()}
     instance = dg.DagsterInstance.ephemeral()
