@@ -34,9 +34,9 @@ LIMIT_S = int(os.environ.get("HVBENCH_CLUSTER_TEST_LIMIT_S", "900"))
 @pytest.mark.timeout(LIMIT_S + 300)
 def test_backfill_on_two_ray_nodes_survives_losing_the_worker(tmp_path):
     if os.environ.get("HVBENCH_CLUSTER_TEST") != "1":
-        # not yet in the default suite: the node-loss retry has not been seen end to end, and the scenario has
-        # not yet been measured within CI's budget (README "Scale out", tests of the cluster)
-        pytest.skip("the two-node cluster scenario runs with HVBENCH_CLUSTER_TEST=1 (about 15 min on a loaded 2-core machine)")
+        # passed end to end (node loss included), but not yet within CI's budget: 18 min on this loaded 2-core
+        # machine against about 6 min wanted on an idle one (README "Scale out", tests of the cluster)
+        pytest.skip("the two-node cluster scenario runs with HVBENCH_CLUSTER_TEST=1 (about 18 min on a loaded 2-core machine)")
     why = _netns_available()
     if why:
         pytest.skip(why)
