@@ -108,3 +108,15 @@ def test_trusted_english_needs_status_ok_and_en():
     assert not is_trusted_english({"status": "low_confidence", "language": "unknown", "text": "x" * 40})
     assert not is_trusted_english({"status": "ok", "language": "zh"})
     assert not is_trusted_english(None)
+
+
+def test_a_reused_recogniser_gives_each_clip_the_transcript_of_a_fresh_one(tmp_path):
+    # runs reuse one recogniser per process; what it heard before must not change the next clip's words or
+    # confidences (its feature state carried over and moved a word's confidence from 0.055 to 0.121)
+    english = load_audio(synthesize_speech(EN, tmp_path / "en.wav"))
+    spanish = load_audio(synthesize_speech(ES, tmp_path / "es.wav", voice="es"))
+    fresh = transcript(english)
+    reused = PocketsphinxTranscriber()
+    for audio in (spanish, english):
+        row = labels.transcript_row(reused, audio, VadEnergyTagger().tag(audio).speech_segments)
+    assert row == fresh
