@@ -194,9 +194,10 @@ def _forkable(step) -> bool:
 
 def _leading_steps(plan) -> set[str]:
     """Forkable steps and every step upstream of one: taken first, so a forkable step starts as early as it can."""
+    steps = plan.get_steps_to_execute_in_topo_order()
     upstream = {s.key: {h.step_key for i in s.step_inputs for h in i.get_step_output_handle_dependencies()}
-                for s in plan.get_steps_to_execute_in_topo_order()}
-    todo = [k for k, s in ((s.key, s) for s in plan.get_steps_to_execute_in_topo_order()) if _forkable(s)]
+                for s in steps}
+    todo = [s.key for s in steps if _forkable(s)]
     lead: set[str] = set()
     while todo:
         key = todo.pop()
