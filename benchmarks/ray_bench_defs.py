@@ -9,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 from dagster_ray import ray_executor
 
-from hvbench_assets.definitions import defs as hvbench_defs
+from hvbench_assets import definitions as hvbench  # the module: a second @definitions name here would clash
 from hvbench_assets.defs.partitions import videos_partitions
 
 # the probe, one vision and one audio label, and what reads them: four steps, two of them GPU steps in `full`
@@ -25,4 +25,4 @@ steps_on_ray = dg.define_asset_job(
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    return dg.Definitions.merge(hvbench_defs(), dg.Definitions(jobs=[steps_in_run, steps_on_ray]))
+    return dg.Definitions.merge(hvbench.defs(), dg.Definitions(jobs=[steps_in_run, steps_on_ray]))

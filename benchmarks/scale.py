@@ -110,16 +110,6 @@ def _run_times(instance, run_id: str) -> dict:
             "outside": wall - inside}
 
 
-def _launch(workspace: Path, job: str, tags: dict, env: dict) -> str:
-    import re
-    import subprocess
-
-    out = subprocess.run([str(Path(sys.executable).parent / "dagster"), "job", "launch", "-w", str(workspace),
-                          "-j", job, "--tags", json.dumps(tags)], capture_output=True, text=True, env=env,
-                         check=True, timeout=600)
-    return re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", out.stdout + out.stderr).group(0)
-
-
 def _wait_runs(instance, run_ids: list[str], timeout_s: float = 3600) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -139,10 +129,13 @@ def ray_main(n_clips: int) -> None:
         env = {**os.environ, "HVBENCH_BENCH_NETNS": "1"}
         sys.exit(subprocess.run(["unshare", "-n", sys.executable, __file__, "ray", str(n_clips)], env=env).returncode)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped by SIGTERM"))  # `finally` tears the cluster down
     import dagster as dg
 
     from hvbench_assets.scale import cluster
-    from hvbench_assets_tests.scale.cluster_scenario import multi_shot_video
+    from hvbench_assets_tests.scale.cluster_scenario import OPENED, Dagster, multi_shot_video
 
     os.environ.update({"HVBENCH_RAY_GPU": "off", "HVBENCH_INBOX_SETTLE_S": "1"})
     tmp = Path(tempfile.mkdtemp(prefix="hvbench-ray-bench-"))
@@ -156,10 +149,10 @@ def ray_main(n_clips: int) -> None:
         env = {**os.environ, **cluster.cluster_env(root, state)}
         os.environ.update(env)
         home = root / "dagster_home"
-        subprocess.run([str(cluster.VENV_BIN / "dagster"), "sensor", "stop", "clip_sensor", "-w", str(home / "workspace.yaml")],
-                       env=env, check=True, capture_output=True, timeout=600)
-        shutil.move(multi_shot_video(tmp / "src.mp4", shots=n_clips, seed=3), root / "data" / "inbox" / "shots.mp4")
         instance = dg.DagsterInstance.get()
+        dagster = Dagster(instance, home / "workspace.yaml", location="bench")
+        dagster.stop_sensor("clip_sensor")  # only the runs launched here
+        shutil.move(multi_shot_video(tmp / "src.mp4", shots=n_clips, seed=3), root / "data" / "inbox" / "shots.mp4")
         deadline = time.monotonic() + 1800
         while len(instance.get_dynamic_partitions("videos")) < n_clips and time.monotonic() < deadline:
             time.sleep(3)
@@ -167,46 +160,50 @@ def ray_main(n_clips: int) -> None:
         print(f"cluster up, {len(clips)} clips; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
 
         print(f"{'per-run overhead (4 assets, 1 clip)':<44} {'wall s':>7} {'in steps':>9} {'outside':>8} {'steps':>6} {'outside/step':>12}")
-        rows = {}
+
+        def show(label: str, got: list[dict]) -> None:
+            for g in got:
+                print(f"{label:<44} {g['wall']:>7.1f} {g['inside']:>9.1f} {g['outside']:>8.1f} {g['steps']:>6} "
+                      f"{g['outside'] / max(1, g['steps']):>12.1f}  {g['status']}", flush=True)
+
         for label, job in (("Ray, one job per run (RayRunLauncher)", "bench_steps_in_run"),
                            ("Ray, one job per step (ray_executor)", "bench_steps_on_ray")):
             ids = []
             for _ in range(2):
-                ids.append(_launch(home / "workspace.yaml", job, {"dagster/partition": clips[0]}, env))
+                ids.append(dagster.launch(job, {"dagster/partition": clips[0]}))
                 _wait_runs(instance, ids[-1:])
-            rows[label] = [_run_times(instance, r) for r in ids]
+            show(label, [_run_times(instance, r) for r in ids])
         # the local launcher: a SQLite instance whose runs are subprocesses of the launching process
         local = tmp / "local_home"
         local.mkdir()
-        (local / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-        lenv = {**env, "DAGSTER_HOME": str(local)}
+        # no daemon here: runs launch at once instead of waiting in the (default) queue
+        (local / "dagster.yaml").write_text("telemetry:\n  enabled: false\nrun_coordinator:\n"
+                                            "  module: dagster._core.run_coordinator\n  class: DefaultRunCoordinator\n")
         with dg.DagsterInstance.from_config(str(local)) as linst:
             linst.add_dynamic_partitions("videos", clips)
+            here = Dagster(linst, ws, location="bench")
             ids = []
             for _ in range(2):
-                ids.append(_launch(ws, "bench_steps_in_run", {"dagster/partition": clips[0]}, lenv))
+                ids.append(here.launch("bench_steps_in_run", {"dagster/partition": clips[0]}))
                 _wait_runs(linst, ids[-1:])
-            rows["local launcher (a subprocess per run)"] = [_run_times(linst, r) for r in ids]
-        for label, got in rows.items():
-            for g in got:
-                print(f"{label:<44} {g['wall']:>7.1f} {g['inside']:>9.1f} {g['outside']:>8.1f} {g['steps']:>6} "
-                      f"{g['outside'] / max(1, g['steps']):>12.1f}  {g['status']}")
+            show("local launcher (a subprocess per run)", [_run_times(linst, r) for r in ids])
 
         print(f"\n{'clip runs per minute (offline clip job)':<44} {'runs':>5} {'wall s':>7} {'runs/min':>9}")
         for slots, cpus in ((1, 2), (2, 1)):
             t0 = time.time()
             tags = {"dagster-ray/config": json.dumps({"num_cpus": cpus})}
-            ids = [_launch(home / "workspace.yaml", "clip_offline_labels_job", {**tags, "dagster/partition": c}, env)
-                   for c in clips]
+            ids = [dagster.launch("clip_offline_labels_job", {**tags, "dagster/partition": c}) for c in clips]
             _wait_runs(instance, ids)
             records = [instance.get_run_record_by_id(r) for r in ids]
             first = min(r.create_timestamp.timestamp() for r in records)
             wall = max(r.end_time for r in records) - first
             ok = sum(r.dagster_run.status == dg.DagsterRunStatus.SUCCESS for r in records)
             print(f"{f'{slots} Ray worker process(es) ({cpus} CPU per run)':<44} {ok:>5} {wall:>7.1f} {60 * ok / wall:>9.2f}"
-                  f"   (launch {time.time() - t0:.0f} s incl. CLI)")
+                  f"   (launch {time.time() - t0:.0f} s)", flush=True)
         print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
     finally:
+        for workspace in OPENED:
+            workspace.close()
         cluster.down(root)
         shutil.rmtree(tmp, ignore_errors=True)
 

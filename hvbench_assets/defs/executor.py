@@ -19,6 +19,8 @@ initialized resources, so it starts in milliseconds; it logs its step's events t
 multiprocess step does) and hands them to the parent through a file when it exits, so lineage, staleness, logs
 and pool slots stay per step. A step that fails or whose process dies fails alone (its downstream steps are
 skipped); the parent's steps go on. Steps leading to a forkable step are taken first so it can start early.
+A process holding an attached DuckLake catalog is not forked (ducklake.fork_safe: such a child crashed); the
+step then runs in the run's process like the others.
 
 Run config can still choose `multiprocess` (the launchpad shows the choices).
 """
@@ -54,6 +56,8 @@ from dagster._core.executor.base import Executor
 from dagster._serdes import deserialize_value, serialize_value
 from dagster._utils import get_run_crash_explanation
 from dagster._utils.error import SerializableErrorInfo
+
+from hvbench_assets.core.warehouse.ducklake import fork_safe
 
 CPU_POOL = "cpu"
 FORK_TAG = "hvbench/process"  # op tag; value "fork": run the step in a forked child while a core is free
@@ -146,7 +150,7 @@ class MachineSizedExecutor(Executor):
                                 active.sleep_til_ready()
                             continue
                         step_context = job_context.for_step(step, active.get_known_state())
-                        if _forkable(step) and len(children) < forks:
+                        if _forkable(step) and len(children) < forks and fork_safe():
                             children[step.key] = _Child.fork(step_context)
                             yield DagsterEvent.engine_event(
                                 step_context, f"Forked step {step.key} into process {children[step.key].pid}",

@@ -27,16 +27,15 @@ def _netns_available() -> str | None:
 
 # the scenario stops itself after this many seconds and tears its cluster down (its own limit); the test waits
 # a little longer for that, then ends it. A machine busy with other work may need more (HVBENCH_CLUSTER_TEST_LIMIT_S).
-LIMIT_S = int(os.environ.get("HVBENCH_CLUSTER_TEST_LIMIT_S", "900"))
+LIMIT_S = int(os.environ.get("HVBENCH_CLUSTER_TEST_LIMIT_S", "1200"))
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(LIMIT_S + 300)
 def test_backfill_on_two_ray_nodes_survives_losing_the_worker(tmp_path):
-    if os.environ.get("HVBENCH_CLUSTER_TEST") != "1":
-        # passed end to end (node loss included), but not yet within CI's budget: 18 min on this loaded 2-core
-        # machine against about 6 min wanted on an idle one (README "Scale out", tests of the cluster)
-        pytest.skip("the two-node cluster scenario runs with HVBENCH_CLUSTER_TEST=1 (about 18 min on a loaded 2-core machine)")
+    if os.environ.get("HVBENCH_CLUSTER_TEST") == "0":
+        # in the default suite and CI (about 10 min on an idle 2-core machine); a quick local run may leave it out
+        pytest.skip("HVBENCH_CLUSTER_TEST=0 leaves the two-node cluster scenario out")
     why = _netns_available()
     if why:
         pytest.skip(why)

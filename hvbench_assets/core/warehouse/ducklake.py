@@ -104,6 +104,10 @@ class Catalog:
         cur.execute(f"USE {ALIAS}")
         return cur
 
+    def attached(self) -> bool:
+        """This process holds the attached catalog (a DuckDB instance with the postgres extension's threads)."""
+        return self._con is not None and self._pid == os.getpid()
+
     def reset(self) -> None:
         """Drops the attached catalog after a connection failure, so the next call reconnects."""
         with self._lock:
@@ -130,6 +134,13 @@ class Catalog:
 
 
 _open_catalogs: "weakref.WeakSet[Catalog]" = weakref.WeakSet()
+
+
+def fork_safe() -> bool:
+    """Whether this process may fork a child that uses the warehouse: not while it holds an attached DuckLake
+    catalog. A child forked from such a process crashed with SIGSEGV on its first warehouse call (a clip run's
+    forked `transcript` on the Ray cluster): the DuckDB instance it inherits has lost its threads."""
+    return not any(c.attached() for c in list(_open_catalogs))
 
 
 @atexit.register

@@ -219,3 +219,14 @@ def test_model_calls_from_two_writers_all_land_on_ducklake(lake):
     fresh = CallLog(Warehouse(location))
     assert all(fresh.lookup(f"{n}-{i}")["text"] == f"answer {i}" for n in range(2) for i in range(15))
     assert Warehouse(location).count(MODEL_CALLS) == 30
+
+
+def test_a_process_holding_an_attached_catalog_forks_no_step(lake):
+    # the executor forks `transcript` only while fork_safe(): a child forked from a process with an attached
+    # DuckLake catalog crashed (SIGSEGV) on the Ray cluster
+    from hvbench_assets.core.warehouse.ducklake import fork_safe
+
+    location, files = lake
+    wh = Warehouse(location, data_path=files)
+    wh.ensure(LABELS)
+    assert wh.count(LABELS) == 0 and not fork_safe()
