@@ -146,8 +146,7 @@ def ray_main(n_clips: int) -> None:
     try:
         # one 2-CPU node takes the runs (the GPU node has no CPU to give): 1 or 2 at a time by what they ask for
         state = cluster.up(cluster.Options(root, head_cpus=2, worker_cpus=0, ui=False, workspace=ws))
-        env = {**os.environ, **cluster.cluster_env(root, state)}
-        os.environ.update(env)
+        os.environ.update(cluster.cluster_env(root, state))
         home = root / "dagster_home"
         instance = dg.DagsterInstance.get()
         dagster = Dagster(instance, home / "workspace.yaml", location="bench")
