@@ -150,12 +150,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--candidates", action="store_true", help="also measure the detectors that were not chosen")
     ap.add_argument("--no-clip", action="store_true", help="skip the L1 runs on whole clips")
+    ap.add_argument("--only", nargs="*", default=None, metavar="WORD",
+                    help="measure only detectors whose name contains one of these words (e.g. YuNet Haar)")
     ap.add_argument("--no-frames", action="store_true", help="skip the labelled frames (only the L1 runs)")
     args = ap.parse_args()
     if not (SHARED / "two_people_talking.mp4").exists():
         sys.exit(f"the shared clips are missing: {SHARED}")
     if not args.no_frames:
-        frame_table(args.candidates)
+        frame_table(args.candidates, args.only)
     if not args.no_clip:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
@@ -164,7 +166,7 @@ def main() -> None:
             clip_run(SHARED / "two_people_talking.mp4", work)
 
 
-def frame_table(candidates: bool) -> None:
+def frame_table(candidates: bool, only: list[str] | None = None) -> None:
     real = real_frames(SHARED)
     frames = real + generated_frames(real, SHARED)
     counts = defaultdict(int)
@@ -179,6 +181,8 @@ def frame_table(candidates: bool) -> None:
     print(head + f" {'all':>13} {'frontal':>7} {'turned':>7} {'real':>11} {'portrait':>11} {'wide':>11}")
     hog_ms = None
     for name, fn in detectors(candidates).items():
+        if only and not any(w.lower() in name.lower() for w in only) and not name.startswith("before: HOG, ordinary"):
+            continue  # HOG's ordinary frame stays: the time column is relative to it
         ms, by_size, by_pose, by_kind, total = measure(frames, fn)
         hog_ms = hog_ms or ms
         cells = " ".join(f"{_pct(by_size[b].recall)}/{_pct(by_size[b].precision)}".rjust(13) for b in bucket_names())

@@ -56,6 +56,10 @@ class PocketsphinxTranscriber:
     with language `unknown` and status `low_confidence`."""
 
     pad_s: float = 0.2
+    # search limits per 10 ms frame: pocketsphinx's defaults (30000 HMMs, 20 word exits) decode at ~3x real
+    # time on this CPU; these bounds give ~4x less (benchmarks/transcript_language.py, README "Throughput")
+    max_hmms: int = 3000
+    max_words: int = 5
     min_confidence: float = 0.55
     min_words: int = 8
     backend: str = "offline"
@@ -65,7 +69,7 @@ class PocketsphinxTranscriber:
         if not hasattr(self, "_dec"):
             from pocketsphinx import Decoder
 
-            self._dec = Decoder(samprate=SAMPLE_RATE, loglevel="FATAL")
+            self._dec = Decoder(samprate=SAMPLE_RATE, loglevel="FATAL", maxhmmpf=self.max_hmms, maxwpf=self.max_words)
         return self._dec
 
     def transcribe(self, audio: np.ndarray, speech_segments: list[tuple[float, float]]) -> Transcript:

@@ -17,7 +17,7 @@ import shutil
 import statistics
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import cv2
@@ -42,7 +42,7 @@ from hvbench_assets.core.vision.tracker import (
 @dataclass(frozen=True)
 class TrackingParams:
     detect_fps: float = 6.0  # face detections per second of video (every k-th frame)
-    detect_max_side: int = 640  # detector input size on most detection frames
+    detect_max_side: int | None = None  # detector input size on most detection frames (None: the backend's own)
     fine_max_side: int = 1280  # larger input for faces too small at detect_max_side ...
     fine_every_s: float = 1.0  # ... used on one detection frame per this many seconds
     fine_enlarge: float = 1.0  # > 1: the fine pass may also enlarge (up to fine_max_side) for faces
@@ -122,6 +122,7 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
                 params: TrackingParams = TrackingParams()) -> TrackingResult:
     """Track every face in `src`, write crop clips into `out_dir` (emptied first) and return table rows."""
     src, out_dir = Path(src), Path(out_dir)
+    params = _resolved(params, backend)
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
@@ -251,7 +252,12 @@ def detect_faces(image: np.ndarray, backend: VisionBackend, params: TrackingPara
     of an ordinary detection frame, or with `fine` / `whole` the frames that also get the fine pass / the
     whole-frame second look. Boxes in `image` pixels (benchmarks/face_recall.py scores this)."""
     buffered, k = _shrink(image, params.buffer_max_side)
-    return _detect(buffered, backend, params, 1 / k, fine, whole, [])[0]
+    return _detect(buffered, backend, _resolved(params, backend), 1 / k, fine, whole, [])[0]
+
+
+def _resolved(params: TrackingParams, backend: VisionBackend) -> TrackingParams:
+    """`params` with the backend's detection size filled in, so stored params say what ran."""
+    return params if params.detect_max_side else replace(params, detect_max_side=backend.detect_max_side)
 
 
 def _detect(image: np.ndarray, backend: VisionBackend, params: TrackingParams, to_src: float, fine: bool,

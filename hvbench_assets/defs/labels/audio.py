@@ -22,8 +22,8 @@ from hvbench_assets.defs.metadata import materialization, rounded, row_counts, t
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
-# transcript 3: the reused recogniser starts each clip from its fresh state
-BASE_VERSIONS = {"audio_tags": "2", "transcript": "3", "speech_emotion": "1", "voice_demographics": "3"}
+# transcript 3: the reused recogniser starts each clip from its fresh state; 4: bounded search (maxhmmpf, maxwpf)
+BASE_VERSIONS = {"audio_tags": "2", "transcript": "4", "speech_emotion": "1", "voice_demographics": "3"}
 CODE_VERSIONS = {k: profiled(v) for k, v in BASE_VERSIONS.items()}
 
 

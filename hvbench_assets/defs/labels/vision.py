@@ -26,7 +26,7 @@ from hvbench_assets.defs.metadata import image, materialization, rounded, row_co
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
-HUMAN_TRACKS_VERSION = profiled("5")  # 5: YuNet faces by default (small and turned faces)
+HUMAN_TRACKS_VERSION = profiled("6")  # 5: YuNet faces by default (small and turned faces); 6: YuNet at 480 px
 PERSON_COUNT_VERSION = profiled("1")
 DEMOGRAPHICS_VERSION = profiled("1")
 PAPER_FACE_RATIO = 0.65  # the paper keeps clips whose sampled frames show a face at least this often

@@ -35,6 +35,17 @@ def man(tmp_path_factory, backend):
     return src, track_video(src, tmp_path_factory.mktemp("man") / "tracks", backend)
 
 
+def test_yunet_detects_at_its_own_size_and_the_rows_say_so(man, backend):
+    """An 844x844 clip is detected at YuNet's 480 px (recall as at 640 px in 0.58x the time, face_recall.py);
+    the stored params record the size that ran, and an explicit size wins."""
+    src, res = man
+    assert backend.detect_max_side == 480
+    assert {t["params"]["detect_max_side"] for t in res.tracks} == {480}
+    frame = next(iter_frames(src)).image
+    assert pipeline._resolved(TrackingParams(detect_max_side=640), backend).detect_max_side == 640
+    assert len(pipeline.detect_faces(frame, backend)) == 1
+
+
 def test_single_person_gives_one_stable_track(man):
     src, res = man
     info = probe_video(src)
