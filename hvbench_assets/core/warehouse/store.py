@@ -89,11 +89,21 @@ def _encode(value: Any, col_type: str) -> Any:
 def _json_default(value: Any) -> Any:
     if hasattr(value, "tolist"):
         return value.tolist()
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value.astimezone(dt.timezone.utc).replace(tzinfo=None).isoformat()  # TIMESTAMP holds UTC
     if isinstance(value, (dt.datetime, dt.date)):
         return value.isoformat()
     if isinstance(value, Path):
         return str(value)
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _unnest_column(i: int, col_type: str) -> str:
+    """Column `i` of the JSON document `j` (a list of columns) as rows of `col_type`. JSON columns arrive as
+    the strings `_encode` made, so their text is stored exactly as written."""
+    if col_type.upper() == "JSON":
+        return f"UNNEST(CAST(j->{i} AS VARCHAR[]))::JSON"
+    return f"UNNEST(CAST(j->{i} AS {col_type}[]))"
 
 
 class Warehouse:
@@ -347,14 +357,18 @@ class Warehouse:
         names, types = spec.column_names, dict(spec.all_columns)
         where = " AND ".join(f'"{k}" = ?' for k in spec.key)
         collist = ", ".join(f'"{n}"' for n in names)
-        # one columnar statement per chunk: ~30x faster than executemany for frame-level tables
-        select = ", ".join(f"UNNEST(?::{types[n]}[])" for n in names)
-        insert = f'INSERT INTO "{spec.name}" ({collist}) SELECT {select}'
+        # One statement per chunk whose single parameter is a JSON document of the columns. DuckDB's Python
+        # client converts list parameters value by value and tries `import pandas` twice per value (pandas is
+        # not installed: each try searches sys.path), which cost L1's 1,100 box rows 6 s; parsing the JSON
+        # takes 40 ms (benchmarks/warehouse_writes.py).
+        select = ", ".join(_unnest_column(i, types[n]) for i, n in enumerate(names))
+        insert = f'INSERT INTO "{spec.name}" ({collist}) SELECT {select} FROM (SELECT ?::JSON AS j)'
         for key in keys:
             con.execute(f'DELETE FROM "{spec.name}" WHERE {where}', key)
         for start in range(0, len(values), self.INSERT_CHUNK):
             chunk = values[start : start + self.INSERT_CHUNK]
-            con.execute(insert, [list(col) for col in zip(*chunk)])
+            doc = json.dumps([list(col) for col in zip(*chunk)], default=_json_default, ensure_ascii=False)
+            con.execute(insert, [doc])
 
     def forget_video(self, video_id: str) -> list[str]:
         """Delete one clip's rows from every table that has a `video_id` column, in one transaction

@@ -22,8 +22,7 @@ def test_replace_is_idempotent_per_partition(warehouse):
 
 
 def test_nulls_and_large_partitions_round_trip(warehouse):
-    # four chunks of 600 in one transaction: the path of any partition larger than INSERT_CHUNK (not more rows:
-    # each costs ~3 ms CPU here, DuckDB's client retries `import pandas` for every converted value)
+    # four chunks of 600 in one transaction: the path of any partition larger than INSERT_CHUNK
     n = 2_000
     rows = [{"track_id": i if i % 7 else None, "info": None if i % 2 else {"i": i}, "boxes": None if i % 3 else [i, 0.5]}
             for i in range(n)]
@@ -32,6 +31,42 @@ def test_nulls_and_large_partitions_round_trip(warehouse):
     got = warehouse.query("SELECT count(*) AS n, count(track_id) AS t, count(info) AS j, count(boxes) AS b "
                           "FROM labels_demo WHERE video_id = 'big'")[0]
     assert got == {"n": n, "t": n - len(range(0, n, 7)), "j": n // 2, "b": len(range(0, n, 3))}
+
+
+ODD = TableSpec("odd_values", (("video_id", "VARCHAR"), ("n", "BIGINT"), ("i", "INTEGER"), ("x", "DOUBLE"),
+                               ("s", "VARCHAR"), ("ok", "BOOLEAN"), ("at", "TIMESTAMP"), ("info", "JSON")))
+
+
+def test_awkward_values_round_trip_exactly(warehouse):
+    """Rows travel to DuckDB as one JSON document: values JSON has no literal for (NaN, infinities, numpy
+    scalars, datetimes with a zone) and text that needs escaping must come back as they went in."""
+    import datetime as dt
+    import math
+
+    import numpy as np
+
+    cet = dt.timezone(dt.timedelta(hours=1))
+    rows = [
+        {"n": 2**62 + 1, "i": np.int64(-3), "x": float("nan"), "s": 'quote " backslash \\ tab \t é 字 🎬',
+         "ok": np.bool_(True), "at": dt.datetime(2026, 11, 24, 8, 0, 0, 123456, tzinfo=cet),
+         "info": {"text": "line\nbreak", "list": [1, 2.5, None], "nested": {"é": True}}},
+        {"n": -1, "i": 0, "x": float("inf"), "s": "", "ok": False, "at": dt.datetime(2026, 1, 2, 3, 4, 5),
+         "info": "just a string"},
+        {"n": None, "i": None, "x": np.float32(0.1), "s": None, "ok": None, "at": None, "info": None},
+        {"i": 3, "x": -float("inf")},
+        {"i": 4, "x": 1 / 3},
+    ]
+    assert warehouse.replace(ODD, {"video_id": "v"}, rows) == 5
+    got = warehouse.rows(ODD, order_by="rowid", video_id="v")
+    assert [r["n"] for r in got] == [2**62 + 1, -1, None, None, None]
+    assert [r["i"] for r in got] == [-3, 0, None, 3, 4]
+    assert math.isnan(got[0]["x"]) and got[1]["x"] == math.inf and got[3]["x"] == -math.inf
+    assert got[2]["x"] == float(np.float32(0.1)) and got[4]["x"] == 1 / 3
+    assert got[0]["s"] == rows[0]["s"] and got[1]["s"] == "" and got[2]["s"] is None
+    assert [r["ok"] for r in got[:3]] == [True, False, None]
+    assert got[0]["at"] == dt.datetime(2026, 11, 24, 7, 0, 0, 123456)  # stored in UTC
+    assert got[1]["at"] == dt.datetime(2026, 1, 2, 3, 4, 5)
+    assert got[0]["info"] == rows[0]["info"] and got[1]["info"] == "just a string" and got[2]["info"] is None
 
 
 def test_rows_cannot_escape_their_partition(warehouse):
