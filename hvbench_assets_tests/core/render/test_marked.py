@@ -18,10 +18,10 @@ def test_red_box_and_letters_drawn_with_audio(tmp_path):
     with av.open(str(dst)) as c:
         assert c.streams.video[0].codec_context.pix_fmt == "yuv420p"
     frame = next(iter_frames(dst)).image.astype(int)
-    # the red box edge (left side of track 0) is red; track 1's edge is amber, not red
-    left_edge = frame[40:100, 19:23].reshape(-1, 3).mean(0)
+    # the red box edge (left side of track 0, 2 px wide here) is red; track 1's edge is amber, not red
+    left_edge = frame[40:100, 20:22].reshape(-1, 3).mean(0)
     assert left_edge[2] > 180 and left_edge[1] < 90 and left_edge[0] < 90
-    other_edge = frame[100:180, 179:183].reshape(-1, 3).mean(0)
+    other_edge = frame[100:180, 180:182].reshape(-1, 3).mean(0)
     assert other_edge[1] > 150 and other_edge[2] > 180 and other_edge[0] < 90
     # outside the boxes the frame is untouched (no overlay tint)
     src_frame = next(iter_frames(src)).image.astype(int)
