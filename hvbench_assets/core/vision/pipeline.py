@@ -43,6 +43,10 @@ from hvbench_assets.core.vision.tracker import (
 class TrackingParams:
     detect_fps: float = 6.0  # face detections per second of video (every k-th frame)
     detect_max_side: int | None = None  # detector input size on most detection frames (None: the backend's own)
+    quick_max_side: int | None = None  # a smaller input between full-size passes (None: the backend's; 0: off) ...
+    quick_min_face_px: float = 36.0  # ... only while every live face is at least this wide in it, and redone at
+    # detect_max_side when it misses a face seen on the previous detection frame; a full-size pass every
+    # fine_every_s finds new small faces
     fine_max_side: int = 1280  # larger input for faces too small at detect_max_side ...
     fine_every_s: float = 1.0  # ... used on one detection frame per this many seconds
     fine_enlarge: float = 1.0  # > 1: the fine pass may also enlarge (up to fine_max_side) for faces
@@ -193,7 +197,7 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
         return vec is None or float(np.linalg.norm(vec - np.mean(st.embeddings, axis=0))) < params.same_face_distance
 
     verify_after = round(params.verify_gap_s * fps)
-    n = -1
+    n, last_detected = -1, -1
     t0 = time.perf_counter()
     try:
         for fr in iter_frames(src, max_side=params.buffer_max_side):
@@ -207,7 +211,9 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
                 continue
             fine = (n // step) % fine_every == 0
             whole = (n // step) % rescue_every == 0
-            dets, small, k = _detect(fr.image, backend, params, to_src, fine, whole, tracker.alive)
+            quick = None if fine else _quick(fr.image, backend, params, to_src, tracker.alive, last_detected)
+            dets, small, k = quick or _detect(fr.image, backend, params, to_src, fine, whole, tracker.alive)
+            last_detected = fr.index
             persons = [scale(b, to_src / k) for b in backend.person.detect(small)] if backend.person else []
             t0 = clock.add("detect", t0)
             linked = tracker.update(fr.index, dets, verify=same_face, verify_after=verify_after)
@@ -256,8 +262,29 @@ def detect_faces(image: np.ndarray, backend: VisionBackend, params: TrackingPara
 
 
 def _resolved(params: TrackingParams, backend: VisionBackend) -> TrackingParams:
-    """`params` with the backend's detection size filled in, so stored params say what ran."""
-    return params if params.detect_max_side else replace(params, detect_max_side=backend.detect_max_side)
+    """`params` with the backend's detection sizes filled in, so stored params say what ran."""
+    if not params.detect_max_side:
+        params = replace(params, detect_max_side=backend.detect_max_side)
+    if params.quick_max_side is None:
+        params = replace(params, quick_max_side=backend.quick_max_side)
+    return params
+
+
+def _quick(image: np.ndarray, backend: VisionBackend, params: TrackingParams, to_src: float,
+           alive: list[LiveTrack], previous: int) -> tuple[list[Detection], np.ndarray, float] | None:
+    """The first pass at `quick_max_side` instead of `detect_max_side`, when it can stand in for it: every
+    live track's last face is at least `quick_min_face_px` wide at that size, and every track detected on
+    the previous detection frame (`previous`) is found again. None: run the full-size pass."""
+    side = params.quick_max_side
+    if not side or side >= params.detect_max_side or not alive or backend.rescue is not None:
+        return None
+    small, k = _shrink(image, side)
+    if any(size(t.last_box) / to_src * k < params.quick_min_face_px for t in alive):
+        return None
+    dets = [Detection(scale(d.box, to_src / k), d.score, "quick") for d in backend.face.detect(small)]
+    if any(not any(shift(t.last_box, d.box) < 0.5 for d in dets) for t in alive if t.last == previous):
+        return None
+    return dets, small, k
 
 
 def _detect(image: np.ndarray, backend: VisionBackend, params: TrackingParams, to_src: float, fine: bool,

@@ -26,7 +26,8 @@ from hvbench_assets.defs.metadata import image, materialization, rounded, row_co
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
-HUMAN_TRACKS_VERSION = profiled("6")  # 5: YuNet faces by default (small and turned faces); 6: YuNet at 480 px
+HUMAN_TRACKS_VERSION = profiled("7")  # 5: YuNet faces by default (small and turned faces); 6: YuNet at 480 px;
+# 7: YuNet at 320 px between full passes while every face is large
 PERSON_COUNT_VERSION = profiled("1")
 DEMOGRAPHICS_VERSION = profiled("1")
 PAPER_FACE_RATIO = 0.65  # the paper keeps clips whose sampled frames show a face at least this often

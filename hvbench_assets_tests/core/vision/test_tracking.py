@@ -46,6 +46,29 @@ def test_yunet_detects_at_its_own_size_and_the_rows_say_so(man, backend):
     assert len(pipeline.detect_faces(frame, backend)) == 1
 
 
+def test_large_faces_are_detected_at_the_quick_size_between_full_passes(tmp_path, man, backend):
+    """While every live face is large, YuNet gets a 320 px image (0.37x the time); once a second, and on
+    frames where the quick pass loses a face, it gets the full 480 px. The tracks are those of full passes only."""
+    src, res = man
+    assert {t["params"]["quick_max_side"] for t in res.tracks} == {320}
+    by = {}
+    for b in res.boxes:
+        by.setdefault(b["detector"], []).append(b["frame"])
+    assert len(by["quick"]) > 3 * len(by["primary"])  # most detection frames are quick ...
+    step, fps = round(res.fps / 6.0), res.fps
+    full_every = round(fps / step)  # ... but every second is a full pass (fine_every_s = 1)
+    assert all(f % (step * full_every) != 0 for f in by["quick"])
+    full = track_video(src, tmp_path / "full", backend, TrackingParams(quick_max_side=0))
+    assert {b["detector"] for b in full.boxes} == {None, "primary"}
+    assert [(t["first_frame"], t["last_frame"]) for t in full.tracks] == [(t["first_frame"], t["last_frame"]) for t in res.tracks]
+
+
+def test_small_faces_never_get_the_quick_pass(tmp_path, backend):
+    """The grid's five panels hold faces too small for 320 px: every detection is a full pass."""
+    res = track_video(shared_clip("five_people_grid.mp4"), tmp_path / "t", backend)
+    assert {b["detector"] for b in res.boxes} == {None, "primary"} and len(res.tracks) >= 5
+
+
 def test_single_person_gives_one_stable_track(man):
     src, res = man
     info = probe_video(src)
@@ -105,7 +128,7 @@ def test_two_people_talking_counts_two_people(tmp_path, backend, two_people_talk
     end = res.frame_count - 1
     last_second = {b["track_id"] for b in res.boxes if b["frame"] == end - 15}
     assert len(last_second) == 2
-    assert {b["detector"] for b in res.boxes} <= {None, "primary"}  # YuNet alone, no second looks
+    assert {b["detector"] for b in res.boxes} <= {None, "primary", "quick"}  # YuNet alone, no second looks
 
 
 def test_one_person_reappearing_is_merged_by_face_descriptor(tmp_path, backend, man_talking_head):
