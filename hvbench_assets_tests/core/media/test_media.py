@@ -193,3 +193,20 @@ def test_a_window_decodes_only_from_the_keyframe_before_it(tmp_path, two_people_
     with count_decodes() as counts:
         assert abs(next(iter_frames(src, start_s=2.0)).t - 2.0) < 1e-6
     assert counts.video(src) <= 4  # a window starting on a keyframe decodes nothing before it
+
+
+@pytest.mark.parametrize("name", CLIP_NAMES)
+def test_frames_are_the_colours_libswscale_gives(name):
+    """BT.601 limited-range frames are converted with OpenCV (several times faster); they stay within about
+    a level of libswscale's conversion. Other matrices and full range keep libswscale's own."""
+    import av
+
+    from hvbench_assets.core.media.frames import to_bgr
+
+    with av.open(str(shared_clip(name))) as c:
+        frame = next(c.decode(video=0))
+    ours, theirs = to_bgr(frame).astype(int), frame.to_ndarray(format="bgr24").astype(int)
+    assert ours.shape == theirs.shape and np.abs(ours - theirs).mean() < 1.5
+    for space, rng in ((1, 1), (5, 2)):  # BT.709; BT.601 at full range
+        frame.colorspace, frame.color_range = space, rng
+        assert np.array_equal(to_bgr(frame), frame.to_ndarray(format="bgr24"))
