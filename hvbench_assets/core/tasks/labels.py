@@ -87,19 +87,20 @@ def row_ref(label: str, row: Mapping[str, Any]) -> dict[str, Any]:
 
 def load_labels(warehouse: Warehouse, video_id: str, labels: Iterable[str]) -> ClipLabels:
     """The clip (probe) and the rows of `labels`. Raises LabelsMissing naming every absent label."""
-    try:
-        clip = load_clip(warehouse, video_id)
-    except ClipNotFound as exc:
-        raise LabelsMissing(str(exc)) from exc
-    rows, missing = {}, []
-    for label in labels:
-        rows[label] = warehouse.rows(LABEL_TABLES[label], video_id=video_id, order_by=_order(LABEL_TABLES[label]))
-        if not rows[label]:
-            missing.append(f"{label} ({PAPER_LABEL.get(label, '')})")
-    if missing:
-        raise LabelsMissing(f"clip {video_id!r} has no rows of {', '.join(missing)}: materialize "
-                            f"{'it' if len(missing) == 1 else 'them'} for this clip first")
-    tracks = load_tracks(warehouse, video_id) if "human_tracks" in rows else []
+    with warehouse.batch():  # one opening of the file for all these reads
+        try:
+            clip = load_clip(warehouse, video_id)
+        except ClipNotFound as exc:
+            raise LabelsMissing(str(exc)) from exc
+        rows, missing = {}, []
+        for label in labels:
+            rows[label] = warehouse.rows(LABEL_TABLES[label], video_id=video_id, order_by=_order(LABEL_TABLES[label]))
+            if not rows[label]:
+                missing.append(f"{label} ({PAPER_LABEL.get(label, '')})")
+        if missing:
+            raise LabelsMissing(f"clip {video_id!r} has no rows of {', '.join(missing)}: materialize "
+                                f"{'it' if len(missing) == 1 else 'them'} for this clip first")
+        tracks = load_tracks(warehouse, video_id) if "human_tracks" in rows else []
     return ClipLabels(clip=clip, rows=rows, tracks=tracks)
 
 

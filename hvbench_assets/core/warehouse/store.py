@@ -17,6 +17,7 @@ import fcntl
 import json
 import os
 import random
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -121,6 +122,7 @@ class Warehouse:
         (default HVBENCH_WAREHOUSE_WAIT_S, else 120 s)."""
         self.lock_timeout_s = lock_timeout_s
         self._ensured: set[str] = set()
+        self._held: dict[int, duckdb.DuckDBPyConnection] = {}  # thread id -> the connection of its batch()
         self.conflicts = 0  # DuckLake commits retried after a conflict (by this object)
         self._catalog: ducklake.Catalog | None = None
         if ducklake.is_ducklake(path):
@@ -149,12 +151,32 @@ class Warehouse:
             finally:
                 cur.close()
             return
+        held = self._held.get(threading.get_ident())
+        if held is not None:
+            yield held
+            return
         with self._file_lock() as deadline:
             con = self._open(deadline)
             try:
                 yield con
             finally:
                 con.close()
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Calls of this thread inside share one connection, opened once under the file lock: for a few quick
+        reads in a row (a task loading its labels makes 10-20 calls, and opening the file costs ~40 ms each).
+        Other processes wait meanwhile, so never hold it across slow work. DuckLake: no effect."""
+        key = threading.get_ident()
+        if self._catalog is not None or key in self._held:
+            yield
+            return
+        with self._file_lock() as deadline:
+            self._held[key] = self._open(deadline)
+            try:
+                yield
+            finally:
+                self._held.pop(key).close()
 
     @contextlib.contextmanager
     def _file_lock(self) -> Iterator[float]:

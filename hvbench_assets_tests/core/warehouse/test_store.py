@@ -129,3 +129,29 @@ def test_a_wiped_database_file_is_recreated(tmp_path):
     (tmp_path / "w.duckdb").unlink()
     wh.replace(LABELS, {"video_id": "v"}, [{"track_id": 2}])
     assert wh.rows(LABELS)[0]["track_id"] == 2
+
+
+def test_a_batch_opens_the_file_once_and_holds_the_lock(warehouse, monkeypatch):
+    import threading
+
+    warehouse.replace(LABELS, {"video_id": "v"}, [{"track_id": 1}])
+    opened = []
+    real_open = warehouse._open
+    monkeypatch.setattr(warehouse, "_open", lambda deadline: opened.append(1) or real_open(deadline))
+    other = Warehouse(warehouse.path, lock_timeout_s=30)
+    wrote = threading.Event()
+
+    def write_meanwhile():
+        other.replace(LABELS, {"video_id": "w"}, [{"track_id": 2}])
+        wrote.set()
+
+    with warehouse.batch():
+        assert warehouse.count(LABELS, video_id="v") == 1 and warehouse.rows(LABELS, video_id="v")[0]["track_id"] == 1
+        with warehouse.batch():  # nested: the same connection
+            assert warehouse.has_table(LABELS.name)
+        writer = threading.Thread(target=write_meanwhile)
+        writer.start()
+        assert not wrote.wait(0.5)  # another writer waits for the batch's lock
+    writer.join(30)
+    assert wrote.is_set() and len(opened) == 1
+    assert warehouse.count(LABELS, video_id="w") == 1 and len(opened) > 1  # outside a batch: an opening per call
