@@ -12,6 +12,7 @@ from hvbench_assets.core.speakers.plot import render_score_plot
 from hvbench_assets.core.speakers.scoring import TrackFrames, clip_rows
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
 from hvbench_assets.core.vision.tables import DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, load_tracks
+from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.labels.audio import load_clip_audio, run_backend
 from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.metadata import image
@@ -29,6 +30,7 @@ SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
     kinds={"audio", "video", "duckdb"},
     code_version=SPEAKER_SCORES_VERSION,
     pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
+    op_tags={FORK_TAG: "fork"},  # beside the task steps that do not read L7
     description="L7: per-track active-speaker score per frame (offline: the mouth that follows the voice best "
                 "among the faces on screen), longest positive run, speaking flag (with the voice/face veto), per L2 person",
 )

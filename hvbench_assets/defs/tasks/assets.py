@@ -23,6 +23,7 @@ from hvbench_assets.core.tasks.labels import PAPER_LABEL, LabelsMissing, load_la
 from hvbench_assets.core.tasks.pipeline import Balance, blocked_row, preview_markdown, run_family
 from hvbench_assets.core.tasks.registry import FAMILIES, TaskFamily
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
+from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.labels.descriptions import _DESCRIBER
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.partitions import videos_partitions
@@ -68,6 +69,8 @@ def task_asset(family: TaskFamily) -> dg.AssetsDefinition:
         kinds={"python", "duckdb", "video"},
         code_version=version,
         pool="mllm" if family.needs_model else None,
+        # rule-based families that encode a question video: beside the run's other steps
+        op_tags={FORK_TAG: "fork"} if not family.needs_model and family.marking != "none" else None,
         description=_description(family),
         metadata={"task": family.task, "abbrev": family.abbrev, "category": family.info.category,
                   "labels_table9": ", ".join(f"{PAPER_LABEL[x]} {x}" for x in family.labels),
