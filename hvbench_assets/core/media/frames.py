@@ -73,11 +73,6 @@ def decoded_frames(path: str | Path, start_s: float = 0.0, end_s: float | None =
         container.close()
 
 
-def _opencv_converts(frame: av.VideoFrame) -> bool:
-    return (frame.format.name == "yuv420p" and frame.width % 2 == 0 and frame.height % 2 == 0
-            and frame.colorspace in _BT601_SPACES and frame.color_range in _LIMITED_RANGES)
-
-
 def _decode_from(container, vs, origin: float, start_s: float, rate: float) -> Iterator[av.VideoFrame]:
     """Decode from the keyframe at or before `start_s`. Containers seek by decode time, so a
     keyframe may show later than the target; then seek again further back (1 s, then the start)."""
@@ -102,6 +97,11 @@ def _decode_from(container, vs, origin: float, start_s: float, rate: float) -> I
 # colour spaces that libswscale converts with the BT.601 matrix, as OpenCV's I420 conversion does:
 # unspecified, BT470BG and SMPTE170M (both BT.601); ranges: unspecified or limited ("MPEG")
 _BT601_SPACES, _LIMITED_RANGES = frozenset({2, 5, 6}), frozenset({0, 1})
+
+
+def _opencv_converts(frame: av.VideoFrame) -> bool:
+    return (frame.format.name == "yuv420p" and frame.width % 2 == 0 and frame.height % 2 == 0
+            and frame.colorspace in _BT601_SPACES and frame.color_range in _LIMITED_RANGES)
 
 
 def to_bgr(frame: av.VideoFrame, max_side: int | None = None) -> np.ndarray:

@@ -381,8 +381,8 @@ class Warehouse:
         collist = ", ".join(f'"{n}"' for n in names)
         # One statement per chunk whose single parameter is a JSON document of the columns. DuckDB's Python
         # client converts list parameters value by value and tries `import pandas` twice per value (pandas is
-        # not installed: each try searches sys.path), which cost L1's 1,100 box rows 6 s; parsing the JSON
-        # takes 40 ms (benchmarks/warehouse_writes.py).
+        # not installed: each try searches sys.path); 1,100 rows took 2.2 s that way and take 0.12 s as JSON
+        # (benchmarks/warehouse_writes.py).
         select = ", ".join(_unnest_column(i, types[n]) for i, n in enumerate(names))
         insert = f'INSERT INTO "{spec.name}" ({collist}) SELECT {select} FROM (SELECT ?::JSON AS j)'
         for key in keys:
