@@ -116,3 +116,13 @@ def test_unreadable_clip_fails_its_partition_naming_the_file(tmp_path, man_talki
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     assert "broken.mp4" in str(failure.event_specific_data.error)
+
+
+def test_the_quick_detection_size_is_a_resource_setting():
+    """The launchpad can turn YuNet's quick pass off (0) or set its size; by default the detector's own runs."""
+    from hvbench_assets.core.vision import pipeline
+
+    backend = VisionResource().backend("offline")
+    assert pipeline._resolved(VisionResource().tracking_params(), backend).quick_max_side == 320
+    assert pipeline._resolved(VisionResource(quick_max_side=0).tracking_params(), backend).quick_max_side == 0
+    assert VisionResource(quick_max_side=400).tracking_params().quick_max_side == 400

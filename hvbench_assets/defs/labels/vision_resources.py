@@ -21,6 +21,7 @@ class VisionResource(dg.ConfigurableResource):
     upsample: int = 0  # dlib upsampling: 1 finds faces half the size, 4x slower
     detect_fps: float = 6.0
     detect_max_side: int = 0  # detector input size; 0: the detector's own (YuNet 480 px, HOG / mmod 640 px)
+    quick_max_side: int = -1  # smaller size while every face is large; -1: the detector's own (YuNet 320 px); 0: off
     fine_max_side: int = 1280  # once per fine_every_s, detect at this size to catch small faces
     fine_every_s: float = 1.0
     fine_enlarge: float = 1.0  # 2.0 with fine_max_side=2560: 40 px faces in 1280 px frames, ~4x fine-pass cost
@@ -39,6 +40,7 @@ class VisionResource(dg.ConfigurableResource):
 
     def tracking_params(self) -> TrackingParams:
         return TrackingParams(detect_fps=self.detect_fps, detect_max_side=self.detect_max_side or None,
+                              quick_max_side=None if self.quick_max_side < 0 else self.quick_max_side,
                               fine_max_side=self.fine_max_side, fine_every_s=self.fine_every_s,
                               fine_enlarge=self.fine_enlarge,
                               max_gap_s=self.max_gap_s, min_track_s=self.min_track_s, rescue_fps=self.rescue_fps)
