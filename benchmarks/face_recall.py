@@ -6,7 +6,9 @@ construction (hvbench_assets_tests/data/face_boxes.json, built by hvbench_assets
 frames with real faces pasted at 24-64 px, mirrored, rotated up to 30 degrees; 640x360 frames holding a
 shrunk labelled frame). A detection counts when it overlaps a labelled face with IoU >= 0.3 (one to one);
 boxes on `ignore` faces (mostly hidden) count neither way. Detector time is per frame and as a ratio to
-dlib HOG on the same frames in this process (the machine is shared, so absolute times drift).
+dlib HOG on the same frames in this process (the machine is shared, so absolute times drift). Frames are scored as
+L1's full passes: its quick 320 px pass between them runs only while every tracked face is large (see
+TrackingParams.quick_max_side; the `YuNet at 320 px` candidate shows what it finds per face size).
 
 Run: .venv/bin/python benchmarks/face_recall.py [--candidates] [--no-clip]
 """
