@@ -194,13 +194,16 @@ class DlibFaceEmbedder:
     def __init__(self):
         import dlib
 
-        folder = dlib_models_dir()
+        self._folder = dlib_models_dir()  # fails at once when the weights are missing ...
         self._dlib = dlib
-        self._shape = dlib.shape_predictor(str(folder / "shape_predictor_5_face_landmarks.dat"))
-        self._net = dlib.face_recognition_model_v1(str(folder / "dlib_face_recognition_resnet_model_v1.dat"))
+        self._models = None  # ... but loads them at the first call (L1 computes in a child process)
 
     def embed(self, image: np.ndarray, face: Box) -> np.ndarray | None:
+        if self._models is None:
+            self._models = (self._dlib.shape_predictor(str(self._folder / "shape_predictor_5_face_landmarks.dat")),
+                            self._dlib.face_recognition_model_v1(
+                                str(self._folder / "dlib_face_recognition_resnet_model_v1.dat")))
+        shape_of, net = self._models
         rgb = _rgb(image)
         rect = self._dlib.rectangle(*(int(round(v)) for v in face))
-        shape = self._shape(rgb, rect)
-        return np.asarray(self._net.compute_face_descriptor(rgb, shape), dtype=np.float64)
+        return np.asarray(net.compute_face_descriptor(rgb, shape_of(rgb, rect)), dtype=np.float64)

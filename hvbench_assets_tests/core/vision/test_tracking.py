@@ -330,3 +330,46 @@ def test_a_failing_detector_leaves_no_half_written_crops(tmp_path, man_talking_h
     with pytest.raises(RuntimeError, match="detector crashed"):
         track_video(man_talking_head, tmp_path / "t", be)
     assert [p.name for p in (tmp_path / "t").iterdir()] == []
+
+
+def _rows(res) -> tuple[list, list]:
+    return [{k: v for k, v in t.items() if not k.endswith("clip_path")} for t in res.tracks], res.boxes
+
+
+def test_the_face_models_run_in_a_child_process_with_the_same_rows(tmp_path, man, backend):
+    """YuNet and dlib hold the GIL, so by default they run in a child process beside the tracking loop
+    (decoding, crops, encoders); tracks, boxes and descriptors equal those of the models in this process."""
+    src, res = man
+    assert res.model_process and res.timings["model_detect"] > 0 and res.timings["model_embed"] > 0
+    inline = track_video(src, tmp_path / "inline", backend, model_process=False)
+    assert not inline.model_process
+    assert _rows(inline) == _rows(res)
+
+
+def test_a_face_model_process_that_cannot_load_names_the_video(tmp_path, backend):
+    from dataclasses import replace
+
+    from hvbench_assets.core.vision.model_process import FaceModelError
+
+    video = moving_square_video(tmp_path / "odd name (1).mp4", seconds=1.0)
+    broken = replace(backend, spec={**backend.spec, "face_detector": "no-such-detector"})
+    with pytest.raises(FaceModelError, match=r"odd name \(1\)\.mp4: .*could not load the backend.*no-such-detector"):
+        track_video(video, tmp_path / "t", broken)
+    assert list((tmp_path / "t").iterdir()) == []
+
+
+def test_a_face_model_process_that_dies_fails_its_calls_with_the_exit_code(backend):
+    import os
+    import signal
+
+    from hvbench_assets.core.vision.model_process import FaceModelError, ModelProcess
+
+    models = ModelProcess(backend.spec, pipeline._resolved(TrackingParams(), backend), label="clip.mp4")
+    try:
+        image = np.zeros((120, 160, 3), np.uint8)
+        assert models.result(models.submit("detect", image, 1.0, True, False, [], -1)) == ([], [])
+        os.kill(models.pid, signal.SIGKILL)
+        with pytest.raises(FaceModelError, match=r"clip.mp4: the face model process exited with code -9"):
+            models.result(models.submit("detect", image, 1.0, True, False, [], -1))
+    finally:
+        models.close()
