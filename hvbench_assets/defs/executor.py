@@ -18,7 +18,8 @@ steps the run's process keeps computing (`human_tracks`). The child inherits the
 initialized resources, so it starts in milliseconds; it logs its step's events to the instance itself (as a
 multiprocess step does) and hands them to the parent through a file when it exits, so lineage, staleness, logs
 and pool slots stay per step. A step that fails or whose process dies fails alone (its downstream steps are
-skipped); the parent's steps go on. Steps leading to a forkable step are taken first so it can start early.
+skipped); the parent's steps go on. Steps leading to a forkable step are taken first so it can start early,
+and a ready forkable step before any of them (an in-process step blocks the loop until it ends).
 A process holding an attached DuckLake catalog is not forked (ducklake.fork_safe: such a child crashed); the
 step then runs in the run's process like the others.
 
@@ -129,7 +130,8 @@ class MachineSizedExecutor(Executor):
         logs = job_context.instance.compute_log_manager
         with InstanceConcurrencyContext(job_context.instance, job_context.dagster_run) as concurrency, \
                 execution_plan.start(retry_mode=job_context.retry_mode, instance_concurrency_context=concurrency,
-                                     sort_key_fn=lambda s: -int(s.tags.get("dagster/priority", 0)) - 0.5 * (s.key in lead),
+                                     sort_key_fn=lambda s: -int(s.tags.get("dagster/priority", 0))
+                                     - 0.5 * (s.key in lead) - 0.25 * _forkable(s),
                                      step_dependency_config=job_context.step_dependency_config) as active:
             log_key = logs.build_log_key_for_run(job_context.run_id, create_compute_log_file_key())
             with logs.capture_logs(log_key) as log_context:

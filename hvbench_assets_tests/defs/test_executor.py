@@ -197,3 +197,35 @@ def test_a_failing_forked_step_fails_alone(instance, monkeypatch, mode):
     expected = "failed on purpose" if mode == "raise" else "exited with code 3"
     assert expected in failure.to_string() or expected in str(failure.message), failure
     assert _pid_of(instance, "beside") == os.getpid()  # the run's process went on
+
+
+@dg.asset(deps=[first])
+def a_heavy() -> None:
+    """Computes in the run's process and leads to a forkable step, so it is taken early, but not before a
+    forkable step that is ready now: the loop would wait for it before forking anything."""
+
+
+@dg.asset(deps=[a_heavy], op_tags=FORK)
+def a_heavy_forked() -> None:
+    pass
+
+
+@dg.asset(deps=[first], op_tags=FORK)
+def z_forked() -> None:
+    pass
+
+
+def lead_job() -> dg.JobDefinition:
+    defs = dg.Definitions(assets=[first, a_heavy, a_heavy_forked, z_forked], executor=machine_sized_executor,
+                          jobs=[dg.define_asset_job("leading", selection="*")])
+    return defs.resolve_job_def("leading")
+
+
+@pytest.mark.skipif(machine_cores() < 2, reason="a forked step needs a second core")
+def test_a_ready_forkable_step_is_forked_before_in_process_steps_start(instance):
+    result = dg.execute_job(dg.reconstructable(lead_job), instance=instance)
+    assert result.success
+    order = [r.dagster_event.step_key if r.dagster_event.is_step_start else f"fork {r.dagster_event.step_key}"
+             for r in instance.all_logs(result.run_id)
+             if r.dagster_event and (r.dagster_event.is_step_start or "Forked step" in (r.user_message or ""))]
+    assert order.index("fork z_forked") < order.index("a_heavy"), order
