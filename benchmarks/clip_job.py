@@ -18,6 +18,8 @@ with `HVBENCH_MIN_MOTION=0` so every window is kept), then:
   this process's CPU time (all threads, plus finished children) every 50 ms; prints per step its wall and CPU
   seconds, largest first, and the CPU spent between steps (Dagster's own bookkeeping). A forked step's CPU (the
   executor forks `transcript`) is counted when its child is reaped, so it lands on whichever step was then running.
+  With `--variant NAME=RUN_CONFIG_JSON` (one or more) each run config is profiled in turn, e.g. L1's face models
+  in the step's process: --variant default --variant 'inline={"resources": {"vision": {"config": {"model_process": false}}}}'
 
 Run: .venv/bin/python benchmarks/clip_job.py [--clips two_people_talking ...] [--repeat 2] [--backfill 12] [--steps]
 Other processes on the machine slow both sides; compare ratios from the same invocation.
@@ -278,6 +280,7 @@ VARIANTS = {
     "spawn": _executor({"multiprocess": {"start_method": {"spawn": {}}}}),
     "auto": {},  # the project's machine-sized executor as configured
     "in_process": _executor({"in_process": {}}),
+    "default": {},
 }
 
 
@@ -290,8 +293,9 @@ def parse_variants(specs: list[str]) -> dict[str, dict]:
     return out
 
 
-def step_profile(keys: list[str], durations: dict, repeat: int, tmp: Path) -> None:
-    """Per-step wall and CPU seconds of the job run in this process (see the module docstring)."""
+def step_profile(keys: list[str], durations: dict, repeat: int, tmp: Path, variants: dict[str, dict]) -> None:
+    """Per-step wall and CPU seconds of the job run in this process (see the module docstring), per run
+    config in `variants` (interleaved)."""
     import bisect
     import resource
     import threading
@@ -317,12 +321,12 @@ def step_profile(keys: list[str], durations: dict, repeat: int, tmp: Path) -> No
     try:
         with dg.DagsterInstance.get() as instance:
             for _ in range(repeat):
-                for key in keys:
+                for key, (name, cfg) in ((k, v) for k in keys for v in variants.items()):
                     _fresh_media(tmp)
                     t0 = time.time()
                     time.sleep(0.1)
                     result = dg.execute_job(dg.reconstructable(clip_offline_labels_job), instance=instance,
-                                            tags={"dagster/partition": key})
+                                            tags={"dagster/partition": key}, run_config=cfg)
                     t1 = time.time()
                     time.sleep(0.1)
                     starts, rows = {}, []
@@ -337,7 +341,7 @@ def step_profile(keys: list[str], durations: dict, repeat: int, tmp: Path) -> No
                             rows.append((ev.step_key, b - a, cpu_at(b) - cpu_at(a)))
                     d, cpu = durations[key], cpu_at(t1) - cpu_at(t0)
                     in_steps = sum(c for _, _, c in rows)
-                    print(f"\n== {key} ({d:.1f} s): {'ok' if result.success else 'FAILED'}, wall {t1 - t0:.1f} s "
+                    print(f"\n== {key} ({d:.1f} s), {name}: {'ok' if result.success else 'FAILED'}, wall {t1 - t0:.1f} s "
                           f"({(t1 - t0) / d:.2f}x), CPU {cpu:.1f} s ({cpu / d:.2f}x), load average "
                           f"{os.getloadavg()[0]:.1f}")
                     for step, wall, c in sorted(rows, key=lambda r: -r[2]):
@@ -375,7 +379,7 @@ def main() -> int:
     gen_keys = [k for k in durations if k.startswith("gen_")]
     if args.steps:
         try:
-            step_profile(shared_keys, durations, args.repeat, tmp)
+            step_profile(shared_keys, durations, args.repeat, tmp, parse_variants(args.variant or ["auto"]))
         finally:
             if not args.keep:
                 shutil.rmtree(tmp, ignore_errors=True)

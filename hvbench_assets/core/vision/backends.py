@@ -31,9 +31,6 @@ class VisionBackend:
     # YuNet at 480 px finds what it finds at 640 px on the labelled frames in 0.58x the time (face_recall.py)
     quick_max_side: int = 0  # smaller input while every live face is large (see TrackingParams); 0: none.
     # YuNet at 320 px: recall 0.94-1.00 on faces >= 48 px in 640 px frames, at 0.37x the 480 px time
-    spec: dict | None = None  # build_backend's arguments, so a child process can build the same models
-    own_process: bool = False  # L1 runs the models in a child process (model_process.py): for models that
-    # hold the GIL (YuNet, dlib); not for the full profile's large models, which release it
 
     @property
     def model(self) -> str:
@@ -50,15 +47,6 @@ def build_backend(profile: str = "offline", face_detector: str = "yunet", upsamp
     rotated / enlarged HOG passes look again for tilted and small faces, see pipeline) or dlib's slow mmod
     CNN (`"mmod"`), + face-geometry body boxes. full: DeepFace `deepface_detector` faces + YOLOv8 person
     boxes. Raises BackendUnavailable at once when a package or weights file is missing."""
-    spec = {"profile": profile, "face_detector": face_detector, "upsample": upsample, "rescue": rescue,
-            "yolo_weights": yolo_weights, "deepface_detector": deepface_detector}
-    backend = _build(**spec)
-    backend.spec, backend.own_process = spec, profile == "offline"
-    return backend
-
-
-def _build(profile: str, face_detector: str, upsample: int, rescue: bool, yolo_weights: str,
-           deepface_detector: str) -> VisionBackend:
     if profile == "offline":
         if face_detector not in OFFLINE_FACE_DETECTORS:
             raise ValueError(f"offline face_detector must be one of {OFFLINE_FACE_DETECTORS}, got {face_detector!r}")

@@ -187,7 +187,8 @@ class DlibMmodFaceDetector:
 
 
 class DlibFaceEmbedder:
-    """dlib's ResNet face descriptor on 5-point aligned chips; same person < 0.6 Euclidean distance."""
+    """dlib's ResNet face descriptor on 5-point aligned chips; same person < 0.6 Euclidean distance. The
+    network runs in numpy (dlib_resnet.py: dlib's own descriptor within 1e-6, 0.03 vs 0.25 s a face here)."""
 
     model = "dlib_face_recognition_resnet_model_v1"
 
@@ -200,10 +201,12 @@ class DlibFaceEmbedder:
 
     def embed(self, image: np.ndarray, face: Box) -> np.ndarray | None:
         if self._models is None:
+            from hvbench_assets.core.vision.dlib_resnet import DlibResnet
+
             self._models = (self._dlib.shape_predictor(str(self._folder / "shape_predictor_5_face_landmarks.dat")),
-                            self._dlib.face_recognition_model_v1(
-                                str(self._folder / "dlib_face_recognition_resnet_model_v1.dat")))
+                            DlibResnet(self._folder / "dlib_face_recognition_resnet_model_v1.dat"))
         shape_of, net = self._models
         rgb = _rgb(image)
         rect = self._dlib.rectangle(*(int(round(v)) for v in face))
-        return np.asarray(net.compute_face_descriptor(rgb, shape_of(rgb, rect)), dtype=np.float64)
+        # the chip compute_face_descriptor(rgb, shape) would feed its network
+        return net.descriptor(self._dlib.get_face_chip(rgb, shape_of(rgb, rect), size=150, padding=0.25))

@@ -29,7 +29,6 @@ from hvbench_assets.core.render.crops import CropClipWriter, crop_to
 from hvbench_assets.core.vision.backends import VisionBackend
 from hvbench_assets.core.vision.body import estimate_body, fill_missing, match_body
 from hvbench_assets.core.vision.boxes import lerp, overlaps, scale, size, square_around
-from hvbench_assets.core.vision.model_process import InlineModels, ModelProcess
 from hvbench_assets.core.vision.tables import Box
 from hvbench_assets.core.vision.tracker import (
     Detection,
@@ -88,7 +87,6 @@ class TrackingResult:
     frames_with_face: int
     video_decodes: int = 1
     timings: dict[str, float] = field(default_factory=dict)
-    model_process: bool = False  # the face models ran in a child process (model_process.py)
     # the detection frame that linked the most faces, kept from the pass so the UI's key frame needs no
     # second decode: (frame index, image at buffer size, buffer pixels -> source pixels)
     key_frame: tuple[int, np.ndarray, float] | None = None
@@ -109,7 +107,6 @@ class _State:
     last_body: tuple[Box, str] | None = None  # body box and source at the last emitted detection
     rows: list[dict] = field(default_factory=list)
     embeddings: list[np.ndarray] = field(default_factory=list)
-    asked: list[int] = field(default_factory=list)  # descriptor requests not collected yet
     face_view: Box | None = None  # smoothed crop windows (see _smooth)
     body_view: Box | None = None
     last_embed_t: float = -1e9
@@ -126,10 +123,8 @@ class _Clock:
 
 
 def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
-                params: TrackingParams = TrackingParams(), model_process: bool = True) -> TrackingResult:
-    """Track every face in `src`, write crop clips into `out_dir` (emptied first) and return table rows.
-    With `model_process` and a backend that asks for it (`own_process`), the face models run in a child
-    process beside this loop (model_process.py); the rows are the same either way."""
+                params: TrackingParams = TrackingParams()) -> TrackingResult:
+    """Track every face in `src`, write crop clips into `out_dir` (emptied first) and return table rows."""
     src, out_dir = Path(src), Path(out_dir)
     params = _resolved(params, backend)
     if out_dir.exists():
@@ -193,50 +188,16 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
         st.last_body = (cur_body, cur_src)
         clock.add("crops", t0)
 
-    def same_face(track: LiveTrack, det: Detection, image: np.ndarray) -> bool:
-        """Identity check for links across long gaps (`image`: the detection frame)."""
+    def same_face(track: LiveTrack, det: Detection) -> bool:
+        """Identity check for links across long gaps (reads `fr`, the frame being processed)."""
         st = states.get(track.key)
-        if backend.embedder is None or st is None or not _embeddings(st, models):
+        if backend.embedder is None or st is None or not st.embeddings:
             return True  # nothing to compare with: position and size decide, as for short gaps
-        vec = models.result(models.submit("embed", image, scale(det.box, 1 / to_src)))
+        vec = backend.embedder.embed(fr.image, scale(det.box, 1 / to_src))
         return vec is None or float(np.linalg.norm(vec - np.mean(st.embeddings, axis=0))) < params.same_face_distance
 
-    def settle(index: int, image: np.ndarray, ticket: int) -> tuple[list, list[Box]]:
-        """The faces found on detection frame `index`, linked into tracks; tracks gone for good end."""
-        nonlocal key_frame
-        t1 = time.perf_counter()
-        dets, persons = models.result(ticket)
-        clock.add("wait", t1)
-        linked = tracker.update(index, dets, verify=lambda tr, d: same_face(tr, d, image), verify_after=verify_after)
-        if len(linked) > (len(key_frame[3]) if key_frame else 0):
-            key_frame = (index, image, to_src, linked)
-        ended.extend(tracker.expire(index))
-        return linked, persons
-
-    def write(index: int, t: float, image: np.ndarray, linked: list, persons: list[Box]) -> None:
-        """Crops up to detection frame `index` for its linked tracks; descriptors asked for; ended tracks closed."""
-        for track, det, prev in linked:
-            st = states.get(track.key) or states.setdefault(track.key, open_state(track, index))
-            body = None
-            if backend.person is not None:
-                i = match_body(det.box, persons)
-                body = persons[i] if i is not None else None
-            emit(st, index, det, prev, body)
-            if backend.embedder is not None:
-                _maybe_embed(st, models, image, scale(det.box, 1 / to_src), t, params)
-        while ended:
-            finished.append(_close(states.pop(ended.pop(0).key), models))
-        keep_from = min((s.written for s in states.values()), default=index) + 1
-        for f in [f for f in buffer if f < keep_from]:
-            del buffer[f], times[f]
-
     verify_after = round(params.verify_gap_s * fps)
-    ended: list[LiveTrack] = []
-    models = (ModelProcess(backend.spec, params, label=str(src)) if model_process and backend.own_process
-              and backend.spec else InlineModels(backend, params))
-    # the detection frame whose faces the models are finding: (index, t, image, ticket)
-    pending: tuple[int, float, np.ndarray, int] | None = None
-    n = -1
+    n, last_detected = -1, -1
     t0 = time.perf_counter()
     try:
         for fr in iter_frames(src, max_side=params.buffer_max_side):
@@ -248,47 +209,47 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
             t0 = clock.add("decode", t0)
             if n % step:
                 continue
-            # the previous detection frame is linked before this one is submitted (its passes depend on the
-            # tracks), and its crops are written while the models work on this one
-            done = (pending, settle(pending[0], pending[2], pending[3])) if pending else None
             fine = (n // step) % fine_every == 0
             whole = (n // step) % rescue_every == 0
-            alive = [LiveTrack(tr.key, {tr.last: tr.detections[tr.last]}) for tr in tracker.alive]
-            pending = (fr.index, fr.t, fr.image, models.submit("detect", fr.image, to_src, fine, whole, alive,
-                                                                 done[0][0] if done else -1))
-            if done:
-                write(done[0][0], done[0][1], done[0][2], *done[1])
+            quick = None if fine else _quick(fr.image, backend, params, to_src, tracker.alive, last_detected)
+            dets, small, k = quick or _detect(fr.image, backend, params, to_src, fine, whole, tracker.alive)
+            last_detected = fr.index
+            persons = [scale(b, to_src / k) for b in backend.person.detect(small)] if backend.person else []
+            t0 = clock.add("detect", t0)
+            linked = tracker.update(fr.index, dets, verify=same_face, verify_after=verify_after)
+            if len(linked) > (len(key_frame[3]) if key_frame else 0):
+                key_frame = (fr.index, fr.image, to_src, linked)
+            for track, det, prev in linked:
+                st = states.get(track.key) or states.setdefault(track.key, open_state(track, fr.index))
+                body = None
+                if backend.person is not None:
+                    i = match_body(det.box, persons)
+                    body = persons[i] if i is not None else None
+                emit(st, fr.index, det, prev, body)
+                if backend.embedder is not None:
+                    t1 = time.perf_counter()
+                    _maybe_embed(st, backend, fr.image, scale(det.box, 1 / to_src), fr.t, params)
+                    clock.add("embed", t1)
+            for track in tracker.expire(fr.index):
+                finished.append(_close(states.pop(track.key)))
+            keep_from = min((s.written for s in states.values()), default=fr.index) + 1
+            for f in [f for f in buffer if f < keep_from]:
+                del buffer[f], times[f]
             t0 = time.perf_counter()
-        if pending:
-            write(pending[0], pending[1], pending[2], *settle(pending[0], pending[2], pending[3]))
-        for track in tracker.expire(None):
-            finished.append(_close(states.pop(track.key), models))
     except BaseException:
         for st in list(states.values()) + finished:  # no half-written clips, no blocked encoder threads
             st.face_writer.abort()
             st.body_writer.abort()
         raise
-    finally:
-        models.close()
+    for track in tracker.expire(None):
+        finished.append(_close(states.pop(track.key)))
     frame_count = n + 1
     t0 = time.perf_counter()
     result = _finalize(finished, out_dir, fps, frame_count, params)
     clock.add("finalize", t0)
     result.key_frame = key_frame[:3] if key_frame else None
-    result.timings = {**clock.t, **{f"model_{op}": s for op, s in models.seconds.items()}}
-    result.model_process = isinstance(models, ModelProcess)
+    result.timings = dict(clock.t)
     return result
-
-
-def detection_pass(backend: VisionBackend, params: TrackingParams, image: np.ndarray, to_src: float, fine: bool,
-                   whole: bool, alive: list[LiveTrack], previous: int) -> tuple[list[Detection], list[Box]]:
-    """One detection frame's faces and person boxes (source pixels): the quick pass when it can stand in,
-    else the full one. `alive`: live tracks (their last detection is enough); `previous`: the last
-    detection frame. Runs where the models are (model_process.py)."""
-    quick = None if fine else _quick(image, backend, params, to_src, alive, previous)
-    dets, small, k = quick or _detect(image, backend, params, to_src, fine, whole, alive)
-    persons = [scale(b, to_src / k) for b in backend.person.detect(small)] if backend.person else []
-    return dets, persons
 
 
 def detect_faces(image: np.ndarray, backend: VisionBackend, params: TrackingParams = TrackingParams(),
@@ -417,31 +378,22 @@ def _shrink(image: np.ndarray, max_side: int) -> tuple[np.ndarray, float]:
     return cv2.resize(image, (int(round(w * k)), int(round(h * k))), interpolation=cv2.INTER_AREA), k
 
 
-def _maybe_embed(st: _State, models, image: np.ndarray, face: Box, t: float, params: TrackingParams) -> None:
-    """Ask for a descriptor when the track is due one; it is collected when needed (_embeddings)."""
-    count = len(st.embeddings) + len(st.asked)
-    every = params.embed_first_every_s if count < params.embed_first else params.embed_every_s
-    if count >= params.max_embeddings or t - st.last_embed_t < every:
+def _maybe_embed(st: _State, backend: VisionBackend, image: np.ndarray, face: Box, t: float,
+                 params: TrackingParams) -> None:
+    every = params.embed_first_every_s if len(st.embeddings) < params.embed_first else params.embed_every_s
+    if len(st.embeddings) >= params.max_embeddings or t - st.last_embed_t < every:
         return
     if size(face) < params.min_embed_face_px:
         return
-    st.asked.append(models.submit("embed", image, face))
-    st.last_embed_t = t  # an embedder may answer None (no descriptor): that request still counts
+    vec = backend.embedder.embed(image, face)
+    if vec is not None:
+        st.embeddings.append(vec)
+        st.last_embed_t = t
 
 
-def _embeddings(st: _State, models) -> list[np.ndarray]:
-    """The track's descriptors, waiting for those still being computed."""
-    while st.asked:
-        vec = models.result(st.asked.pop(0))
-        if vec is not None:
-            st.embeddings.append(vec)
-    return st.embeddings
-
-
-def _close(st: _State, models) -> _State:
+def _close(st: _State) -> _State:
     st.face_writer.close()
     st.body_writer.close()
-    _embeddings(st, models)
     return st
 
 

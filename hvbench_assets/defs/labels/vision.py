@@ -20,7 +20,6 @@ from hvbench_assets.core.vision import (
 from hvbench_assets.core.vision.count import TrackSpan, count_people
 from hvbench_assets.core.vision.demographics import demographics_rows
 from hvbench_assets.core.vision.detectors import BackendUnavailable
-from hvbench_assets.core.vision.model_process import FaceModelError
 from hvbench_assets.core.vision.pipeline import track_video
 from hvbench_assets.defs.labels.vision_resources import VisionResource
 from hvbench_assets.defs.metadata import image, materialization, rounded, row_counts, table_definition
@@ -28,7 +27,8 @@ from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
 HUMAN_TRACKS_VERSION = profiled("8")  # 5: YuNet faces by default (small and turned faces); 6: YuNet at 480 px;
-# 7: YuNet at 320 px between full passes while every face is large; 8: crop clips at x264 superfast
+# 7: YuNet at 320 px between full passes while every face is large; 8: crop clips at x264 superfast, descriptors from
+# dlib's network in numpy
 PERSON_COUNT_VERSION = profiled("1")
 DEMOGRAPHICS_VERSION = profiled("1")
 PAPER_FACE_RATIO = 0.65  # the paper keeps clips whose sampled frames show a face at least this often
@@ -72,8 +72,8 @@ def human_tracks(context: dg.AssetExecutionContext, settings: HvbenchSettings, w
         backend = vision.backend(_profile(settings))
         # crops go beside the previous ones: the stored rows keep naming existing files until the new rows commit
         out_dir = run_folder(media, context.run_id)
-        result = track_video(clip.path, out_dir, backend, vision.tracking_params(), model_process=vision.model_process)
-    except (ClipNotFound, BackendUnavailable, MediaError, FaceModelError) as exc:
+        result = track_video(clip.path, out_dir, backend, vision.tracking_params())
+    except (ClipNotFound, BackendUnavailable, MediaError) as exc:
         raise dg.Failure(description=f"human_tracks for {vid}: {exc}") from exc
     tracks = [stored_columns(t, ("face_clip_path", "body_clip_path")) for t in result.tracks] or [{
         "track_id": None, "status": "no_faces", "clip_frames": result.frame_count, "face_presence": 0.0,
@@ -93,7 +93,6 @@ def human_tracks(context: dg.AssetExecutionContext, settings: HvbenchSettings, w
         "frames": result.frame_count,
         "video_decodes": result.video_decodes,
         "seconds": dg.MetadataValue.json(result.timings),
-        "face_models": "child process" if result.model_process else "step process",
         "model": backend.model,
         "clip": dg.MetadataValue.path(str(clip.path)),
         "crop_dir": dg.MetadataValue.path(str(out_dir)),

@@ -33,7 +33,6 @@ class VisionResource(dg.ConfigurableResource):
     deepface_detector: str = "retinaface"  # full: any DeepFace detector backend
     same_person_distance: float = SAME_PERSON_DISTANCE
     demographics_samples: int = 8
-    model_process: bool = True  # offline: L1's face models in a child process beside the tracking loop
 
     def backend(self, profile: str) -> VisionBackend:
         return build_backend(profile, face_detector=self.face_detector, upsample=self.upsample, rescue=self.rescue,
