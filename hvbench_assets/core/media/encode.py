@@ -24,19 +24,17 @@ class VideoEncoder:
     Frames are BGR arrays or decoded PyAV frames (passed on without a round trip through BGR).
     `gop` forces a keyframe exactly every `gop` frames and nowhere else, so the file can later be
     split at those frames by copying packets (see copy_packets). Written to a temporary name and
-    renamed by close(), so readers never see half a file. `preset` and `threads` are x264's (0: its own
-    thread count, about 1.5 per core)."""
+    renamed by close(), so readers never see half a file."""
 
     def __init__(self, dst: str | Path, fps: float, crf: int = 20, gop: int | None = None,
-                 with_audio: bool = False, audio_rate: int = AUDIO_RATE, preset: str = "veryfast",
-                 threads: int = 0):
+                 with_audio: bool = False, audio_rate: int = AUDIO_RATE):
         self.dst = Path(dst)
         if self.dst.exists() and not self.dst.is_file():
             raise MediaError(self.dst, "destination exists and is not a regular file (refusing to replace it)")
         self.dst.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = self.dst.with_name(f".{self.dst.stem}.{os.getpid()}.{id(self)}.tmp.mp4")
         self.rate = Fraction(fps).limit_denominator(1001)
-        self.crf, self.gop, self.preset, self.threads = crf, gop, preset, threads
+        self.crf, self.gop = crf, gop
         self.with_audio, self.audio_rate = with_audio, audio_rate  # mp4 wants every stream before the first packet
         self.audio_stream = None
         self.out = av.open(str(self.tmp), mode="w", options={"movflags": "+faststart"})
@@ -47,9 +45,7 @@ class VideoEncoder:
         vs = self.out.add_stream("libx264", rate=self.rate)
         vs.width, vs.height = w - w % 2, h - h % 2
         vs.pix_fmt = "yuv420p"
-        if self.threads:
-            vs.codec_context.thread_count = self.threads
-        options = {"crf": str(self.crf), "preset": self.preset}
+        options = {"crf": str(self.crf), "preset": "veryfast"}
         if self.gop:
             vs.codec_context.gop_size = self.gop
             options["x264-params"] = f"keyint={self.gop}:min-keyint={self.gop}:scenecut=0"
@@ -107,15 +103,12 @@ def write_video(
     audio: np.ndarray | Callable[[], np.ndarray | None] | None = None,
     audio_rate: int = AUDIO_RATE,
     crf: int = 20,
-    preset: str = "veryfast",
-    threads: int = 0,
 ) -> Path:
     """Encode BGR frames (all the same size) to H.264 (yuv420p, faststart) with optional mono audio.
     `audio` may be a callable, called after the last frame, for streams whose audio span is known only
-    then (track crops written while decoding). `preset`, `threads`: see VideoEncoder."""
+    then (track crops written while decoding)."""
     wants_audio = audio is not None and (callable(audio) or len(audio) > 0)
-    enc = VideoEncoder(dst, fps, crf=crf, with_audio=wants_audio, audio_rate=audio_rate, preset=preset,
-                       threads=threads)
+    enc = VideoEncoder(dst, fps, crf=crf, with_audio=wants_audio, audio_rate=audio_rate)
     try:
         for image in frames:
             enc.push(image)

@@ -18,10 +18,6 @@ from hvbench_assets.core.media import write_video
 
 Box = tuple[float, float, float, float]
 BLACK = (0, 0, 0)
-# A tracking pass feeds two crop clips per live track at once, so each encoder gets one thread, and
-# superfast: 0.57x veryfast's CPU per 224 px frame at the same crf (files about 2x larger)
-# (benchmarks/clip_job.py shows the L1 step it saves)
-CROP_PRESET, CROP_THREADS = "superfast", 1
 
 
 def crop_to(image: np.ndarray, box: Box, out_w: int, out_h: int) -> np.ndarray:
@@ -59,7 +55,7 @@ class CropClipWriter:
 
     def _run(self, fps, audio) -> None:
         try:
-            write_video(self.dst, self._iter(), fps=fps, audio=audio, preset=CROP_PRESET, threads=CROP_THREADS)
+            write_video(self.dst, self._iter(), fps=fps, audio=audio)
         except BaseException as exc:  # surfaced by push/close in the caller's thread
             self._error = exc
             while not self._ended:  # drain so the producer never blocks

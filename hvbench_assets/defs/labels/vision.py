@@ -27,8 +27,8 @@ from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
 HUMAN_TRACKS_VERSION = profiled("8")  # 5: YuNet faces by default (small and turned faces); 6: YuNet at 480 px;
-# 7: YuNet at 320 px between full passes while every face is large; 8: crop clips at x264 superfast, descriptors from
-# dlib's network in numpy
+# 7: YuNet at 320 px between full passes while every face is large; 8: face descriptors from dlib's network in numpy
+# (dlib's own within 1e-6)
 PERSON_COUNT_VERSION = profiled("1")
 DEMOGRAPHICS_VERSION = profiled("1")
 PAPER_FACE_RATIO = 0.65  # the paper keeps clips whose sampled frames show a face at least this often
