@@ -18,8 +18,8 @@ with `HVBENCH_MIN_MOTION=0` so every window is kept), then:
   this process's CPU time (all threads, plus finished children) every 50 ms; prints per step its wall and CPU
   seconds, largest first, and the CPU spent between steps (Dagster's own bookkeeping). A forked step's CPU (the
   executor forks `transcript`) is counted when its child is reaped, so it lands on whichever step was then running.
-  With `--variant NAME=RUN_CONFIG_JSON` (one or more) each run config is profiled in turn, e.g. L1's face models
-  in the step's process: --variant default --variant 'inline={"resources": {"vision": {"config": {"model_process": false}}}}'
+  With `--variant NAME=RUN_CONFIG_JSON` (one or more) each run config is profiled in turn, e.g. without YuNet's
+  quick pass: --variant default --variant 'noquick={"resources": {"vision": {"config": {"quick_max_side": 0}}}}'
 
 Run: .venv/bin/python benchmarks/clip_job.py [--clips two_people_talking ...] [--repeat 2] [--backfill 12] [--steps]
 Other processes on the machine slow both sides; compare ratios from the same invocation.
