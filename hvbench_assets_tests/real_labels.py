@@ -13,6 +13,7 @@ import dagster as dg
 
 from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import probe_video
+from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.labels.audio import audio_tags, transcript, voice_demographics
 from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.labels.speakers import speaker_scores
@@ -59,6 +60,7 @@ def labelled(tmp_path_factory, name: str, key: str) -> Path:
     """A fresh root (wh.duckdb + data/) holding the offline labels of shared clip `name` as partition `key`."""
     built = _build(tmp_path_factory, name, key)
     root = tmp_path_factory.mktemp(key)
+    Warehouse(built / "wh.duckdb").checkpoint()  # the file alone is copied: no rows left in its WAL
     shutil.copy2(built / "wh.duckdb", root / "wh.duckdb")
     if (built / "data").exists():
         shutil.copytree(built / "data", root / "data")

@@ -2,6 +2,7 @@ import shutil
 
 import pytest
 
+from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets_tests.review.harness import two_clip_root
 
 _BUILT = {}
@@ -19,5 +20,6 @@ def two_clips(two_clips_built, tmp_path_factory):
     """A private copy of the two-clip warehouse and data folder (paths inside rows still name the built root's
     data folder, which stays in place for the session)."""
     root = tmp_path_factory.mktemp("review")
+    Warehouse(two_clips_built / "wh.duckdb").checkpoint()  # the file alone is copied: no rows left in its WAL
     shutil.copy2(two_clips_built / "wh.duckdb", root / "wh.duckdb")
     return root

@@ -257,6 +257,12 @@ class Warehouse:
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 1.0)
 
+    def checkpoint(self) -> None:
+        """Folds the DuckDB file's WAL into it (see _open), e.g. before copying the `.duckdb` file alone."""
+        if self._catalog is None:
+            with self.connect() as con:
+                con.execute("CHECKPOINT")
+
     def _open(self, deadline: float) -> duckdb.DuckDBPyConnection:
         delay = 0.05
         while True:

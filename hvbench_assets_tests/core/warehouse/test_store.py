@@ -176,3 +176,8 @@ def test_closing_keeps_the_wal_which_readers_see_and_which_is_folded_in_when_lar
     wh.replace(LABELS, {"video_id": "big"}, big)
     assert not wal.exists() or wal.stat().st_size < 2 * 1024 * 1024  # folded in
     assert wh.count(LABELS, video_id="big") == 20_000 and wh.count(LABELS, video_id="v") == 3
+    wh.replace(LABELS, {"video_id": "late"}, [{"track_id": 9}])
+    wh.checkpoint()  # before copying the file alone
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes((tmp_path / "w.duckdb").read_bytes())
+    assert Warehouse(copy).count(LABELS, video_id="late") == 1
