@@ -197,7 +197,7 @@ class DlibFaceEmbedder:
 
         self._folder = dlib_models_dir()  # fails at once when the weights are missing ...
         self._dlib = dlib
-        self._models = None  # ... but loads them at the first call (L1 computes in a child process)
+        self._models = None  # ... but loads them at the first call (a clip without faces never needs them)
 
     def embed(self, image: np.ndarray, face: Box) -> np.ndarray | None:
         if self._models is None:
