@@ -19,7 +19,7 @@ with `HVBENCH_MIN_MOTION=0` so every window is kept), then:
   seconds, largest first, and the CPU spent between steps (Dagster's own bookkeeping). A forked step's CPU (the
   executor forks `transcript`) is counted when its child is reaped, so it lands on whichever step was then running.
   With `--variant NAME=RUN_CONFIG_JSON` (one or more) each run config is profiled in turn, e.g. without YuNet's
-  quick pass: --variant default --variant 'noquick={"resources": {"vision": {"config": {"quick_max_side": 0}}}}'
+  quick pass: --variant auto --variant 'noquick={"resources": {"vision": {"config": {"quick_max_side": 0}}}}'
 
 Run: .venv/bin/python benchmarks/clip_job.py [--clips two_people_talking ...] [--repeat 2] [--backfill 12] [--steps]
 Other processes on the machine slow both sides; compare ratios from the same invocation.
@@ -280,7 +280,6 @@ VARIANTS = {
     "spawn": _executor({"multiprocess": {"start_method": {"spawn": {}}}}),
     "auto": {},  # the project's machine-sized executor as configured
     "in_process": _executor({"in_process": {}}),
-    "default": {},
 }
 
 
