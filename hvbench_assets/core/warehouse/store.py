@@ -238,7 +238,7 @@ class Warehouse:
         while True:
             try:
                 return work()
-            except duckdb.Error as exc:
+            except (duckdb.Error, ducklake.CatalogUnreachable) as exc:
                 if ducklake.is_unreachable(exc):
                     self._catalog.reset()
                     if time.monotonic() > deadline:
@@ -332,7 +332,7 @@ class Warehouse:
         """Replaces in several tables (spec, key values, rows, provenance) as ONE transaction, so a reader
         never sees one table of a label updated and its companion table not yet."""
         items = list(items)
-        return self.read_then_replace([spec for spec, *_ in items], lambda con: items)
+        return self._replace([spec for spec, *_ in items], lambda con: items, exclusive=False)
 
     def read_then_replace(
         self,
@@ -343,12 +343,18 @@ class Warehouse:
         """Like `replace_tables`, but `build(con)` first reads what the write depends on (for example how
         often each answer letter is used so far), under the same lock and in the same transaction, so no
         other writer slips in between. `specs` lists every table `build` may write. On DuckLake a commit
-        conflict runs `build` again on fresh data, so it must only read and return rows (no other effects)."""
+        conflict runs `build` again on fresh data, so it must only read and return rows (no other effects).
+        On DuckLake, read-then-writes of the same tables take turns (see Catalog.exclusive)."""
+        return self._replace(specs, build, exclusive=True)
+
+    def _replace(self, specs, build, exclusive: bool) -> int:
         for attempt in (1, 2):
             self.ensure(*specs)
 
             def transaction() -> int:
-                with self.connect() as con:
+                turn = (self._catalog.exclusive(s.name for s in specs) if exclusive and self._catalog is not None
+                        else contextlib.nullcontext())
+                with turn, self.connect() as con:
                     con.execute("BEGIN TRANSACTION")
                     try:
                         plans = self._plan(build(con))

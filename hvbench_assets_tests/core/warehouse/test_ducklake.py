@@ -83,7 +83,7 @@ def test_four_processes_replace_disjoint_and_overlapping_partitions_exactly(lake
     Warehouse(location, data_path=files).ensure(LABELS, COUNTER)
     _run_writers(location, lambda w: [f"own{w}_{i}" for i in range(3)], rounds=2, increments=0)
     shared = [f"shared{i}" for i in range(5)]
-    conflicts = _run_writers(location, lambda w: shared, rounds=2, increments=5)
+    conflicts = _run_writers(location, lambda w: shared, rounds=2, increments=25)
     wh = Warehouse(location)
     counts = {r["video_id"]: r["n"] for r in wh.query("SELECT video_id, count(*) AS n FROM labels_demo GROUP BY 1")}
     assert counts == {**{f"own{w}_{i}": 20 for w in range(4) for i in range(3)}, **{p: 20 for p in shared}}
@@ -94,8 +94,39 @@ def test_four_processes_replace_disjoint_and_overlapping_partitions_exactly(lake
     assert {r["video_id"]: r["backend"] for r in wh.query(
         "SELECT DISTINCT video_id, backend FROM labels_demo WHERE video_id LIKE 'own%'")} == {
         f"own{w}_{i}": f"w{w}" for w in range(4) for i in range(3)}
-    assert wh.rows(COUNTER)[0]["value"] == 4 * 5  # no increment lost: conflicting commits were retried
+    # no increment lost: without Catalog.exclusive DuckLake let ~1 % of them vanish (4-13 of 400 measured)
+    assert wh.rows(COUNTER)[0]["value"] == 4 * 25
     print(f"conflicts retried: {conflicts}")
+
+
+def test_read_then_writes_of_one_table_take_turns_across_postgres_sessions(lake):
+    location, files = lake
+    Warehouse(location, data_path=files).ensure(COUNTER)
+    first, second = Warehouse(location), Warehouse(location)  # two catalogs: two Postgres sessions
+    inside, release, order = threading.Event(), threading.Event(), []
+
+    def bump(name, wait):
+        def build(con):
+            got = con.execute("SELECT value FROM counter_demo WHERE name = 'n'").fetchall()
+            order.append(name)
+            if wait:
+                inside.set()
+                release.wait(30)
+            return [(COUNTER, {"name": "n"}, [{"value": (got[0][0] if got else 0) + 1}], None)]
+        return build
+
+    a = threading.Thread(target=first.read_then_replace, args=([COUNTER], bump("a", True)))
+    a.start()
+    assert inside.wait(30)
+    b = threading.Thread(target=second.read_then_replace, args=([COUNTER], bump("b", False)))
+    b.start()
+    time.sleep(1.5)
+    assert order == ["a"]  # b waits for a's commit instead of reading the value a is about to replace
+    release.set()
+    a.join(30), b.join(30)
+    assert order == ["a", "b"] and first.conflicts == second.conflicts == 0
+    assert first.rows(COUNTER)[0]["value"] == 2
+    second.replace_tables([(COUNTER, {"name": "m"}, [{"value": 7}], None)])  # plain replaces never wait
 
 
 def test_a_commit_that_loses_the_race_is_retried_on_fresh_data(lake):
@@ -122,9 +153,12 @@ def test_writers_wait_for_a_stopped_catalog_or_fail_clearly_without_half_writes(
     other = TableSpec("labels_other", (("video_id", "VARCHAR"), ("n", "INTEGER")))
     wh.replace_tables([(LABELS, {"video_id": "v"}, [{"track_id": 1}], None), (other, {"video_id": "v"}, [{"n": 1}], None)])
 
+    impatient = Warehouse(location, catalog_wait_s=1)
+    impatient.ensure(LABELS, other)  # so that its read-then-write below first needs the lock's session
     postgres.stop()
     try:
-        impatient = Warehouse(location, catalog_wait_s=1)
+        with pytest.raises(WarehouseError, match="Postgres catalog unreachable"):  # the lock's session too
+            impatient.read_then_replace([other], lambda con: [(other, {"video_id": "v"}, [{"n": 9}], None)])
         with pytest.raises(WarehouseError, match="Postgres catalog unreachable"):
             impatient.replace_tables([(LABELS, {"video_id": "v"}, [{"track_id": 2}, {"track_id": 3}], None),
                                       (other, {"video_id": "v"}, [{"n": 2}], None)])
