@@ -181,3 +181,32 @@ def test_closing_keeps_the_wal_which_readers_see_and_which_is_folded_in_when_lar
     copy = tmp_path / "copy.duckdb"
     copy.write_bytes((tmp_path / "w.duckdb").read_bytes())
     assert Warehouse(copy).count(LABELS, video_id="late") == 1
+
+
+def test_every_call_detaches_the_file_even_after_a_failure(tmp_path):
+    """Calls attach the file to the process's one DuckDB instance and detach it again, so another process
+    can write between calls; a failed transaction must not leave it attached (that would lock it)."""
+    import subprocess
+    import sys
+
+    from hvbench_assets.core.warehouse.store import _INSTANCE
+
+    wh = Warehouse(tmp_path / "w.duckdb")
+    wh.replace(LABELS, {"video_id": "v"}, [{"track_id": 1}])
+    with pytest.raises(WarehouseError):
+        wh.replace(LABELS, {"video_id": "v"}, [{"track_id": 2, "nope": 1}])
+
+    def bad(con):
+        con.execute("SELECT no_such_column FROM labels_demo")
+    with pytest.raises(Exception, match="no_such_column"):
+        wh.read_then_replace([LABELS], bad)
+    with wh.batch():
+        assert wh.count(LABELS) == 1
+    attached = _INSTANCE.attach(tmp_path / "probe.duckdb")
+    names = {r[0] for r in attached[0].execute("SELECT database_name FROM duckdb_databases()").fetchall()}
+    _INSTANCE.detach(*attached)
+    assert not any(n.startswith("hvbench_") and n != attached[1] for n in names)
+    write = ("import duckdb, sys; con = duckdb.connect(sys.argv[1]); "
+             "con.execute(\"INSERT INTO labels_demo (video_id, track_id) VALUES ('w', 5)\"); con.close()")
+    subprocess.run([sys.executable, "-c", write, str(tmp_path / "w.duckdb")], check=True, timeout=120)
+    assert wh.count(LABELS, video_id="w") == 1
