@@ -27,14 +27,15 @@ class VideoEncoder:
     renamed by close(), so readers never see half a file."""
 
     def __init__(self, dst: str | Path, fps: float, crf: int = 20, gop: int | None = None,
-                 with_audio: bool = False, audio_rate: int = AUDIO_RATE, x264_params: str = ""):
+                 with_audio: bool = False, audio_rate: int = AUDIO_RATE, x264_params: str = "",
+                 preset: str = "veryfast"):
         self.dst = Path(dst)
         if self.dst.exists() and not self.dst.is_file():
             raise MediaError(self.dst, "destination exists and is not a regular file (refusing to replace it)")
         self.dst.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = self.dst.with_name(f".{self.dst.stem}.{os.getpid()}.{id(self)}.tmp.mp4")
         self.rate = Fraction(fps).limit_denominator(1001)
-        self.crf, self.gop, self.x264_params = crf, gop, x264_params
+        self.crf, self.gop, self.x264_params, self.preset = crf, gop, x264_params, preset
         self.with_audio, self.audio_rate = with_audio, audio_rate  # mp4 wants every stream before the first packet
         self.audio_stream = None
         self.out = av.open(str(self.tmp), mode="w", options={"movflags": "+faststart"})
@@ -45,7 +46,7 @@ class VideoEncoder:
         vs = self.out.add_stream("libx264", rate=self.rate)
         vs.width, vs.height = w - w % 2, h - h % 2
         vs.pix_fmt = "yuv420p"
-        options = {"crf": str(self.crf), "preset": "veryfast"}
+        options = {"crf": str(self.crf), "preset": self.preset}
         params = [self.x264_params] if self.x264_params else []
         if self.gop:
             vs.codec_context.gop_size = self.gop
@@ -107,12 +108,14 @@ def write_video(
     audio_rate: int = AUDIO_RATE,
     crf: int = 20,
     x264_params: str = "",
+    preset: str = "veryfast",
 ) -> Path:
     """Encode BGR frames (all the same size) to H.264 (yuv420p, faststart) with optional mono audio.
     `audio` may be a callable, called after the last frame, for streams whose audio span is known only
     then (track crops written while decoding)."""
     wants_audio = audio is not None and (callable(audio) or len(audio) > 0)
-    enc = VideoEncoder(dst, fps, crf=crf, with_audio=wants_audio, audio_rate=audio_rate, x264_params=x264_params)
+    enc = VideoEncoder(dst, fps, crf=crf, with_audio=wants_audio, audio_rate=audio_rate, x264_params=x264_params,
+                       preset=preset)
     try:
         for image in frames:
             enc.push(image)

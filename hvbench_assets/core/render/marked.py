@@ -20,6 +20,10 @@ LETTER_BGR = (0, 215, 255)  # amber: readable on skin, sky and dark clothes, dis
 
 Box = tuple[float, float, float, float]
 
+# The same quality target (crf 20) at 0.5-0.7x veryfast's CPU and 1.5x its size: the lettered video of
+# two_people_talking took 9-13 of the ASD step's 10-17 CPU-s. Labels are never measured on question videos.
+QUESTION_PRESET = "superfast"
+
 
 def render_marked(
     src: str | Path,
@@ -42,7 +46,7 @@ def render_marked(
         raise ValueError("render_marked needs a track to highlight or letters to draw")
     info = probe_video(src, count_frames=False)
     frames = _marked_frames(src, boxes_by_frame, highlight, letters or {}, start_s, end_s)
-    return write_video(dst, frames, fps=info.fps, audio=source_audio(src, start_s, end_s))
+    return write_video(dst, frames, fps=info.fps, audio=source_audio(src, start_s, end_s), preset=QUESTION_PRESET)
 
 
 def _marked_frames(src, boxes_by_frame, highlight, letters, start_s, end_s) -> Iterator[np.ndarray]:
