@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
-from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -12,9 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from hvbench_assets.core.audio.weights import ModelUnavailable
-from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.package_data import package_file
-from hvbench_assets.core.warehouse.ducklake import fork_safe
 
 INNER_LIP_PAIRS = ((61, 67), (62, 66), (63, 65))  # upper / lower inner lip points
 EYE_CORNERS = (36, 45)  # outer corners: a scale that does not move with the jaw
@@ -90,47 +85,3 @@ def _mouth_roi(gray: np.ndarray, mouth_pts: np.ndarray, scale: float) -> np.ndar
 
 def mouth_openings(frames_bgr, redetect_every: int = 5) -> np.ndarray:
     return mouth_signals(frames_bgr, redetect_every).opening
-
-
-_STREAMS: Sequence[Callable[[], Iterable[np.ndarray]]] = ()  # what forked workers read (set just before forking)
-
-
-def _signals_of(i: int):
-    try:
-        return mouth_signals(_STREAMS[i]())
-    except MediaError as exc:  # its __init__ takes two arguments, so it does not pickle: sent as parts
-        return ("media_error", str(exc.path), exc.reason)
-
-
-def mouth_signals_of_tracks(streams: Sequence[Callable[[], Iterable[np.ndarray]]], sizes: Sequence[int] | None = None,
-                            workers: int = 2) -> list[MouthSignals | MediaError]:
-    """`mouth_signals` of several tracks' frame streams (a MediaError in place of an unreadable one). dlib holds the
-    GIL, so with several tracks they run in `workers` forked processes, longest first (`sizes`); the models are
-    loaded here once and shared by the children. In-process when forking is unsafe (an attached DuckLake catalog,
-    a daemonic process) or pointless."""
-    global _STREAMS
-    workers = min(workers, len(streams), os.cpu_count() or 1)
-    if workers < 2 or mp.current_process().daemon or not fork_safe():
-        return [_unpack(_signals_of_stream(s)) for s in streams]
-    _models()
-    order = sorted(range(len(streams)), key=lambda i: -(sizes[i] if sizes else 0))
-    _STREAMS = streams
-    try:
-        with mp.get_context("fork").Pool(workers) as pool:
-            done = dict(zip(order, pool.imap(_signals_of, order, chunksize=1)))
-    finally:
-        _STREAMS = ()
-    return [_unpack(done[i]) for i in range(len(streams))]
-
-
-def _signals_of_stream(stream):
-    try:
-        return mouth_signals(stream())
-    except MediaError as exc:
-        return exc
-
-
-def _unpack(result):
-    if isinstance(result, tuple):
-        return MediaError(result[1], result[2])
-    return result

@@ -17,7 +17,7 @@ missed; 2-3 s of speech are needed before the correlation means anything."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +25,7 @@ import numpy as np
 from hvbench_assets.core.audio import features, vad
 from hvbench_assets.core.media import SAMPLE_RATE
 from hvbench_assets.core.speakers.avsync import loudness_per_frame, mouth_streams, windowed_av_sync
-from hvbench_assets.core.speakers.lips import MouthSignals, mouth_signals, mouth_signals_of_tracks
+from hvbench_assets.core.speakers.lips import mouth_signals
 
 
 @dataclass(frozen=True)
@@ -102,22 +102,9 @@ class LipSyncScorer:
     backend: str = "offline"
     model: str = "dlib-68 mouth motion (0.3-4 Hz) and lip opening (1.5-8 Hz) x voice loudness sync, compared across faces"
 
-    workers: int = 2  # processes for the landmarks of a clip's tracks
-
     def prepare(self, frames_bgr: Iterable[np.ndarray], audio: np.ndarray, fps: float) -> FrameSignals:
         """Per-frame signals of one track; the frames are streamed, never held."""
-        return self._with_audio(mouth_signals(frames_bgr), audio, fps)
-
-    def prepare_many(self, jobs: Sequence[tuple[Callable[[], Iterable[np.ndarray]], np.ndarray, int]],
-                     fps: float) -> list:
-        """`prepare` for each (frame stream, audio, frame count) of a clip; the landmarks in parallel processes
-        (lips.mouth_signals_of_tracks), the audio here. An unreadable stream gives its MediaError."""
-        mouths = mouth_signals_of_tracks([frames for frames, _, _ in jobs], [n for _, _, n in jobs], self.workers)
-        return [m if isinstance(m, Exception) else self._with_audio(m, audio, fps)
-                for m, (_, audio, _) in zip(mouths, jobs)]
-
-    @staticmethod
-    def _with_audio(mouth: MouthSignals, audio: np.ndarray, fps: float) -> FrameSignals:
+        mouth = mouth_signals(frames_bgr)
         n = len(mouth.opening)
         return FrameSignals(mouth.opening, mouth.motion, loudness_per_frame(audio, n, fps),
                             voice_probability(audio, n, fps), mouth.seen)

@@ -44,21 +44,6 @@ def track_audio(clip_audio: np.ndarray, first_frame: int, n_frames: int, fps: fl
     return np.pad(seg, (0, max(0, b - a - len(seg))))
 
 
-def _prepare_all(scorer: SpeakerScorer, tracks: Sequence[TrackFrames], clip_audio: np.ndarray, fps: float) -> list:
-    """Each track's prepared signals, or the MediaError of a track whose crop clip cannot be read; all at once
-    when the scorer can prepare several tracks together (`prepare_many`), else one after the other."""
-    audios = [track_audio(clip_audio, tr.first_frame, tr.n_frames, fps) for tr in tracks]
-    if hasattr(scorer, "prepare_many"):
-        return scorer.prepare_many([(tr.frames, a, tr.n_frames) for tr, a in zip(tracks, audios)], fps)
-    out: list = []
-    for tr, audio in zip(tracks, audios):
-        try:
-            out.append(scorer.prepare(tr.frames(), audio, fps))
-        except MediaError as exc:
-            out.append(exc)
-    return out
-
-
 def _row(scores: np.ndarray, fps: float, first_frame: int, min_run: int, voice, face, veto_min_confidence) -> dict:
     summary = rules.summarise(scores, min_run)
     veto_reason = rules.veto(voice, face, veto_min_confidence) if summary["raw_speaking"] else None
@@ -79,9 +64,11 @@ def clip_rows(
     row and is left out of the comparison; the others are still scored."""
     prepared: list[tuple[int, PlacedSignals]] = []
     failed: dict[int, dict] = {}
-    for i, (tr, sig) in enumerate(zip(tracks, _prepare_all(scorer, tracks, clip_audio, fps))):
-        if isinstance(sig, MediaError):
-            failed[i] = {"status": "failed", "reason": str(sig), "fps": fps, "first_frame": tr.first_frame,
+    for i, tr in enumerate(tracks):
+        try:
+            sig = scorer.prepare(tr.frames(), track_audio(clip_audio, tr.first_frame, tr.n_frames, fps), fps)
+        except MediaError as exc:
+            failed[i] = {"status": "failed", "reason": str(exc), "fps": fps, "first_frame": tr.first_frame,
                          "speaking": False}
             continue
         prepared.append((i, PlacedSignals(tr.first_frame, sig)))

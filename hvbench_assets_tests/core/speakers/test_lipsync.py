@@ -86,22 +86,3 @@ def test_track_audio_starts_at_the_first_frame():
     seg = track_audio(audio, first_frame=30, n_frames=15, fps=30.0)
     assert seg[0] == 16000 and len(seg) == 8000
     assert len(track_audio(audio, 110, 30, 30.0)) == 16000  # padded past the end
-
-
-def test_the_landmarks_of_several_tracks_in_forked_workers_equal_those_in_process(man_crops, tmp_path):
-    from hvbench_assets.core.media import MediaError, iter_frames
-    from hvbench_assets.core.speakers.lips import mouth_signals, mouth_signals_of_tracks
-
-    _, tracks, _ = man_crops
-    frames = tracks[0].frames
-    broken = tmp_path / "broken.mp4"
-    broken.write_bytes(b"not a video")
-    streams = [lambda: iter(frames[:120]), lambda: (f.image for f in iter_frames(broken)),
-               lambda: iter(frames[120:200]), lambda: iter(frames[::-1][:90])]
-    parallel = mouth_signals_of_tracks(streams, sizes=[120, 1, 80, 90], workers=2)
-    assert isinstance(parallel[1], MediaError) and "broken.mp4" in str(parallel[1])
-    for got, stream in zip([parallel[0], *parallel[2:]], [streams[0], *streams[2:]]):
-        want = mouth_signals(stream())
-        np.testing.assert_array_equal(got.opening, want.opening)
-        np.testing.assert_array_equal(got.motion, want.motion)
-        np.testing.assert_array_equal(got.seen, want.seen)
