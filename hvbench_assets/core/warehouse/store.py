@@ -111,6 +111,8 @@ class _Instance:
             cur.execute(f"USE {alias}")
         except BaseException:
             cur.close()
+            with contextlib.suppress(duckdb.Error):  # an attached file would stay locked by this process
+                self._con.cursor().execute(f"DETACH DATABASE IF EXISTS {alias}")
             raise
         return cur, alias
 
