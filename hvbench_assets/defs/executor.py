@@ -19,7 +19,10 @@ initialized resources, so it starts in milliseconds; it logs its step's events t
 multiprocess step does) and hands them to the parent through a file when it exits, so lineage, staleness, logs
 and pool slots stay per step. A step that fails or whose process dies fails alone (its downstream steps are
 skipped); the parent's steps go on. Steps leading to a forkable step are taken first so it can start early,
-and a ready forkable step before any of them (an in-process step blocks the loop until it ends).
+and a ready forkable step before any of them (an in-process step blocks the loop until it ends). A forkable
+step that finds the child slot busy waits for it while the run's process computes the other ready steps (so
+a cheap forked step cannot push a heavy one into the run's process); it runs in the run's process only when
+nothing else is ready. Waiting steps of the `cpu` pool get the slot first.
 A process holding an attached DuckLake catalog is not forked (ducklake.fork_safe: such a child crashed); the
 step then runs in the run's process like the others.
 
@@ -34,6 +37,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,6 +131,7 @@ class MachineSizedExecutor(Executor):
 
         lead = _leading_steps(execution_plan)
         children: dict[str, _Child] = {}
+        waiting: list = []  # forkable steps taken from the plan while the child slot was busy, heaviest first
         logs = job_context.instance.compute_log_manager
         with InstanceConcurrencyContext(job_context.instance, job_context.dagster_run) as concurrency, \
                 execution_plan.start(retry_mode=job_context.retry_mode, instance_concurrency_context=concurrency,
@@ -143,8 +148,23 @@ class MachineSizedExecutor(Executor):
                             yield from self._collect(job_context, active, children.pop(key))
                         if done:
                             continue  # the plan may be complete now
+                        can_fork = len(children) < forks and fork_safe()
+                        if waiting and can_fork:
+                            yield from self._fork(job_context, active, waiting.pop(0), children)
+                            continue
                         step = active.get_next_step()
                         yield from active.concurrency_event_iterator(job_context)
+                        if step and _forkable(step) and forks and fork_safe():
+                            if can_fork and not waiting:
+                                yield from self._fork(job_context, active, step, children)
+                                continue
+                            # the child slot is taken: the step waits for it while this process runs the
+                            # others (a cheap forked step must not push a heavy one into this process)
+                            waiting.append(step)
+                            waiting.sort(key=_fork_order)
+                            continue
+                        if not step and waiting:  # nothing else to do here: the lightest waiting one runs here,
+                            step = waiting.pop()  # the heavier ones keep their claim on the child slot
                         if not step:
                             if children:
                                 time.sleep(0.05)
@@ -152,12 +172,6 @@ class MachineSizedExecutor(Executor):
                                 active.sleep_til_ready()
                             continue
                         step_context = job_context.for_step(step, active.get_known_state())
-                        if _forkable(step) and len(children) < forks and fork_safe():
-                            children[step.key] = _Child.fork(step_context)
-                            yield DagsterEvent.engine_event(
-                                step_context, f"Forked step {step.key} into process {children[step.key].pid}",
-                                EngineEventData.multiprocess(children[step.key].pid, [step.key]))
-                            continue
                         events = []
                         for event in dagster_event_sequence_for_step(step_context):
                             events.append(event)
@@ -171,6 +185,14 @@ class MachineSizedExecutor(Executor):
                 finally:
                     for child in children.values():  # interrupted or failed: stop the children too
                         child.stop()
+
+    @staticmethod
+    def _fork(job_context, active: ActiveExecution, step, children: dict) -> "Iterator[DagsterEvent]":
+        step_context = job_context.for_step(step, active.get_known_state())
+        children[step.key] = _Child.fork(step_context)
+        yield DagsterEvent.engine_event(
+            step_context, f"Forked step {step.key} into process {children[step.key].pid}",
+            EngineEventData.multiprocess(children[step.key].pid, [step.key]))
 
     def _collect(self, job_context, active: ActiveExecution, child: "_Child"):
         """A child has exited: its events (already stored by the child) drive the plan here, like in-process
@@ -196,6 +218,11 @@ class MachineSizedExecutor(Executor):
 
 def _forkable(step) -> bool:
     return step.tags.get(FORK_TAG) == "fork"
+
+
+def _fork_order(step) -> tuple:
+    """Which waiting forkable step gets the child slot first: the `cpu` pool's (the heavy labels) before the rest."""
+    return (step.pool != CPU_POOL, step.key)
 
 
 def _leading_steps(plan) -> set[str]:

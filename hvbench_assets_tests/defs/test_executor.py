@@ -229,3 +229,54 @@ def test_a_ready_forkable_step_is_forked_before_in_process_steps_start(instance)
              for r in instance.all_logs(result.run_id)
              if r.dagster_event and (r.dagster_event.is_step_start or "Forked step" in (r.user_message or ""))]
     assert order.index("fork z_forked") < order.index("a_heavy"), order
+
+
+def _marker() -> Path:
+    return Path(os.environ["HVBENCH_TEST_MARKER"])
+
+
+@dg.asset(deps=[first], op_tags={**FORK, "dagster/priority": "1"})  # taken first, so it gets the child slot
+def cheap_forked() -> dg.MaterializeResult:
+    _marker().write_text(str(os.getpid()))
+    return dg.MaterializeResult(metadata={"pid": os.getpid()})
+
+
+@dg.asset(deps=[first], op_tags=FORK, pool=CPU_POOL)
+def heavy_forked() -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata={"pid": os.getpid()})
+
+
+@dg.asset(deps=[first])
+def plain() -> dg.MaterializeResult:
+    """Returns once cheap_forked's process has ended (a zombie until the run's loop reaps it), so the child slot
+    is free again when the loop looks for its next step."""
+    import time
+
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if _marker().exists() and _marker().read_text():
+            stat = Path(f"/proc/{_marker().read_text()}/stat")
+            if not stat.exists() or stat.read_text().split(") ")[-1].startswith("Z"):
+                break
+        time.sleep(0.05)
+    return dg.MaterializeResult(metadata={"pid": os.getpid()})
+
+
+def waiting_job() -> dg.JobDefinition:
+    defs = dg.Definitions(assets=[first, cheap_forked, heavy_forked, plain], executor=machine_sized_executor,
+                          jobs=[dg.define_asset_job("waiting", selection="*")])
+    return defs.resolve_job_def("waiting")
+
+
+@pytest.mark.skipif(machine_cores() < 2 or not Path("/proc/self/stat").exists(),
+                    reason="a forked step needs a second core (and the test reads /proc)")
+def test_a_forkable_step_waits_for_the_busy_child_slot_while_others_run_here(instance, monkeypatch, tmp_path):
+    """The slot is taken by a cheap forked step: the heavy one must not run in the run's process (it did, and held
+    up every other step for as long as it computed); `plain` runs here meanwhile, then the heavy one is forked."""
+    monkeypatch.setenv("HVBENCH_TEST_MARKER", str(tmp_path / "cheap.pid"))
+    result = dg.execute_job(dg.reconstructable(waiting_job), instance=instance)
+    assert result.success
+    run = os.getpid()
+    assert _pid_of(instance, "plain") == run
+    assert _pid_of(instance, "cheap_forked") != run
+    assert _pid_of(instance, "heavy_forked") not in (run, _pid_of(instance, "cheap_forked"))
