@@ -21,6 +21,10 @@ with `HVBENCH_MIN_MOTION=0` so every window is kept), then:
   With `--variant NAME=RUN_CONFIG_JSON` (one or more) each run config is profiled in turn, e.g. without YuNet's
   quick pass: --variant auto --variant 'noquick={"resources": {"vision": {"config": {"quick_max_side": 0}}}}'
 
+Hosts differ (the same run took 2-6x longer on some days than on others, with no steal time reported), so the
+script times a plain decode of the first clip (PyAV, one thread, to BGR) at its start and end: the host
+reference. Each run's wall is printed also as a multiple of it (`÷ref`), which compares across hosts and days.
+
 Run: .venv/bin/python benchmarks/clip_job.py [--clips two_people_talking ...] [--repeat 2] [--backfill 12] [--steps]
 Other processes on the machine slow both sides; compare ratios from the same invocation.
 """
@@ -94,6 +98,22 @@ def ingest(files: list[Path]) -> dict[str, float]:
         _add_partitions(result, instance)
     rows = Warehouse(data / "hvbench.duckdb").query("SELECT video_id, end_s - start_s AS d FROM clips WHERE kept ORDER BY 1")
     return {r["video_id"]: float(r["d"]) for r in rows}
+
+
+def host_reference(path: Path, repeat: int = 3) -> float:
+    """Seconds for a plain decode of `path` to BGR frames on one thread (best of `repeat`): how fast this host is now."""
+    import av
+
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        with av.open(str(path)) as c:
+            stream = c.streams.video[0]
+            stream.thread_type, stream.thread_count = "NONE", 1
+            for frame in c.decode(stream):
+                frame.to_ndarray(format="bgr24")
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
 def _add_partitions(result, instance) -> None:
@@ -372,6 +392,9 @@ def main() -> int:
 
     print(f"instance {tmp} (dagster.yaml from {ROOT / 'dagster_home'}), {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f} at start")
+    ref_clip = SHARED / f"{args.clips[0]}.mp4"
+    ref = host_reference(ref_clip)
+    print(f"host reference: plain decode of {ref_clip.name} (PyAV, one thread, to BGR) {ref:.2f} s")
     generated = generate_clips(args.backfill, tmp / "generated") if args.backfill else []
     durations = ingest([SHARED / f"{c}.mp4" for c in args.clips] + generated)
     shared_keys = [k for k in durations if not k.startswith("gen_")]
@@ -389,7 +412,7 @@ def main() -> int:
     daemon = Daemon(workspace, tmp / "daemon.log")
     try:
         if shared_keys and args.repeat:
-            single_runs(instance, submitter, daemon, variants, shared_keys, durations, args.repeat, tmp)
+            single_runs(instance, submitter, daemon, variants, shared_keys, durations, args.repeat, tmp, ref)
         if gen_keys:
             for name, cfg in variants.items():
                 backfill(instance, submitter, daemon, gen_keys, durations, tmp, name, cfg)
@@ -399,15 +422,16 @@ def main() -> int:
         daemon.stop()
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
-    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end; host reference {host_reference(ref_clip):.2f} s now "
+          f"({ref:.2f} s at the start)")
     return 0
 
 
 def single_runs(instance, submitter, daemon, variants: dict, keys: list[str], durations: dict, repeat: int,
-                tmp: Path) -> None:
+                tmp: Path, ref: float) -> None:
     print(f"\n== single runs of {JOB}, one at a time ==")
     print(f"{'variant':10s} {'clip':24s} {'dur s':>5s} {'wall s':>7s} {'wall/dur':>8s} {'CPU s':>6s} {'CPU/dur':>7s} "
-          f"{'procs':>5s} {'overhead':>8s} {'PSS MB':>6s} {'RSS MB':>6s}")
+          f"{'procs':>5s} {'overhead':>8s} {'PSS MB':>6s} {'RSS MB':>6s} {'÷ref':>5s}")
     totals = {name: {"wall": 0.0, "cpu": 0.0} for name in variants}
     for _ in range(repeat):
         for key in keys:
@@ -421,13 +445,14 @@ def single_runs(instance, submitter, daemon, variants: dict, keys: list[str], du
                 d = durations[key]
                 print(f"{name:10s} {key:24s} {d:5.1f} {s['wall']:7.1f} {s['wall'] / d:8.2f} {m['cpu_s']:6.1f} "
                       f"{m['cpu_s'] / d:7.2f} {m['processes']:5d} {1 - s['busy'] / s['wall']:8.0%} "
-                      f"{m['peak_pss_mb']:6.0f} {m['peak_rss_mb']:6.0f}", flush=True)
+                      f"{m['peak_pss_mb']:6.0f} {m['peak_rss_mb']:6.0f} {s['wall'] / ref:5.0f}", flush=True)
     base = next(iter(totals))
     for name, t in totals.items():
         print(f"{name}: wall {t['wall'] / totals[base]['wall']:.2f}x and CPU {t['cpu'] / totals[base]['cpu']:.2f}x "
               f"those of {base}")
     print("wall: queued -> finished; CPU: seconds used by all processes of the instance meanwhile; procs: processes "
-          "started; overhead: share of the wall with no step computing (start-up, code loading, queue)")
+          "started; overhead: share of the wall with no step computing (start-up, code loading, queue); ÷ref: wall ÷ the "
+          "host reference")
 
 
 def _fresh_media(tmp: Path) -> None:

@@ -96,9 +96,9 @@ class _Instance:
         with self._lock:
             if self._con is None:
                 con = duckdb.connect(":memory:")
-                # Detaching folded the WAL into the file: ~0.12 s on a clip's warehouse, paid by every step
-                # (2-3 calls each). The WAL stays instead, replayed by the next attach and folded in once it
-                # outgrows WAL_LIMIT. Readers of the file see it all either way.
+                # Detaching folded the WAL into the file at every close, reads included. The WAL stays instead,
+                # replayed by the next attach and folded in once it outgrows WAL_LIMIT (small: replaying is
+                # paid at every opening). Readers of the file see it all either way.
                 con.execute("PRAGMA disable_checkpoint_on_shutdown")
                 con.execute(f"SET checkpoint_threshold = '{Warehouse.WAL_LIMIT}'")
                 # an in-memory instance would spill into ./.tmp of whatever folder the user started from
@@ -172,7 +172,11 @@ class Warehouse:
     INSERT_CHUNK = 50_000
 
     MAX_CONFLICT_RETRIES = 30  # DuckLake: attempts after a lost commit race, with growing random back-off
-    WAL_LIMIT = "2MB"  # DuckDB file: the WAL is folded into the file once it is this large (see _Instance)
+    # DuckDB file: the WAL is folded into the file at the commit that takes it past this size (see _Instance). Every
+    # opening replays the WAL (~0.06 ms per KB: 30 ms at 440 KB, 3 ms empty) and a clip's job opens the file ~200
+    # times, while folding costs ~8 ms plus ~0.13 ms per KB, once: 32 KB is near the cheapest sum for a job's
+    # 100-400 KB of writes (2 MB let every run of a backfill slow the next; README, Benchmarks, fifth round)
+    WAL_LIMIT = "32KB"
 
     def __init__(self, path: str | os.PathLike, lock_timeout_s: float = 900.0,
                  data_path: str | os.PathLike | None = None, catalog_wait_s: float | None = None):
