@@ -21,9 +21,10 @@ with `HVBENCH_MIN_MOTION=0` so every window is kept), then:
   With `--variant NAME=RUN_CONFIG_JSON` (one or more) each run config is profiled in turn, e.g. without YuNet's
   quick pass: --variant auto --variant 'noquick={"resources": {"vision": {"config": {"quick_max_side": 0}}}}'
 
-Hosts differ (the same run took 2-6x longer on some days than on others, with no steal time reported), so the
-script times a plain decode of the first clip (PyAV, one thread, to BGR) at its start and end: the host
-reference. Each run's wall is printed also as a multiple of it (`÷ref`), which compares across hosts and days.
+Hosts differ (loading dlib's landmark model, the same code and file, took 3.2 s one day and 0.5 s the next, with
+no steal time reported), so the script times a plain decode of the first clip (PyAV, one thread, to BGR) at its
+start and end: the host reference. Each run's wall is also printed as a multiple of it (`÷ref`), which compares
+across hosts and days.
 
 Run: .venv/bin/python benchmarks/clip_job.py [--clips two_people_talking ...] [--repeat 2] [--backfill 12] [--steps]
 Other processes on the machine slow both sides; compare ratios from the same invocation.
