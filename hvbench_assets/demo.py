@@ -23,7 +23,7 @@ import numpy as np
 from hvbench_assets.core.media import write_video
 from hvbench_assets.core.media.encode import AUDIO_RATE
 from hvbench_assets.core.media.paths import resolve
-from hvbench_assets.core.settings import PROJECT_ROOT
+from hvbench_assets.core.settings import PROJECT_ROOT, seed_dagster_home
 from hvbench_assets.core.tasks.describe import questions_text
 from hvbench_assets.demo_benchmark import assemble, evaluate_export
 from hvbench_assets.samples import photos
@@ -282,7 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home"))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("YOLO_OFFLINE", "1")
-    Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
+    if seed_dagster_home(Path(os.environ["DAGSTER_HOME"])):
+        print(f"DAGSTER_HOME {os.environ['DAGSTER_HOME']} is new: it got hvbench's instance settings "
+              f"({PROJECT_ROOT / 'dagster_home' / 'dagster.yaml'})")
     if args.videos and not args.videos.is_dir():
         parser.error(f"--videos {args.videos}: not a folder")
     return run(args.videos)

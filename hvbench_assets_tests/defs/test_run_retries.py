@@ -1,5 +1,5 @@
 """The project's instance settings (dagster_home/dagster.yaml): a run that fails on a configuration
-error is not re-run by the retry daemon; a crashed run still is."""
+error is not re-run by the retry daemon; a crashed run still is. A new DAGSTER_HOME gets those settings."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dagster._daemon.auto_run_reexecution.auto_run_reexecution import filter_run
 
 from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import probe_video
-from hvbench_assets.core.settings import PROJECT_ROOT
+from hvbench_assets.core.settings import PROJECT_ROOT, seed_dagster_home
 from hvbench_assets.defs.labels.descriptions import video_caption
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.partitions import videos_partitions
@@ -51,3 +51,21 @@ def test_configuration_error_leaves_one_failed_run(tmp_path, monkeypatch):
         # a crashed run (worker killed, OOM) is still retried once
         crashed = runs[0].with_tags({**runs[0].tags, RUN_FAILURE_REASON_TAG: RunFailureReason.UNEXPECTED_TERMINATION.value})
         assert auto_reexecution_should_retry_run(instance, crashed, RunFailureReason.UNEXPECTED_TERMINATION)
+
+
+def test_a_new_dagster_home_gets_the_project_settings_and_an_existing_one_is_left_alone(tmp_path):
+    new = tmp_path / "new" / "home"  # not there yet, as with DAGSTER_HOME=/tmp/x/home scripts/demo.sh
+    assert seed_dagster_home(new)
+    with dg.DagsterInstance.from_config(str(new)) as instance:
+        queue = instance.get_concurrency_config().run_queue_config
+        assert queue.max_concurrent_runs == 2  # Dagster's default would be 10 on any machine
+        assert instance.run_coordinator.dequeue_interval_seconds == 1
+        assert instance.run_retries_enabled
+    assert not seed_dagster_home(new)  # seeded once; a user's edits stay
+    used = tmp_path / "used"
+    (used / "storage").mkdir(parents=True)  # an instance on Dagster's defaults: not ours to change
+    assert not seed_dagster_home(used) and not (used / "dagster.yaml").exists()
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    assert not seed_dagster_home(own) and "telemetry" in (own / "dagster.yaml").read_text()
