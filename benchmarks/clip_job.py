@@ -102,20 +102,11 @@ def ingest(files: list[Path]) -> dict[str, float]:
     return {r["video_id"]: float(r["d"]) for r in rows}
 
 
-def host_reference(path: Path, repeat: int = 3) -> float:
-    """Seconds for a plain decode of `path` to BGR frames on one thread (best of `repeat`): how fast this host is now."""
-    import av
+def host_reference(path: Path) -> float:
+    """Seconds for a plain decode of `path` on one thread (best of 3): how fast this host is now."""
+    from baselines import plain_decode
 
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        with av.open(str(path)) as c:
-            stream = c.streams.video[0]
-            stream.thread_type, stream.thread_count = "NONE", 1
-            for frame in c.decode(stream):
-                frame.to_ndarray(format="bgr24")
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return plain_decode(path, repeat=3, threads="NONE")
 
 
 def _add_partitions(result, instance) -> None:

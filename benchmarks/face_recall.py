@@ -22,12 +22,12 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-import av
 import cv2
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from baselines import plain_decode  # noqa: E402
 from hvbench_assets.core.media import probe_video  # noqa: E402
 from hvbench_assets.core.vision.backends import build_backend  # noqa: E402
 from hvbench_assets.core.vision.boxes import overlaps  # noqa: E402
@@ -121,16 +121,6 @@ def _pct(v):
     return "  -  " if v is None else f"{v:5.2f}"
 
 
-def plain_decode(path: Path) -> float:
-    t = time.perf_counter()
-    with av.open(str(path)) as c:
-        vs = c.streams.video[0]
-        vs.thread_type = "AUTO"
-        for f in c.decode(vs):
-            f.to_ndarray(format="bgr24")
-    return time.perf_counter() - t
-
-
 def clip_run(path: Path, work: Path):
     """L1 with each detector on one clip: tracks, people, face presence, seconds per video second and the
     ratio to a plain decode of the same clip measured just before."""
@@ -139,7 +129,7 @@ def clip_run(path: Path, work: Path):
     print(f"{'L1 face detector':34} {'tracks':>6} {'people':>6} {'presence':>8} {'s/video-s':>9} {'x decode':>8}")
     for name, backend in (("before: HOG + rescue", build_backend("offline", face_detector="hog")),
                           ("after: YuNet", build_backend("offline"))):
-        base = min(plain_decode(path) for _ in range(2))
+        base = plain_decode(path, repeat=2)
         t = time.perf_counter()
         res = track_video(path, work / name.split(":")[0], backend)
         dt = time.perf_counter() - t

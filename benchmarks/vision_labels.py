@@ -20,6 +20,7 @@ import av
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from baselines import plain_decode  # noqa: E402
 from hvbench_assets.core.media import probe_video  # noqa: E402
 from hvbench_assets.core.vision import HUMAN_TRACK_BOXES, HUMAN_TRACKS, load_tracks  # noqa: E402
 from hvbench_assets.core.vision.backends import build_backend  # noqa: E402
@@ -59,16 +60,6 @@ def _counting_open(file, *args, **kwargs):
     container = _real_open(file, *args, **kwargs)
     mode = kwargs.get("mode", args[0] if args else "r")
     return _CountingContainer(container, str(file)) if mode == "r" else container
-
-
-def plain_decode(path: Path) -> float:
-    t = time.perf_counter()
-    with _real_open(str(path)) as c:
-        vs = c.streams.video[0]
-        vs.thread_type = "AUTO"
-        for f in c.decode(vs):
-            f.to_ndarray(format="bgr24")
-    return time.perf_counter() - t
 
 
 class _CropReader:
@@ -131,7 +122,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for path in clips:
             info = probe_video(path)
-            base = min(plain_decode(path) for _ in range(2))
+            base = plain_decode(path, repeat=2, open_fn=_real_open)
             print(f"{path.stem:24} {'plain PyAV decode (baseline)':40} {base / info.duration_s:9.3f} {1.0:9.2f} {1:9d} {0:9d}")
             rows, res, people = measure(path, backend, Path(tmp), plain_backend)
             for label, dt, vdec, adec, *summary in rows:
