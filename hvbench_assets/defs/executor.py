@@ -66,6 +66,7 @@ from hvbench_assets.core.warehouse.ducklake import fork_safe
 
 CPU_POOL = "cpu"
 FORK_TAG = "hvbench/process"  # op tag; value "fork": run the step in a forked child while a core is free
+IDLE_POLL_S = 0.05  # how often a run with nothing to compute looks again (a child's exit, a freed pool slot)
 ACTIVE = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
           dg.DagsterRunStatus.STARTED]
 
@@ -166,10 +167,10 @@ class MachineSizedExecutor(Executor):
                         if not step and waiting:  # nothing else to do here: the lightest waiting one runs here,
                             step = waiting.pop()  # the heavier ones keep their claim on the child slot
                         if not step:
-                            if children:
-                                time.sleep(0.05)
-                            else:
-                                active.sleep_til_ready()
+                            # not active.sleep_til_ready(): Dagster's sleep_interval() is never positive while a
+                            # pool claim is pending (min(0, ...) in interval_to_next_pending_claim_check), so it
+                            # returned at once and a step waiting for a `cpu` slot spun this process at 100 %
+                            time.sleep(max(IDLE_POLL_S, active.sleep_interval()))
                             continue
                         step_context = job_context.for_step(step, active.get_known_state())
                         events = []

@@ -280,3 +280,38 @@ def test_a_forkable_step_waits_for_the_busy_child_slot_while_others_run_here(ins
     assert _pid_of(instance, "plain") == run
     assert _pid_of(instance, "cheap_forked") != run
     assert _pid_of(instance, "heavy_forked") not in (run, _pid_of(instance, "cheap_forked"))
+
+
+def test_a_step_waiting_for_a_pool_slot_does_not_spin_the_run_process(instance, monkeypatch):
+    """Dagster's ActiveExecution.sleep_interval() is never positive while a pool claim is pending, so its
+    sleep_til_ready() returned at once and the run's loop spun a core while `left` and `right` waited for the `cpu`
+    slot another run held (4 runs on 2 cores used 1.5x the CPU of running them in turn). Counted, not timed: the
+    loop asks for its next step at most ~20 times a second while it waits."""
+    import threading
+    import time
+
+    from dagster._core.execution.plan.active import ActiveExecution
+
+    storage = instance.event_log_storage
+    storage.set_concurrency_slots(CPU_POOL, 1)  # set on the instance: the executor keeps it
+    assert storage.claim_concurrency_slot(CPU_POOL, "other-run", "other-step").is_claimed
+    held_s = 2.0
+    timer = threading.Timer(held_s, storage.free_concurrency_slots_for_run, ["other-run"])
+    calls = []
+    real = ActiveExecution.get_steps_to_execute
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ActiveExecution, "get_steps_to_execute", counted)
+    timer.start()
+    t0 = time.monotonic()
+    try:
+        result = dg.execute_job(dg.reconstructable(small_job), instance=instance)
+    finally:
+        timer.cancel()
+        storage.free_concurrency_slots_for_run("other-run")
+    assert result.success
+    assert time.monotonic() - t0 >= held_s  # it did wait for the slot
+    assert len(calls) < 40 * (time.monotonic() - t0) + 50, len(calls)
