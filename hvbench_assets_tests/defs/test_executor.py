@@ -296,7 +296,12 @@ def test_a_step_waiting_for_a_pool_slot_does_not_spin_the_run_process(instance, 
     storage.set_concurrency_slots(CPU_POOL, 1)  # set on the instance: the executor keeps it
     assert storage.claim_concurrency_slot(CPU_POOL, "other-run", "other-step").is_claimed
     held_s = 2.0
-    timer = threading.Timer(held_s, storage.free_concurrency_slots_for_run, ["other-run"])
+
+    def other_run_ends() -> None:  # its own instance: no storage connection crosses threads
+        with dg.DagsterInstance.get() as other:
+            other.event_log_storage.free_concurrency_slots_for_run("other-run")
+
+    timer = threading.Timer(held_s, other_run_ends)
     calls = []
     real = ActiveExecution.get_steps_to_execute
 
@@ -311,6 +316,7 @@ def test_a_step_waiting_for_a_pool_slot_does_not_spin_the_run_process(instance, 
         result = dg.execute_job(dg.reconstructable(small_job), instance=instance)
     finally:
         timer.cancel()
+        timer.join()
         storage.free_concurrency_slots_for_run("other-run")
     assert result.success
     assert time.monotonic() - t0 >= held_s  # it did wait for the slot
