@@ -149,14 +149,15 @@ class MachineSizedExecutor(Executor):
                             yield from self._collect(job_context, active, children.pop(key))
                         if done:
                             continue  # the plan may be complete now
-                        can_fork = len(children) < forks and fork_safe()
-                        if waiting and can_fork:
+                        forking = forks > 0 and fork_safe()
+                        slot_free = forking and len(children) < forks
+                        if waiting and slot_free:
                             yield from self._fork(job_context, active, waiting.pop(0), children)
                             continue
                         step = active.get_next_step()
                         yield from active.concurrency_event_iterator(job_context)
-                        if step and _forkable(step) and forks and fork_safe():
-                            if can_fork and not waiting:
+                        if step and forking and _forkable(step):
+                            if slot_free:  # nothing waits (it would have been forked above)
                                 yield from self._fork(job_context, active, step, children)
                                 continue
                             # the child slot is taken: the step waits for it while this process runs the

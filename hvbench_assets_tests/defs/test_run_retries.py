@@ -3,7 +3,6 @@ error is not re-run by the retry daemon; a crashed run still is. A new DAGSTER_H
 
 from __future__ import annotations
 
-import shutil
 
 import dagster as dg
 from dagster._core.events import RunFailureReason
@@ -13,7 +12,7 @@ from dagster._daemon.auto_run_reexecution.auto_run_reexecution import filter_run
 
 from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import probe_video
-from hvbench_assets.core.settings import PROJECT_ROOT, seed_dagster_home
+from hvbench_assets.core.settings import seed_dagster_home
 from hvbench_assets.defs.labels.descriptions import video_caption
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.partitions import videos_partitions
@@ -23,8 +22,7 @@ from hvbench_assets_tests.media_factory import moving_square_video
 
 def test_configuration_error_leaves_one_failed_run(tmp_path, monkeypatch):
     home = tmp_path / "home"
-    home.mkdir()
-    shutil.copy(PROJECT_ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    assert seed_dagster_home(home)  # the project's dagster.yaml
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     monkeypatch.delenv("HVBENCH_DESCRIBER_MODEL", raising=False)
     models = tmp_path / "models.toml"  # a registry without a describer: the user forgot to choose one
