@@ -4,7 +4,7 @@ the other faces on screen?
 Per frame of a track, with a voice in the surrounding 0.8 s (else -1: nobody speaks):
     score = min(sync - min_sync, sync - cross_ratio * best_other)
 where `sync` is the audio-visual synchrony of the track's mouth (region motion and lip opening, averaged)
-with the clip's voice (core.speakers.avsync: each signal's best 4 s window covering the frame) and
+with the clip's voice above 1 kHz (core.speakers.avsync: each signal's best 4 s window covering the frame) and
 `best_other` the best synchrony of another face visible in the same frame (only a moving mouth in sync
 counts: a still one correlates by chance). So a face that mouths other words while someone else's voice
 is heard stays below zero, and of several moving mouths only the one(s) following the voice win; two
@@ -24,18 +24,19 @@ import numpy as np
 
 from hvbench_assets.core.audio import features, vad
 from hvbench_assets.core.media import SAMPLE_RATE
-from hvbench_assets.core.speakers.avsync import loudness_per_frame, mouth_streams, windowed_av_sync
+from hvbench_assets.core.speakers.avsync import mouth_streams, voice_envelopes, windowed_av_sync
 from hvbench_assets.core.speakers.lips import mouth_signals
 
 
 @dataclass(frozen=True)
 class FrameSignals:
     """Per video frame of a track: mouth opening and motion, whether the face was seen, the voice's
-    loudness (dB, floored) and VAD probability. Small: a few floats per frame, no pixels."""
+    loudness (dB, floored; one row per band of `avsync.voice_envelopes`) and VAD probability. Small: a few
+    floats per frame, no pixels."""
 
     mouth: np.ndarray
     motion: np.ndarray
-    loudness_db: np.ndarray
+    voice_db: np.ndarray
     voice_prob: np.ndarray
     seen: np.ndarray | None = None
 
@@ -90,7 +91,9 @@ class PlacedSignals:
 class LipSyncScorer:
     """Offline L7 backend over face-crop frames, audio aligned to each crop's start, the real fps."""
 
-    min_sync: float = 0.25  # correlation a mouth must reach with the voice
+    # correlation a mouth must reach with the voice: mouthing faces under another voice reach <= 0.28 with the
+    # voice's 1-7 kHz envelopes, clear speakers >= 0.37 (benchmarks/speaker_accuracy.py, speaker_sync.py)
+    min_sync: float = 0.30
     # share of the best co-visible face's synchrony a face must reach to speak: two faces nearly as much in
     # sync both speak; a child mouthing at 0.26 beside the talking man at 0.33 (a five_people_grid L1 crop) not
     cross_ratio: float = 0.9
@@ -100,26 +103,27 @@ class LipSyncScorer:
     still_mouth_activity: float = -0.5  # activity at or below this (lip-gap std <= half a moving mouth) vetoes
     voice_threshold: float = 0.5
     backend: str = "offline"
-    model: str = "dlib-68 mouth motion (0.3-4 Hz) and lip opening (1.5-8 Hz) x voice loudness sync, compared across faces"
+    model: str = "dlib-68 mouth motion (0.3-4 Hz) and lip opening (1.5-8 Hz) x voice 1-3 / 3-7 kHz loudness sync, compared across faces"
 
     def prepare(self, frames_bgr: Iterable[np.ndarray], audio: np.ndarray, fps: float) -> FrameSignals:
         """Per-frame signals of one track; the frames are streamed, never held."""
         mouth = mouth_signals(frames_bgr)
         n = len(mouth.opening)
-        return FrameSignals(mouth.opening, mouth.motion, loudness_per_frame(audio, n, fps),
+        return FrameSignals(mouth.opening, mouth.motion, voice_envelopes(audio, n, fps),
                             voice_probability(audio, n, fps), mouth.seen)
 
     signals = prepare
 
     def sync(self, sig: FrameSignals, fps: float) -> np.ndarray:
-        return windowed_av_sync(mouth_streams(sig.motion, sig.mouth), sig.loudness_db, sig.seen_mask, fps,
+        return windowed_av_sync(mouth_streams(sig.motion, sig.mouth), sig.voice_db, sig.seen_mask, fps,
                                 self.sync_window_s)
 
     def score_placed(self, tracks: Sequence[PlacedSignals], fps: float) -> list[np.ndarray]:
         """Scores of every track of a clip, each face compared with the faces seen in the same frames."""
         syncs = [np.nan_to_num(self.sync(t.signals, fps), nan=-1.0) for t in tracks]
+        floors = [self.min_sync for _ in tracks]
         # a still mouth's chance correlation is no rival: only moving mouths in sync are compared
-        rivals = [np.where((s >= self.min_sync) & ~self._still(t.signals, fps), s, -np.inf) for t, s in zip(tracks, syncs)]
+        rivals = [np.where((s >= f) & ~self._still(t.signals, fps), s, -np.inf) for t, s, f in zip(tracks, syncs, floors)]
         end = max((t.first_frame + len(s) for t, s in zip(tracks, syncs)), default=0)
         out = []
         for i, (t, sync) in enumerate(zip(tracks, syncs)):
@@ -129,7 +133,7 @@ class LipSyncScorer:
                     seg = others[u.first_frame : u.first_frame + len(r)]
                     others[u.first_frame : u.first_frame + len(r)] = np.maximum(seg, r)
             best_other = others[t.first_frame : t.first_frame + len(sync)]
-            out.append(self._scores(t.signals, sync, best_other, fps))
+            out.append(self._scores(t.signals, sync, best_other, floors[i], fps))
         return out
 
     def _still(self, sig: FrameSignals, fps: float) -> np.ndarray:
@@ -138,13 +142,13 @@ class LipSyncScorer:
         activity = np.clip((windowed_std(_fill_and_smooth(sig.mouth), half) - self.moving_mouth) / self.moving_mouth, -1, 1)
         return activity <= self.still_mouth_activity
 
-    def _scores(self, sig: FrameSignals, sync: np.ndarray, best_other: np.ndarray, fps: float) -> np.ndarray:
+    def _scores(self, sig: FrameSignals, sync: np.ndarray, best_other: np.ndarray, floor: float, fps: float) -> np.ndarray:
         n = len(sig.mouth)
         if n == 0:
             return np.zeros(0, np.float32)
         half = max(1, int(round(self.activity_window_s * fps)))
         voice = windowed_mean(sig.voice_prob.astype(np.float64), half)
-        speaking = np.minimum(sync - self.min_sync, sync - self.cross_ratio * best_other)
+        speaking = np.minimum(sync - floor, sync - self.cross_ratio * best_other)
         # a mouth that hardly moves is not speaking, whatever chance correlation the sync term finds
         speaking = np.where(self._still(sig, fps), np.minimum(speaking, -0.5), speaking)
         out = np.where((voice >= self.voice_threshold) & np.isfinite(sig.mouth), speaking, -1.0)

@@ -39,6 +39,9 @@ class Panel:
 MAN = Panel("man", "man_talking_head.mp4", 0.0, None, 1)
 WOMAN = Panel("woman", "two_people_talking.mp4", 13.0, (20, 60, 280, 320), 1, bystander_from=0.8)
 CHILDREN = Panel("children", "two_children.mp4", 0.0, None, 2)
+# the same woman at later moments (she keeps talking to 22 s): more chances for her lips to meet another voice
+WOMAN_15 = Panel("woman", "two_people_talking.mp4", 15.0, (20, 60, 280, 320), 1, bystander_from=0.8)
+WOMAN_18 = Panel("woman", "two_people_talking.mp4", 18.0, (20, 60, 280, 320), 1, bystander_from=0.8)
 
 
 @dataclass(frozen=True)
@@ -61,13 +64,17 @@ SCENES = (
     Scene("two_voices", (MAN, WOMAN), ("man", "woman")),
     Scene("silence", (MAN, WOMAN), ()),
     Scene("still_man_voice_over", (MAN, WOMAN), ("man",), frozen=("man",)),
+    Scene("voice_over_woman_15s", (MAN, WOMAN_15), ("man",), frozen=("man",)),
+    Scene("voice_over_woman_18s", (MAN, WOMAN_18), ("man",), frozen=("man",)),
+    Scene("voice_over_children", (CHILDREN, MAN), ("man",), frozen=("man",)),
     Scene("still_woman", (MAN, WOMAN), ("man",), frozen=("woman",)),
     Scene("children_mouthing", (CHILDREN, MAN), ("man",)),
     Scene("woman_and_children", (WOMAN, CHILDREN), ("woman",)),
 )
 
 
-def _panel_frames(panel: Panel, root: Path, seconds: float, height: int, frozen: bool) -> Iterator[np.ndarray]:
+def panel_frames(panel: Panel, root: Path, seconds: float, height: int, frozen: bool = False) -> Iterator[np.ndarray]:
+    """The panel's frames at FPS, cropped and scaled to `height` (all equal to the first when frozen)."""
     import cv2
 
     src = iter_frames(root / panel.clip, start_s=panel.start_s, end_s=panel.start_s + seconds)
@@ -84,7 +91,7 @@ def _panel_frames(panel: Panel, root: Path, seconds: float, height: int, frozen:
 
 def build_scene(scene: Scene, root: Path, dst: Path, seconds: float = 4.0, height: int = 260) -> Path:
     """Write the composite mp4 (25 fps, 16 kHz mono sound) and return its path."""
-    columns = [_panel_frames(p, root, seconds, height, p.name in scene.frozen) for p in scene.panels]
+    columns = [panel_frames(p, root, seconds, height, p.name in scene.frozen) for p in scene.panels]
     frames = (np.concatenate(row, axis=1) for row in zip(*columns))
     return write_video(dst, frames, FPS, audio=scene_audio(scene, root, seconds), audio_rate=SAMPLE_RATE)
 
@@ -137,5 +144,5 @@ def panel_crops(scene: Scene, root: Path, seconds: float, size: int = 224) -> di
     import cv2
 
     return {p.name: [cv2.resize(img, (size, size), interpolation=cv2.INTER_AREA)
-                     for img in _panel_frames(p, root, seconds, size, p.name in scene.frozen)]
+                     for img in panel_frames(p, root, seconds, size, p.name in scene.frozen)]
             for p in scene.panels if p.faces == 1}

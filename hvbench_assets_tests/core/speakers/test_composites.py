@@ -53,7 +53,7 @@ def test_scores_compare_faces_seen_together():
 
     def placed(first, sync_value):
         sig = FrameSignals(mouth=0.1 + 0.05 * np.sin(np.arange(n)), motion=np.ones(n, np.float32),
-                           loudness_db=np.zeros(n), voice_prob=np.ones(n, np.float32))
+                           voice_db=np.zeros(n), voice_prob=np.ones(n, np.float32))
         return PlacedSignals(first, sig), np.full(n, sync_value)
 
     tracks = [placed(0, 0.8), placed(50, 0.35)]
@@ -73,7 +73,7 @@ def test_only_moving_mouths_nearly_as_much_in_sync_compete():
 
     def placed(sync_value, moving=True):
         mouth = 0.1 + (0.05 * np.sin(np.arange(n)) if moving else np.zeros(n))
-        sig = FrameSignals(mouth=mouth, motion=np.ones(n, np.float32), loudness_db=np.zeros(n),
+        sig = FrameSignals(mouth=mouth, motion=np.ones(n, np.float32), voice_db=np.zeros(n),
                            voice_prob=np.ones(n, np.float32))
         return PlacedSignals(0, sig), np.full(n, sync_value)
 
