@@ -25,6 +25,34 @@ from hvbench_assets_tests.conftest import shared_clip
 
 LABELS = [audio_tags, transcript, voice_demographics, human_tracks, person_count, demographics, speaker_scores]
 _BUILT: dict[tuple[str, str], Path] = {}
+# The clip of the speaker-based tasks (ASD, AVAD): the talking man of man_talking_head twice in a row beside the
+# front woman of two_people_talking frozen on one frame (a still listener), with his voice. 10 s, two people,
+# exactly one speaker whose lips clearly follow the voice; two_people_talking itself has no speaker the offline
+# L7 can tell from chance (README, "Who speaks").
+DUO = "duo.mp4"
+
+
+def duo_speaker_track(wh: Warehouse, key: str) -> int:
+    """The L1 track of DUO's talking man: the face in the left panel (x < 260 of 520)."""
+    from hvbench_assets.core.vision.tables import load_tracks
+
+    return next(t.track_id for t in load_tracks(wh, key)
+                if sum((b.face[0] + b.face[2]) / 2 for b in t.boxes) / len(t.boxes) < 260)
+
+
+def clip_path(tmp_path_factory, name: str) -> Path:
+    """A shared clip, or DUO built from the shared clips once per session."""
+    if name != DUO:
+        return shared_clip(name)
+    from hvbench_assets_tests.core.speakers.composites import SCENES, build_scene
+
+    dst = tmp_path_factory.getbasetemp() / "clips" / DUO
+    if not dst.exists():
+        root = shared_clip("man_talking_head.mp4").parent
+        shared_clip("two_people_talking.mp4")
+        dst.parent.mkdir(exist_ok=True)
+        build_scene(next(s for s in SCENES if s.name == "still_woman"), root, dst, seconds=5.0, loops=2)
+    return dst
 
 
 def resources(root: Path, models_file: str, describer: str = "") -> dict:
@@ -48,7 +76,7 @@ def _build(tmp_path_factory, name: str, key: str) -> Path:
     if (name, key) not in _BUILT:
         root = tmp_path_factory.getbasetemp() / f"labels-{key}"
         root.mkdir()
-        path = shared_clip(name)
+        path = clip_path(tmp_path_factory, name)
         wh = WarehouseResource(path=str(root / "wh.duckdb")).get()
         wh.replace(VIDEO_PROBE, {"video_id": key}, [{**probe_video(path).as_row(), "status": "ok", "reason": None}])
         materialize(root, key, LABELS)

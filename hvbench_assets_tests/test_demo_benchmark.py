@@ -10,6 +10,7 @@ import os
 import pytest
 
 from hvbench_assets_tests.conftest import shared_clip
+from hvbench_assets_tests.core.speakers.composites import MAN, Scene, build_scene
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
 
 
@@ -26,7 +27,9 @@ def new_user(tmp_path, monkeypatch):
         monkeypatch.delenv(name)
     videos = tmp_path / "videos"
     videos.mkdir()
-    (videos / "two_people_talking.mp4").symlink_to(shared_clip("two_people_talking.mp4"))
+    # the real talking head twice in a row, sound and picture together: 10 s with a clear speaker (AVAD needs > 8 s)
+    build_scene(Scene("man", (MAN,), ("man",)), shared_clip("man_talking_head.mp4").parent, videos / "talking_man.mp4",
+                seconds=5.0, loops=2, height=480)
     return tmp_path, videos
 
 
@@ -39,7 +42,7 @@ def test_main_command_exports_then_evaluates_once_a_model_is_configured(new_user
     out = capsys.readouterr().out
     folder = tmp_path / "data" / "benchmarks" / "hvbench"
     manifest = json.loads((folder / "manifest.json").read_text())
-    assert manifest["counts"]["Audio_Visual_Alignment_Detection"] == 1  # AVAD needs no review; ASD waits for one
+    assert manifest["counts"]["Audio_Visual_Alignment_Detection"] == 1  # AVAD needs no review (ASD: one person)
     assert f"export: 1 question(s) in {folder}" in out and "No answering model is configured" in out
     assert "HVBENCH_MLLM_MYMODEL_BASE_URL" in out and not (tmp_path / "data" / "reports").exists()
 

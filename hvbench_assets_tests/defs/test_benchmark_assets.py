@@ -1,4 +1,4 @@
-"""Benchmark assembly end to end on real questions of two_people_talking.mp4 (ASD, AVAD from offline labels)
+"""Benchmark assembly end to end on real questions of the duo clip (real_labels.DUO: ASD, AVAD from offline labels)
 plus one planted question whose right option is written in the question text. A loopback OpenAI-compatible
 server plays a blind text model that picks the option quoted by the question, else "A"."""
 
@@ -30,7 +30,7 @@ from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
-from hvbench_assets_tests.real_labels import labelled, materialize
+from hvbench_assets_tests.real_labels import DUO, labelled, materialize
 
 BENCH = [question_pool, blind_leakage, benchmark_export]  # partitioned by benchmark name
 
@@ -57,9 +57,9 @@ def blind_text_model(req) -> FakeReply:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    root = labelled(tmp_path_factory, "two_people_talking.mp4", "tpt")
-    _, wh = materialize(root, "tpt", TASKS_USED)
-    asd = wh.rows(QUESTIONS, video_id="tpt", abbrev="ASD")[0]
+    root = labelled(tmp_path_factory, DUO, "duo")
+    _, wh = materialize(root, "duo", TASKS_USED)
+    asd = wh.rows(QUESTIONS, video_id="duo", abbrev="ASD")[0]
     planted = {**asd, "question_id": "qplantedleak0001", "task": "Emotion_Recognition", "abbrev": "ER",
                "question": LEAKY, "answer": "B", "answer_text": "smiling broadly", "marking": {"kind": "red_box"},
                "rule_params": {"polarity": "positive"},
@@ -67,7 +67,7 @@ def built(tmp_path_factory):
                            {"letter": "B", "text": "smiling broadly", "origin": "truth"},
                            {"letter": "C", "text": "angry", "origin": "model"},
                            {"letter": "D", "text": "asleep", "origin": "model"}]}
-    wh.replace(QUESTIONS, {"video_id": "tpt", "task": "Emotion_Recognition"}, [planted])
+    wh.replace(QUESTIONS, {"video_id": "duo", "task": "Emotion_Recognition"}, [planted])
     record_decision(wh, asd, "rev1", "accept", blind_choice=asd["answer"])
     record_decision(wh, planted, "rev1", "accept", blind_choice="A")  # the reviewer's blind pick was wrong
     server = FakeOpenAIServer()

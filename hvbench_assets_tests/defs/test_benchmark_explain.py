@@ -1,4 +1,4 @@
-"""`explain` on real questions: the ASD question of two_people_talking.mp4 (offline labels L1-L10), and the
+"""`explain` on real questions: the ASD question of the duo clip (real_labels.DUO; offline labels L1-L10), and the
 same question rebuilt after its L7 rows were made wrong; the output must lead to the bad L7 row."""
 
 from __future__ import annotations
@@ -10,10 +10,9 @@ import pytest
 from hvbench_assets.cli import main as cli_main
 from hvbench_assets.core.benchmark.explain import explain_question, format_explanation
 from hvbench_assets.core.tasks.store import QUESTIONS
-from hvbench_assets.core.vision.tables import HUMAN_TRACKS
 from hvbench_assets.defs.resources import WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
-from hvbench_assets_tests.real_labels import labelled, materialize
+from hvbench_assets_tests.real_labels import DUO, duo_speaker_track, labelled, materialize
 
 ASD = [a for a in TASK_ASSETS if a.key.to_user_string() == "active_speaker_detection"]
 
@@ -23,9 +22,9 @@ def _wh(root):
 
 
 @pytest.fixture(scope="module")
-def tpt(tmp_path_factory):
-    root = labelled(tmp_path_factory, "two_people_talking.mp4", "tpt")
-    materialize(root, "tpt", ASD)
+def duo(tmp_path_factory):
+    root = labelled(tmp_path_factory, DUO, "duo")
+    materialize(root, "duo", ASD)
     return root
 
 
@@ -34,17 +33,17 @@ def _tracks_of(q, letter):
 
 
 def _asd(root):
-    return _wh(root).rows(QUESTIONS, video_id="tpt", abbrev="ASD")[0]
+    return _wh(root).rows(QUESTIONS, video_id="duo", abbrev="ASD")[0]
 
 
-def test_explain_names_the_clip_selection_and_the_l7_row_behind_the_answer(tpt):
-    q = _asd(tpt)
-    data = explain_question(_wh(tpt), q["question_id"])
+def test_explain_names_the_clip_selection_and_the_l7_row_behind_the_answer(duo):
+    q = _asd(duo)
+    data = explain_question(_wh(duo), q["question_id"])
     json.dumps(data)  # JSON-able as promised to the question page
     assert data["found"] and data["question"]["abbrev"] == "ASD"
-    assert data["source"]["clip"]["path"].endswith("two_people_talking.mp4")
+    assert data["source"]["clip"]["path"].endswith(DUO)
     assert data["selection"]["status"] == "selected" and data["selection"]["rule"] == "asd"
-    front = max(_wh(tpt).rows(HUMAN_TRACKS, video_id="tpt"), key=lambda t: t["face_size_median"])["track_id"]
+    front = duo_speaker_track(_wh(duo), "duo")
     basis = data["answer_basis"]
     speaker = _tracks_of(q, q["answer"])  # every L1 track of the answer's person (L2 merges tracks)
     assert front in speaker and basis["tracks"] == speaker
@@ -59,25 +58,26 @@ def test_explain_names_the_clip_selection_and_the_l7_row_behind_the_answer(tpt):
 
 
 def test_explain_points_at_the_bad_l7_row_that_made_the_answer_wrong(tmp_path_factory, capsys):
-    root = labelled(tmp_path_factory, "two_people_talking.mp4", "tpt")
+    root = labelled(tmp_path_factory, DUO, "duo")
     wh = _wh(root)
-    materialize(root, "tpt", ASD)
+    materialize(root, "duo", ASD)
     good = _asd(root)
-    front = max(wh.rows(HUMAN_TRACKS, video_id="tpt"), key=lambda t: t["face_size_median"])["track_id"]
+    front = duo_speaker_track(wh, "duo")
     letters = good["marking"]["letters"]
     behind = next(int(t) for t, x in letters.items() if x != letters[str(front)])
-    # one bad L7 row: a track of the woman behind "speaks", the real speaker does not (a broken speaker model)
+    # one bad L7 row: the still woman's track "speaks", the real speaker does not (a broken speaker model)
     wh.execute("UPDATE speaker_scores SET speaking = (track_id = ?), raw_speaking = (track_id = ?), "
-               "person_speaking = (track_id = ?) WHERE video_id = 'tpt' AND track_id IS NOT NULL",
+               "person_speaking = (track_id = ?) WHERE video_id = 'duo' AND track_id IS NOT NULL",
                [behind, behind, behind])
     wh.execute("UPDATE speaker_scores SET code_version = 'l7-broken', materialized_at = TIMESTAMP "
-               "'2026-01-02 03:04:05' WHERE video_id = 'tpt' AND track_id = ?", [behind])
+               "'2026-01-02 03:04:05' WHERE video_id = 'duo' AND track_id = ?", [behind])
     before = explain_question(wh, good["question_id"])  # the label changed under the question built from it
     changed = [lr["ref"]["track_id"] for lr in before["labels"] if lr["changed_since_question"]]
     assert changed == [behind] and "CHANGED since the question was built" in format_explanation(before)
-    materialize(root, "tpt", ASD)
+    materialize(root, "duo", ASD)
     q = _asd(root)
-    assert q["marking"]["letters"][str(behind)] == q["answer"] != good["answer"]  # the question is now wrong
+    letters = q["marking"]["letters"]
+    assert letters[str(behind)] == q["answer"] != letters[str(front)]  # the question is now wrong
     data = explain_question(wh, q["question_id"])
     bad = [r for r in data["answer_basis"]["label_rows"] if r["current"]["speaking"]]
     assert [(r["table"], r["track_id"], r["code_version"]) for r in bad] == [("speaker_scores", behind, "l7-broken")]
@@ -92,16 +92,16 @@ def test_explain_points_at_the_bad_l7_row_that_made_the_answer_wrong(tmp_path_fa
     assert cli_main(["explain", "qnope", "--warehouse", str(root / "wh.duckdb")]) == 2
 
 
-def test_explain_lists_synthesis_steps_in_order(tpt):
+def test_explain_lists_synthesis_steps_in_order(duo):
     from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS
 
-    wh, q = _wh(tpt), _asd(tpt)
+    wh, q = _wh(duo), _asd(duo)
     steps = [{"question_id": q["question_id"], "abbrev": "ASD", "seq": i, "step": step, "attempt": 1, "model": model,
               "weight": weight, "call_id": None, "cached": False, "status": "ok", "payload": payload}
              for i, (step, model, weight, payload) in enumerate([
                  ("answer", "m1", None, {"answer": "she talks"}), ("score", "m1", 2.0, {"scores": [9, 3]}),
                  ("total", None, None, {"winner": 0})])]
-    wh.replace(SYNTHESIS_STEPS, {"video_id": "tpt", "task": q["task"]}, list(reversed(steps)))
+    wh.replace(SYNTHESIS_STEPS, {"video_id": "duo", "task": q["task"]}, list(reversed(steps)))
     data = explain_question(wh, q["question_id"])
     assert [s["step"] for s in data["synthesis_steps"]] == ["answer", "score", "total"]
     text = format_explanation(data)

@@ -10,15 +10,15 @@ from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.curation.assets import reviewed_questions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
-from hvbench_assets_tests.real_labels import labelled, materialize
+from hvbench_assets_tests.real_labels import DUO, labelled, materialize
 
 import dagster as dg
 
 
 @pytest.fixture(scope="module")
-def tpt(tmp_path_factory):
-    root = labelled(tmp_path_factory, "two_people_talking.mp4", "tpt")
-    materialize(root, "tpt", TASK_ASSETS)
+def duo(tmp_path_factory):
+    root = labelled(tmp_path_factory, DUO, "duo")
+    materialize(root, "duo", TASK_ASSETS)
     return root
 
 
@@ -30,27 +30,27 @@ def run_reviewed(root, exclude=""):
     return result, res["warehouse"].get()
 
 
-def test_reviewed_questions_follow_decisions(tpt):
-    _, wh = run_reviewed(tpt)
+def test_reviewed_questions_follow_decisions(duo):
+    _, wh = run_reviewed(duo)
     rows = {r["abbrev"]: r for r in wh.rows(REVIEWED_QUESTIONS)}
     assert rows["ASD"]["state"] == "unreviewed" and rows["AVAD"]["state"] == "not_reviewed"
     asd = wh.rows(QUESTIONS, abbrev="ASD")[0]
     record_decision(wh, asd, "ann", "reject", reason="bad_track")
-    result, wh = run_reviewed(tpt)
+    result, wh = run_reviewed(duo)
     rows = {r["abbrev"]: r for r in wh.rows(REVIEWED_QUESTIONS)}
     assert rows["ASD"]["state"] == "rejected" and rows["ASD"]["reviewers"] == ["ann"]
     meta = result.asset_materializations_for_node("reviewed_questions")[0].metadata
     assert meta["state_rejected"].value == 1 and meta["decisions"].value == 1
-    _, wh = run_reviewed(tpt, exclude="none")
+    _, wh = run_reviewed(duo, exclude="none")
     assert {r["abbrev"]: r["state"] for r in wh.rows(REVIEWED_QUESTIONS)}["AVAD"] == "unreviewed"
 
 
-def test_review_sensor_runs_on_new_decisions_only(tpt):
+def test_review_sensor_runs_on_new_decisions_only(duo):
     from hvbench_assets.defs.curation.sensors import review_sensor
 
     from dagster._core.storage.dagster_run import DagsterRun
 
-    res = {"warehouse": WarehouseResource(path=str(tpt / "wh.duckdb"))}
+    res = {"warehouse": WarehouseResource(path=str(duo / "wh.duckdb"))}
     instance = dg.DagsterInstance.ephemeral()
 
     def tick(cursor=None):

@@ -86,16 +86,14 @@ def test_resources_are_registered():
     assert "audio_models" in (d.resources or {})
 
 
-def test_two_people_talking_flags_the_woman_facing_the_camera(tmp_path_factory):
+def test_two_people_talking_flags_no_face_whose_lips_follow_the_voice_only_by_chance(tmp_path_factory):
+    """The front woman talks with her head pulled by the braiding; her lips follow the voice no better than they
+    follow it displaced by a second or more (README, "Who speaks"), and the girl behind her never. No face is
+    flagged: no ASD question rather than one with a doubtful answer."""
     _, wh = cached_chain(tmp_path_factory, "two_people_talking.mp4", "tpt")
-    tracks = {r["track_id"]: r for r in wh.rows(HUMAN_TRACKS, video_id="tpt")}
     rows = wh.rows(SPEAKER_SCORES, video_id="tpt", order_by="track_id")
-    assert rows and all(r["fps"] == 30.0 for r in rows)
-    # she sits in front (the biggest face); the girl braiding her hair behind her does not talk
-    front = max(tracks.values(), key=lambda t: t["face_size_median"])
-    by_track = {r["track_id"]: r for r in rows}
-    assert by_track[front["track_id"]]["speaking"]
-    assert any(not r["speaking"] for r in rows)
+    assert rows and all(r["fps"] == 30.0 and r["status"] == "ok" for r in rows)
+    assert not any(r["speaking"] for r in rows)
 
 
 def test_full_profile_runs_light_asd_from_the_configured_weights(tmp_path_factory):

@@ -18,7 +18,7 @@ import pytest
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 from hvbench_assets_tests.conftest import SHARED_VIDEOS
-from hvbench_assets_tests.real_labels import labelled, materialize
+from hvbench_assets_tests.real_labels import DUO, labelled, materialize
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -42,9 +42,10 @@ def merge_warehouse(dst: Path, src: Path) -> None:
 
 
 def two_clip_root(tmp_path_factory) -> Path:
-    """tpt (ASD, AVAD questions; TSA waits for an action annotation) + fpg (HC waits for a count), tasks built."""
-    root = labelled(tmp_path_factory, "two_people_talking.mp4", "tpt")
-    materialize(root, "tpt", TASK_ASSETS)
+    """duo (real_labels.DUO: ASD, AVAD questions; TSA waits for an action annotation) + fpg (HC waits for a count),
+    tasks built."""
+    root = labelled(tmp_path_factory, DUO, "duo")
+    materialize(root, "duo", TASK_ASSETS)
     other = labelled(tmp_path_factory, "five_people_grid.mp4", "fpg")
     materialize(other, "fpg", TASK_ASSETS)
     merge_warehouse(root / "wh.duckdb", other / "wh.duckdb")

@@ -63,7 +63,7 @@ def questions(env) -> dict[str, dict]:
 def run_annotation_sensor(env) -> int:
     """One tick of annotation_sensor; its run requests are executed the way the daemon would."""
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions("videos", ["tpt", "fpg"])
+    instance.add_dynamic_partitions("videos", ["duo", "fpg"])
     res = {"warehouse": WarehouseResource(path=str(env["root"] / "wh.duckdb"))}
     cursor = env.get("annotation_cursor")
     result = annotation_sensor(dg.build_sensor_context(instance=instance, resources=res, cursor=cursor))
@@ -252,7 +252,7 @@ def test_question_page_shows_provenance_and_dagster_links(env):
     page = person(env, "bob")
     page.goto(env["url"] + f"/questions/{asd['question_id']}")
     links = page.eval_on_selector_all("a[target=_blank]", "els => els.map(e => e.href)")
-    assert "http://127.0.0.1:3999/assets/active_speaker_detection?view=partitions&partition=tpt" in links
+    assert "http://127.0.0.1:3999/assets/active_speaker_detection?view=partitions&partition=duo" in links
     prov = page.inner_text("#provenance")
     assert "speaker_scores" in prov and asd["question_id"] in prov
     assert page.locator("#decisions tr").count() == 3  # header + ann + bob
@@ -262,7 +262,7 @@ def test_a_regenerated_question_returns_to_the_queue(env):
     old = questions(env)["TSA"]
     track = old["target_track_ids"][0]
     wh_path = str(env["root"] / "wh.duckdb")
-    assert cli(["annotate", "--warehouse", wh_path, "--annotator", "dan", "action", "tpt", "--track", str(track),
+    assert cli(["annotate", "--warehouse", wh_path, "--annotator", "dan", "action", "duo", "--track", str(track),
                 "--action", "turns her head to the left", "--start", "9"]) == 0
     assert run_annotation_sensor(env) == 1
     new = questions(env)["TSA"]

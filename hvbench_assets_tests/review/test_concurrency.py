@@ -25,7 +25,7 @@ def test_review_writes_during_a_dagster_run(two_clips, two_clips_built):
     def dagster_run():
         outcome["start"] = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         try:
-            outcome["result"], _ = materialize(two_clips, "tpt", TASK_ASSETS)  # rewrites questions 16 times
+            outcome["result"], _ = materialize(two_clips, "duo", TASK_ASSETS)  # rewrites questions 16 times
         except BaseException as exc:  # noqa: BLE001 - reported below
             outcome["error"] = exc
         outcome["end"] = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)

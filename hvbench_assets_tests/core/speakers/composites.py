@@ -89,11 +89,17 @@ def panel_frames(panel: Panel, root: Path, seconds: float, height: int, frozen: 
         yield first if frozen else img
 
 
-def build_scene(scene: Scene, root: Path, dst: Path, seconds: float = 4.0, height: int = 260) -> Path:
-    """Write the composite mp4 (25 fps, 16 kHz mono sound) and return its path."""
-    columns = [panel_frames(p, root, seconds, height, p.name in scene.frozen) for p in scene.panels]
-    frames = (np.concatenate(row, axis=1) for row in zip(*columns))
-    return write_video(dst, frames, FPS, audio=scene_audio(scene, root, seconds), audio_rate=SAMPLE_RATE)
+def build_scene(scene: Scene, root: Path, dst: Path, seconds: float = 4.0, height: int = 260, loops: int = 1) -> Path:
+    """Write the composite mp4 (FPS, 16 kHz mono sound) and return its path. With `loops` > 1 the scene plays
+    that many times in a row, sound and picture together (a longer clip from the 5 s talking head)."""
+
+    def frames():
+        for _ in range(loops):
+            columns = [panel_frames(p, root, seconds, height, p.name in scene.frozen) for p in scene.panels]
+            yield from (np.concatenate(row, axis=1) for row in zip(*columns))
+
+    audio = np.tile(scene_audio(scene, root, seconds), loops)
+    return write_video(dst, frames(), FPS, audio=audio, audio_rate=SAMPLE_RATE)
 
 
 def panel_of(x_centre: float, scene: Scene, root: Path, height: int = 260) -> str:

@@ -87,3 +87,26 @@ def test_only_moving_mouths_nearly_as_much_in_sync_compete():
     talker, rival = scores(placed(0.4), placed(0.6))
     assert (talker < 0).all() and (rival > 0).all()
     assert all((s > 0).all() for s in scores(placed(0.5), placed(0.47)))
+
+
+def test_a_long_track_must_beat_the_sync_its_mouth_reaches_by_chance(root):
+    """Alone on screen, the front woman's face from 0-11 s under her own voice from 11-22 s (a mouth moving with
+    other words) has a 4 s window at 0.39, above min_sync, and was flagged with a 102-frame run; against the
+    voice displaced by 1 s or more the same mouth reaches that often, so it is not a speaker. The man under his
+    own voice (0.56) is far above his chance level (about 0.4)."""
+    from hvbench_assets.core.media import load_audio
+    from hvbench_assets.core.speakers.rules import is_speaking
+    from hvbench_assets_tests.core.speakers.composites import MAN, WOMAN, Panel, panel_frames
+
+    def row(panel, seconds, audio):
+        frames = list(panel_frames(panel, root, seconds, 224))
+        scorer = LipSyncScorer()
+        sig = scorer.prepare(frames, audio, FPS)
+        return scorer.score(frames, audio, FPS), np.nanmax(scorer.sync(sig, FPS)), scorer.chance_sync(sig, FPS)
+
+    early = Panel("woman", WOMAN.clip, 0.0, WOMAN.crop, 1)
+    later_voice = load_audio(root / WOMAN.clip, start_s=11.0, end_s=22.0)
+    scores, best, chance = row(early, 11.0, later_voice)
+    assert best > LipSyncScorer().min_sync and best < chance and not is_speaking(scores)
+    scores, best, chance = row(MAN, 5.0, load_audio(root / MAN.clip, end_s=5.0))
+    assert best > chance + 0.05 and is_speaking(scores)
