@@ -67,6 +67,8 @@ def test_five_people_grid_only_the_man_speaks(tmp_path_factory):
     assert all(r["person_speaking"] == (r["person_tracks"] == talkers[0]) for r in rows)
     meta = result.asset_materializations_for_node("speaker_scores")[0].metadata
     assert meta["speakers"].value == 1 and "data:image/png;base64," in meta["score_plot"].value
+    preview = meta["preview"].value.splitlines()
+    assert "best score" in preview[0] and len(preview) == 2 + len(rows)  # one line per track, its margin shown
 
 
 def test_tone_clip_has_no_speaker(tmp_path):

@@ -76,15 +76,20 @@ def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings,
         k = person_of(r["track_id"], groups)
         r.update(person=k, person_tracks=groups[k], person_speaking=groups[k] in talkers)
     wh.replace(SPEAKER_SCORES, {"video_id": video_id}, rows, provenance=prov)
-    table = "\n".join(
-        f"| {r['track_id']} | {r['person']} | {r['status']} | {r.get('n_frames')} | {r.get('longest_run')} | {r['speaking']} | {r.get('veto_reason') or ''} |"
-        for r in rows
-    )
+    table = "\n".join(_preview_line(r) for r in rows)
     plot = render_score_plot(rows, settings.media_dir(video_id) / "speaker_scores.png")
     return dg.MaterializeResult(metadata={
         "status": "ok", "rows": len(rows), "speakers": len(talkers), "speaking_persons": dg.MetadataValue.json(talkers),
         "speaking_tracks": dg.MetadataValue.json([r["track_id"] for r in rows if r.get("speaking")]),
         "backend": scorer.backend, "model": scorer.model,
-        "preview": dg.MetadataValue.md("| track | person | status | frames | longest run | speaking | veto |\n|---|---|---|---|---|---|---|\n" + table),
+        "preview": dg.MetadataValue.md("| track | person | status | frames | longest run | best score | speaking | veto |\n"
+                                      "|---|---|---|---|---|---|---|---|\n" + table),
         **(image(plot, "score_plot") if plot else {}),
     })
+
+
+def _preview_line(r: dict) -> str:
+    """One track in the preview; best score = how far its best frame is above (> 0) or below its speaking bar."""
+    best = f"{max(r['scores']):+.2f}" if r.get("scores") else ""
+    return (f"| {r['track_id']} | {r['person']} | {r['status']} | {r.get('n_frames')} | {r.get('longest_run')} | {best} | "
+            f"{r['speaking']} | {r.get('veto_reason') or ''} |")
