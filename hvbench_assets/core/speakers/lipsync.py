@@ -2,16 +2,19 @@
 the other faces on screen?
 
 Per frame of a track, with a voice in the surrounding 0.8 s (else -1: nobody speaks):
-    score = min(sync - floor, sync - cross_ratio * best_other),  floor = max(min_sync, chance_sync)
+    score = min(sync - floor, min over the two signals of (its sync - its chance level), sync - cross_ratio * best_other)
+    floor = max(min_sync, the mean's chance level)
 where `sync` is the audio-visual synchrony of the track's mouth (region motion and lip opening, averaged)
 with the clip's voice above 1 kHz (core.speakers.avsync: each signal's best 4 s window covering the frame) and
 `best_other` the best synchrony of another face visible in the same frame (only a moving mouth in sync
 counts: a still one correlates by chance). So a face that mouths other words while someone else's voice
 is heard stays below zero, and of several moving mouths only the one(s) following the voice win; two
 faces talking at once over a mixed soundtrack both stay positive only while they follow it about equally.
-`chance_sync` is what the same mouth reaches against the voice displaced by a second or more: on a long
-track, or for a mouth that moves much, a high window comes by chance, and only a face that beats its own
-chance level speaks (a face alone on screen mouthing other words has no rival to lose to).
+A chance level (`chance_sync`) is what the same mouth reaches against the voice displaced by a second or more:
+on a long track, or for a mouth that moves much, a high window comes by chance, and only a face that beats its
+own chance level speaks (a face alone on screen mouthing other words has no rival to lose to). The mean must
+beat its level by chance_z spreads, and each signal alone its own by signal_chance_z: the two signals' chance
+correlations are largely independent, so a chance high of the mean usually rides on one of them.
 A mouth whose lip gap hardly changes is never speaking (a still photo panned by the camera correlates
 with a voice by chance), and a frame without landmarks is not scored.
 
@@ -96,8 +99,9 @@ class PlacedSignals:
 class LipSyncScorer:
     """Offline L7 backend over face-crop frames, audio aligned to each crop's start, the real fps."""
 
-    # correlation a mouth must reach with the voice: mouthing faces under another voice reach <= 0.28 with the
-    # voice's 1-7 kHz envelopes, clear speakers >= 0.37 (benchmarks/speaker_accuracy.py, speaker_sync.py)
+    # correlation a mouth must reach with the voice at least: a 4 s window of a mouth under another voice reaches
+    # 0.15 +- 0.1 with the voice's 1-7 kHz envelopes, the talking man 0.55 (benchmarks/speaker_sync.py); the
+    # track's own chance level below raises the bar where its mouth or its length make chance highs likely
     min_sync: float = 0.30
     # share of the best co-visible face's synchrony a face must reach to speak: two faces nearly as much in
     # sync both speak; a child mouthing at 0.26 beside the talking man at 0.33 (a five_people_grid L1 crop) not
@@ -111,8 +115,9 @@ class LipSyncScorer:
     # a face must beat the displaced syncs' mean by chance_z of their spread (and min_sync)
     chance_shifts: int = 24
     chance_z: float = 2.0
+    signal_chance_z: float = 1.0  # each signal alone must beat its own chance mean by this many spreads
     backend: str = "offline"
-    model: str = "dlib-68 mouth motion (0.3-4 Hz) and lip opening (1.5-8 Hz) x voice 1-3 / 3-7 kHz loudness sync above its chance level, compared across faces"
+    model: str = "dlib-68 mouth motion (0.3-4 Hz) and lip opening (1.5-8 Hz) x voice 1-3 / 3-7 kHz loudness sync above their chance levels, compared across faces"
 
     def prepare(self, frames_bgr: Iterable[np.ndarray], audio: np.ndarray, fps: float) -> FrameSignals:
         """Per-frame signals of one track; the frames are streamed, never held."""
@@ -124,29 +129,43 @@ class LipSyncScorer:
     signals = prepare
 
     def sync(self, sig: FrameSignals, fps: float) -> np.ndarray:
-        return self._sync_with(sig, sig.voice_db, fps)
+        return np.mean(self._stream_syncs(sig, sig.voice_db, fps), axis=0)
 
-    def _sync_with(self, sig: FrameSignals, voice_db: np.ndarray, fps: float) -> np.ndarray:
-        return windowed_av_sync(mouth_streams(sig.motion, sig.mouth), voice_db, sig.seen_mask, fps, self.sync_window_s)
+    def _stream_syncs(self, sig: FrameSignals, voice_db: np.ndarray, fps: float) -> list[np.ndarray]:
+        """Per mouth signal (motion, opening): its windowed sync with the voice, averaged over the envelopes."""
+        return [windowed_av_sync([st], voice_db, sig.seen_mask, fps, self.sync_window_s)
+                for st in mouth_streams(sig.motion, sig.mouth)]
 
-    def chance_sync(self, sig: FrameSignals, fps: float) -> float:
-        """The sync this mouth reaches by chance: its track's best sync against the voice shifted (circularly)
-        by 1 s or more, as mean + chance_z * spread over the shifts. A long track has many windows, and a mouth
-        that moves much at low rates correlates widely, so either finds a high window by chance. -inf when the
-        track is too short to shift."""
+    def chance_sync(self, sig: FrameSignals, fps: float) -> tuple[float, np.ndarray]:
+        """What this mouth reaches by chance: its best sync against the voice shifted (circularly) by 1 s or more,
+        as mean + chance_z * spread over the shifts, for the signals' mean and for each signal. A long track has
+        many windows, and a mouth that moves much at low rates correlates widely, so either finds a high window
+        by chance. -inf when the track is too short to shift."""
         n = len(sig.mouth)
         lo = int(round(fps))
         shifts = np.unique(np.linspace(lo, n - lo, self.chance_shifts).astype(int)) if n > 2 * lo else []
-        best = [np.nanmax(s) for s in (self._sync_with(sig, np.roll(sig.voice_db, k, axis=-1), fps) for k in shifts)
-                if np.isfinite(s).any()]
-        return float(np.mean(best) + self.chance_z * np.std(best)) if len(best) >= 6 else -np.inf
+        best = []  # per shift: the best of the mean, then of each signal
+        for k in shifts:
+            streams = self._stream_syncs(sig, np.roll(sig.voice_db, k, axis=-1), fps)
+            if all(np.isfinite(x).any() for x in streams):
+                best.append([np.nanmax(np.mean(streams, axis=0)), *(np.nanmax(x) for x in streams)])
+        if len(best) < 6:
+            return -np.inf, np.full(2, -np.inf)
+        mean, spread = np.mean(best, axis=0), np.std(best, axis=0)
+        return float(mean[0] + self.chance_z * spread[0]), mean[1:] + self.signal_chance_z * spread[1:]
 
     def score_placed(self, tracks: Sequence[PlacedSignals], fps: float) -> list[np.ndarray]:
         """Scores of every track of a clip, each face compared with the faces seen in the same frames."""
-        syncs = [np.nan_to_num(self.sync(t.signals, fps), nan=-1.0) for t in tracks]
-        floors = [max(self.min_sync, self.chance_sync(t.signals, fps)) for t in tracks]
+        streams = [[np.nan_to_num(x, nan=-1.0) for x in self._stream_syncs(t.signals, t.signals.voice_db, fps)]
+                   for t in tracks]
+        syncs = [np.mean(x, axis=0) for x in streams]
+        chance = [self.chance_sync(t.signals, fps) for t in tracks]
+        floors = [max(self.min_sync, c) for c, _ in chance]
+        # each signal must beat its own chance level too: a chance high of the mean often rides on one signal
+        own = [np.min([x - c for x, c in zip(xs, per)], axis=0) for xs, (_, per) in zip(streams, chance)]
         # a still mouth's chance correlation is no rival: only moving mouths in sync are compared
-        rivals = [np.where((s >= f) & ~self._still(t.signals, fps), s, -np.inf) for t, s, f in zip(tracks, syncs, floors)]
+        rivals = [np.where((s >= f) & (m > 0) & ~self._still(t.signals, fps), s, -np.inf)
+                  for t, s, f, m in zip(tracks, syncs, floors, own)]
         end = max((t.first_frame + len(s) for t, s in zip(tracks, syncs)), default=0)
         out = []
         for i, (t, sync) in enumerate(zip(tracks, syncs)):
@@ -156,7 +175,8 @@ class LipSyncScorer:
                     seg = others[u.first_frame : u.first_frame + len(r)]
                     others[u.first_frame : u.first_frame + len(r)] = np.maximum(seg, r)
             best_other = others[t.first_frame : t.first_frame + len(sync)]
-            out.append(self._scores(t.signals, sync, best_other, floors[i], fps))
+            above_chance = np.minimum(sync - floors[i], own[i])
+            out.append(self._scores(t.signals, above_chance, sync - self.cross_ratio * best_other, fps))
         return out
 
     def _still(self, sig: FrameSignals, fps: float) -> np.ndarray:
@@ -165,13 +185,13 @@ class LipSyncScorer:
         activity = np.clip((windowed_std(_fill_and_smooth(sig.mouth), half) - self.moving_mouth) / self.moving_mouth, -1, 1)
         return activity <= self.still_mouth_activity
 
-    def _scores(self, sig: FrameSignals, sync: np.ndarray, best_other: np.ndarray, floor: float, fps: float) -> np.ndarray:
+    def _scores(self, sig: FrameSignals, above_chance: np.ndarray, above_rivals: np.ndarray, fps: float) -> np.ndarray:
         n = len(sig.mouth)
         if n == 0:
             return np.zeros(0, np.float32)
         half = max(1, int(round(self.activity_window_s * fps)))
         voice = windowed_mean(sig.voice_prob.astype(np.float64), half)
-        speaking = np.minimum(sync - floor, sync - self.cross_ratio * best_other)
+        speaking = np.minimum(above_chance, above_rivals)
         # a mouth that hardly moves is not speaking, whatever chance correlation the sync term finds
         speaking = np.where(self._still(sig, fps), np.minimum(speaking, -0.5), speaking)
         out = np.where((voice >= self.voice_threshold) & np.isfinite(sig.mouth), speaking, -1.0)

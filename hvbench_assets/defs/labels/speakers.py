@@ -19,7 +19,7 @@ from hvbench_assets.defs.metadata import image
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
-SPEAKER_SCORES_BASE = "8"  # 8: chance floor per track; 7: voice envelopes above 1 kHz, min sync 0.30; 6: 0.9 of the best co-visible face; 5: lip opening joined the motion; 4: motion only
+SPEAKER_SCORES_BASE = "9"  # 9: each signal above its own chance level; 8: chance floor per track; 7: voice envelopes above 1 kHz, min sync 0.30; 6: 0.9 of the best co-visible face; 5: lip opening joined the motion; 4: motion only
 SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
 
 
