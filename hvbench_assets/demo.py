@@ -10,6 +10,7 @@ evaluates the export with every configured answering model (or says how to confi
 """
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -246,11 +247,13 @@ def _clip_overview(wh, vid: str) -> list[str]:
     if voice:
         lines.append(f"  voice: {voice['voice_class'] or voice['status']}"
                      + (f" ({voice['confidence']:.2f}, {voice['method']})" if voice["voice_class"] else ""))
-    speakers = wh.query("SELECT track_id, speaking, longest_run FROM speaker_scores WHERE video_id = ? "
+    speakers = wh.query("SELECT track_id, speaking, longest_run, scores FROM speaker_scores WHERE video_id = ? "
                         "AND status = 'ok' ORDER BY track_id", [vid]) if wh.has_table("speaker_scores") else []
     for sp in speakers:
+        scores = json.loads(sp["scores"]) if isinstance(sp["scores"], str) else sp["scores"]
+        best = f", best score {max(scores):+.2f}" if scores else ""  # < 0: never above its speaking bar
         lines.append(f"  track {sp['track_id']} {'speaks' if sp['speaking'] else 'does not speak'} "
-                     f"(longest positive run {sp['longest_run']} frames)")
+                     f"(longest positive run {sp['longest_run']} frames{best})")
     return lines
 
 

@@ -43,6 +43,7 @@ def test_main_command_exports_then_evaluates_once_a_model_is_configured(new_user
     folder = tmp_path / "data" / "benchmarks" / "hvbench"
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["counts"]["Audio_Visual_Alignment_Detection"] == 1  # AVAD needs no review (ASD: one person)
+    assert "speaks (longest positive run " in out and ", best score +" in out  # how far above its bar
     assert f"export: 1 question(s) in {folder}" in out and "No answering model is configured" in out
     assert "HVBENCH_MLLM_MYMODEL_BASE_URL" in out and not (tmp_path / "data" / "reports").exists()
 
