@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from hvbench_assets.core.media import iter_frames, load_audio  # noqa: E402
+from hvbench_assets.core.media import SAMPLE_RATE, iter_frames, load_audio  # noqa: E402
 from hvbench_assets.core.speakers.rules import longest_positive_run  # noqa: E402
 from hvbench_assets.core.speakers.lipsync import LipSyncScorer  # noqa: E402
 from hvbench_assets.core.speakers.scoring import TrackFrames, clip_rows  # noqa: E402
@@ -101,8 +101,8 @@ def long_faces() -> list[tuple[str, bool | None, bool, int, float]]:
     out = []
     for face, frames in crops.items():
         for voice, audio in voices.items():
-            n = min(len(frames), int(len(audio) / 16000 * FPS))
-            scores = LipSyncScorer().score(frames[:n], audio[: int(n / FPS * 16000)], FPS)
+            n = min(len(frames), int(len(audio) / SAMPLE_RATE * FPS))
+            scores = LipSyncScorer().score(frames[:n], audio[: int(n / FPS * SAMPLE_RATE)], FPS)
             run = longest_positive_run(scores)[0]
             truth = (None if face.startswith("woman") else True) if face == voice else False
             out.append((f"{face} <- {voice}", truth, run > 12, run, float(scores.max())))

@@ -10,7 +10,6 @@ evaluates the export with every configured answering model (or says how to confi
 """
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -25,6 +24,7 @@ from hvbench_assets.core.media import write_video
 from hvbench_assets.core.media.encode import AUDIO_RATE
 from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.settings import PROJECT_ROOT, seed_dagster_home
+from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
 from hvbench_assets.core.tasks.describe import questions_text
 from hvbench_assets.demo_benchmark import assemble, evaluate_export
 from hvbench_assets.samples import photos
@@ -247,11 +247,8 @@ def _clip_overview(wh, vid: str) -> list[str]:
     if voice:
         lines.append(f"  voice: {voice['voice_class'] or voice['status']}"
                      + (f" ({voice['confidence']:.2f}, {voice['method']})" if voice["voice_class"] else ""))
-    speakers = wh.query("SELECT track_id, speaking, longest_run, scores FROM speaker_scores WHERE video_id = ? "
-                        "AND status = 'ok' ORDER BY track_id", [vid]) if wh.has_table("speaker_scores") else []
-    for sp in speakers:
-        scores = json.loads(sp["scores"]) if isinstance(sp["scores"], str) else sp["scores"]
-        best = f", best score {max(scores):+.2f}" if scores else ""  # < 0: never above its speaking bar
+    for sp in wh.rows(SPEAKER_SCORES, video_id=vid, status="ok", order_by="track_id"):
+        best = f", best score {max(sp['scores']):+.2f}" if sp["scores"] else ""  # < 0: never above its speaking bar
         lines.append(f"  track {sp['track_id']} {'speaks' if sp['speaking'] else 'does not speak'} "
                      f"(longest positive run {sp['longest_run']} frames{best})")
     return lines
