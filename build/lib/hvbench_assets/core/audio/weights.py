@@ -1,0 +1,71 @@
+"""Fail-fast checks for hub-hosted weights: the libraries retry for ~20 s offline and then raise
+misleading errors, so full backends check first and say exactly what is missing."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+
+class ModelUnavailable(RuntimeError):
+    """A full backend cannot run here; the message names the model and how to provide it."""
+
+
+def hf_cache_dir() -> Path:
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE)
+
+
+def hf_local_snapshot(repo_id: str, filename: str = "config.json") -> Path | None:
+    """The cached snapshot folder of a Hugging Face repo when `filename` is in the local cache."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(repo_id, filename, cache_dir=str(hf_cache_dir()))
+    return Path(found).parent if isinstance(found, str) else None
+
+
+def host_reachable(url: str, timeout_s: float = 3.0) -> bool:
+    parsed = urlparse(url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parsed.hostname, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+def hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def require_hf_model(repo_id: str, filename: str = "config.json") -> str:
+    """`repo_id` itself when it is a local folder, the local snapshot when cached, else the id when
+    the hub answers; raises ModelUnavailable at once otherwise."""
+    if Path(repo_id).is_dir():
+        return repo_id
+    local = hf_local_snapshot(repo_id, filename)
+    if local is not None:
+        return str(local)
+    from huggingface_hub import constants
+
+    if hub_offline():
+        why = "HF_HUB_OFFLINE is set"
+    elif not host_reachable(constants.ENDPOINT):
+        why = f"the hub {constants.ENDPOINT} is unreachable"
+    else:
+        return repo_id
+    raise ModelUnavailable(
+        f"weights of {repo_id!r} are not in the local Hugging Face cache ({hf_cache_dir()}) and {why}. "
+        f"Pre-seed them on a machine with network: `huggingface-cli download {repo_id}` with HF_HOME pointing "
+        f"at the same cache, or set the model option to a local folder holding the files."
+    )
+
+
+def load_hf_pair(model_id: str, device: str, extractor_cls, model_cls) -> tuple:
+    """(feature extractor, model in eval mode on `device`) from the local copy of a hub model;
+    ModelUnavailable at once when the weights are not there (see require_hf_model)."""
+    source = require_hf_model(model_id)
+    return extractor_cls.from_pretrained(source), model_cls.from_pretrained(source).to(device).eval()

@@ -1,0 +1,107 @@
+"""What a reviewer sees next: the review queue, the adjudication list and the annotation queue.
+
+A question assigned to reviewers (two, for agreement) goes to each of them until each has decided on its
+current version; an unassigned question goes to anyone while it is unreviewed. A regenerated question
+(new content hash) is back in the queue because no decision matches its hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from hvbench_assets.core.curation.state import curate, is_question
+from hvbench_assets.core.tasks.store import question_content_hash
+
+
+def _assigned(assignments: Iterable[Mapping[str, Any]], role: str) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for a in assignments:
+        if (a.get("role") or "review") == role:
+            out.setdefault(a["question_id"], set()).add(a["reviewer"])
+    return out
+
+
+def _decided(decisions: Iterable[Mapping[str, Any]], reviewer: str) -> set[tuple[str, str]]:
+    return {(d["question_id"], d["content_hash"]) for d in decisions
+            if d["reviewer"] == reviewer and d["action"] != "adjudicate"}
+
+
+def review_queue(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
+                 assignments: list[Mapping[str, Any]], excluded: frozenset[str], reviewer: str) -> list[Mapping]:
+    """Questions `reviewer` should review, assigned ones first, then by task and clip."""
+    states = {r["question_id"]: r for r in curate(questions, decisions, excluded, assignments)}
+    assigned = _assigned(assignments, "review")
+    done = _decided(decisions, reviewer)
+    out = []
+    for q in questions:
+        if not is_question(q) or (q["question_id"], question_content_hash(dict(q))) in done:
+            continue
+        to = assigned.get(q["question_id"])
+        if to is not None:
+            if reviewer in to and states[q["question_id"]]["state"] != "disputed":
+                out.append((0, q))
+        elif states[q["question_id"]]["state"] == "unreviewed":
+            out.append((1, q))
+    return [q for _, q in sorted(out, key=lambda t: (t[0], t[1]["task"] or "", t[1]["video_id"] or "", t[1]["question_id"]))]
+
+
+def adjudication_list(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
+                      assignments: list[Mapping[str, Any]], excluded: frozenset[str],
+                      reviewer: str | None = None) -> list[dict[str, Any]]:
+    """Disputed questions; with `reviewer`, only those a third person may settle (not one of its reviewers,
+    and named when adjudicators were assigned)."""
+    adjudicators = _assigned(assignments, "adjudicate")
+    out = []
+    for row in curate(questions, decisions, excluded, assignments):
+        if row["state"] != "disputed":
+            continue
+        if reviewer is not None:
+            named = adjudicators.get(row["question_id"])
+            if reviewer in row["reviewers"] or (named is not None and reviewer not in named):
+                continue
+        out.append(row)
+    return out
+
+
+def shown_order(question: Mapping[str, Any], reviewer: str) -> list[str]:
+    """The option letters in the order this reviewer sees them blind: shuffled, but the same on a reload."""
+    letters = [o["letter"] for o in question.get("options") or []]
+    seed = hashlib.sha256(f"{question['question_id']}:{question_content_hash(dict(question))}:{reviewer}".encode())
+    rng = random.Random(int(seed.hexdigest()[:15], 16))
+    shuffled = letters[:]
+    for _ in range(5):  # never the stored order when another exists, so position gives nothing away
+        rng.shuffle(shuffled)
+        if shuffled != letters or len(set(letters)) < 2:
+            break
+    return shuffled
+
+
+ANNOTATION_TASKS = {"HC": "count", "AST": "action", "TSA": "action"}
+
+
+def annotation_queue(questions: list[Mapping[str, Any]], annotations: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Clips (and red-boxed targets) whose HC / AST / TSA question waits for a human answer and has none yet.
+    AST and TSA share one action-time annotation of the same target: one item for both."""
+    have = {(a["video_id"], a["kind"], a.get("track_id")) for a in annotations}
+    items: dict[tuple, dict[str, Any]] = {}
+    for q in questions:
+        kind = ANNOTATION_TASKS.get(q.get("abbrev") or "")
+        if kind is None or q.get("status") != "awaiting_annotation":
+            continue
+        targets = [int(t) for t in q.get("target_track_ids") or []]
+        if kind == "count":
+            if (q["video_id"], "count", None) in have:
+                continue
+            key = (q["video_id"], "count", None)
+        else:
+            if any((q["video_id"], "action", t) in have for t in targets):
+                continue
+            key = (q["video_id"], "action", tuple(targets))
+        item = items.setdefault(key, {"video_id": q["video_id"], "kind": kind, "track_ids": targets,
+                                      "question_ids": [], "tasks": [], "question_id": q["question_id"]})
+        item["question_ids"].append(q["question_id"])
+        item["tasks"].append(q["abbrev"])
+    return sorted(items.values(), key=lambda i: (i["video_id"], i["kind"]))

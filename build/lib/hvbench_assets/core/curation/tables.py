@@ -1,0 +1,79 @@
+"""Warehouse tables of curation: human review decisions (append-only) and the reviewed state of every
+current question. `questions` itself is never rewritten by curation."""
+
+from __future__ import annotations
+
+from hvbench_assets.core.warehouse import TableSpec
+
+REVIEW_DECISIONS = TableSpec(
+    "review_decisions",
+    (
+        ("decision_id", "VARCHAR"),
+        ("question_id", "VARCHAR"),
+        ("video_id", "VARCHAR"),
+        ("task", "VARCHAR"),
+        ("abbrev", "VARCHAR"),
+        ("content_hash", "VARCHAR"),  # the question version the reviewer saw (store.question_content_hash)
+        ("reviewer", "VARCHAR"),
+        ("blind_choice", "VARCHAR"),  # letter picked before the proposed answer was shown; null if skipped
+        ("shown_order", "JSON"),  # letters in the order the options were displayed blind
+        ("action", "VARCHAR"),  # accept | correct | reject | adjudicate
+        ("corrected_answer", "VARCHAR"),  # letter (correct / adjudicate)
+        ("corrected_text", "VARCHAR"),  # a written answer replacing the proposed answer's text
+        ("reason", "VARCHAR"),  # reject: bad_track | frozen_video | ambiguous | wrong_label | other
+        ("reason_text", "VARCHAR"),
+        ("created_at", "TIMESTAMP"),
+        ("seconds_spent", "DOUBLE"),
+    ),
+    key=("decision_id",),
+    provenance=False,
+    description="Every human review decision, append-only; it applies to the question version it names",
+)
+
+REVIEWED_QUESTIONS = TableSpec(
+    "reviewed_questions",
+    (
+        ("question_id", "VARCHAR"),
+        ("video_id", "VARCHAR"),
+        ("task", "VARCHAR"),
+        ("abbrev", "VARCHAR"),
+        ("content_hash", "VARCHAR"),
+        ("state", "VARCHAR"),  # accepted | corrected | rejected | unreviewed | disputed | not_reviewed
+        ("answer", "VARCHAR"),  # letter after corrections
+        ("answer_text", "VARCHAR"),
+        ("options", "JSON"),  # after corrections
+        ("reviewers", "JSON"),
+        ("decision_ids", "JSON"),  # decisions on the current version that made the state
+        ("reason", "VARCHAR"),  # why rejected / disputed / waiting
+    ),
+    key=("question_id",),
+    description="One row per current question: its review state and the answer after human corrections",
+)
+
+REVIEW_ASSIGNMENTS = TableSpec(
+    "review_assignments",
+    (
+        ("question_id", "VARCHAR"),
+        ("reviewer", "VARCHAR"),
+        ("role", "VARCHAR"),  # review | adjudicate
+        ("assigned_at", "TIMESTAMP"),
+    ),
+    key=("question_id", "reviewer"),
+    provenance=False,
+    description="Which reviewers must review a question (two for agreement) and who adjudicates a dispute",
+)
+
+REVIEWER_TOKENS = TableSpec(
+    "reviewer_tokens",
+    (
+        ("reviewer", "VARCHAR"),
+        ("token_sha256", "VARCHAR"),  # the token itself is shown once and never stored
+        ("created_at", "TIMESTAMP"),
+        ("revoked", "BOOLEAN"),
+    ),
+    key=("reviewer",),
+    provenance=False,
+    description="Per-reviewer access tokens (hashed) for a review server bound to a non-local address",
+)
+
+CURATION_TABLES = (REVIEW_DECISIONS, REVIEWED_QUESTIONS, REVIEW_ASSIGNMENTS, REVIEWER_TOKENS)

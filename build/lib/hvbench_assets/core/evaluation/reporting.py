@@ -1,0 +1,56 @@
+"""Report for one benchmark from the warehouse: every run of it, rendered and stored as tables."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from hvbench_assets.core.evaluation.tables import (
+    EVAL_DISTRACTORS,
+    EVAL_ITEM_STATS,
+    EVAL_RESPONSES,
+    EVAL_RUNS,
+    EVAL_TASK_SCORES,
+)
+from hvbench_assets.core.scoring.report import (
+    DEFAULT_ITEM_MAX_UNPARSED,
+    ReportData,
+    build_report,
+    item_stat_rows,
+    task_score_rows,
+    write_report,
+)
+from hvbench_assets.core.warehouse import Warehouse
+
+REPORT_CODE_VERSION = "report-v2"
+
+
+def benchmark_names(warehouse: Warehouse) -> list[str]:
+    if not warehouse.has_table(EVAL_RUNS.name):
+        return []
+    return [r["benchmark"] for r in warehouse.query("SELECT DISTINCT benchmark FROM eval_runs ORDER BY 1")]
+
+
+def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] | None = None,
+               run_ids: Sequence[str] | None = None, out_dir: str | Path | None = None,
+               store: bool = True, item_max_unparsed: float = DEFAULT_ITEM_MAX_UNPARSED,
+               ) -> tuple[ReportData, dict[str, Path]]:
+    """Build the report of every run (or `run_ids`) on `benchmark`; write it to `out_dir` and, with
+    `store`, replace the benchmark's rows in eval_task_scores / eval_item_stats / eval_distractors."""
+    runs = warehouse.rows(EVAL_RUNS, benchmark=benchmark)
+    if run_ids:
+        runs = [r for r in runs if r["run_id"] in set(run_ids)]
+    wanted = {r["run_id"] for r in runs}
+    rows = [r for r in warehouse.rows(EVAL_RESPONSES, benchmark=benchmark) if r["run_id"] in wanted]
+    issues = runs[0]["load_issues"] if runs and runs[0].get("load_issues") else []
+    data = build_report(rows, runs, benchmark=benchmark, human=human, load_issues=issues,
+                        item_max_unparsed=item_max_unparsed)
+    if store:
+        prov = {"backend": "scoring", "model": None, "code_version": REPORT_CODE_VERSION}
+        model_of = {v.run_id: v.model for v in data.runs}
+        warehouse.replace(EVAL_TASK_SCORES, {"benchmark": benchmark},
+                          [{**r, "model": model_of[r["run_id"]]} for r in task_score_rows(data)], provenance=prov)
+        warehouse.replace(EVAL_ITEM_STATS, {"benchmark": benchmark}, item_stat_rows(data), provenance=prov)
+        warehouse.replace(EVAL_DISTRACTORS, {"benchmark": benchmark}, data.option_picks, provenance=prov)
+    paths = write_report(data, out_dir) if out_dir else {}
+    return data, paths

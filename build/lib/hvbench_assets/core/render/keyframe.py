@@ -1,0 +1,65 @@
+"""One still per clip for the UI: the frame showing the most tracks, with their stored face and body boxes
+and the letters questions use for them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from hvbench_assets.core.media import iter_frames
+from hvbench_assets.core.render.marked import LETTER_BGR, draw_box
+from hvbench_assets.core.vision.tables import Track, boxes_by_frame, letter_tracks
+
+BODY_BGR = (200, 200, 200)
+
+
+def key_frame_index(tracks: list[Track]) -> int | None:
+    """The frame with the most tracked faces; among those, the one nearest the middle of that run of frames."""
+    faces = boxes_by_frame(tracks)
+    if not faces:
+        return None
+    most = max(len(b) for b in faces.values())
+    best = sorted(f for f, b in faces.items() if len(b) == most)
+    return best[len(best) // 2]
+
+
+def render_key_frame(clip: str | Path, tracks: list[Track], dst: str | Path, max_side: int = 640,
+                     quality: int = 80, kept: tuple[int, np.ndarray, float] | None = None) -> tuple[Path, int] | None:
+    """Write the key frame as JPEG (longest side `max_side`); None when there are no tracks. `kept` is a
+    frame L1 held from its own pass (index, image, image pixels -> source pixels): it is used when it
+    shows as many stored faces as the best frame, so drawing the still costs no second decode."""
+    faces = boxes_by_frame(tracks)
+    frame = key_frame_index(tracks)
+    if frame is None:
+        return None
+    to_img = 1.0
+    if kept is not None and len(faces.get(kept[0], {})) == len(faces[frame]):
+        frame, image, to_src = kept
+        to_img = 1 / to_src
+    else:
+        t = next(b.t for tr in tracks for b in tr.boxes if b.frame == frame)
+        image = next((fr.image for fr in iter_frames(clip, start_s=max(0.0, t - 0.5), end_s=t + 0.5)
+                      if fr.index == frame), None)
+    if image is None:
+        return None
+    img = image.copy()
+    scale = max(img.shape[:2]) / 720
+    letters = letter_tracks(tracks)
+    bodies = boxes_by_frame(tracks, "body").get(frame, {})
+    for tid, box in bodies.items():
+        draw_box(img, _scaled(box, to_img), BODY_BGR, scale * 0.5)
+    for tid, box in faces[frame].items():
+        draw_box(img, _scaled(box, to_img), LETTER_BGR, scale, letters.get(tid))
+    k = max_side / max(img.shape[:2])
+    if k < 1:
+        img = cv2.resize(img, None, fx=k, fy=k, interpolation=cv2.INTER_AREA)
+    dst = Path(dst)
+    if not cv2.imwrite(str(dst), img, [cv2.IMWRITE_JPEG_QUALITY, quality]):
+        raise OSError(f"{dst}: could not write the key frame")
+    return dst, frame
+
+
+def _scaled(box, k: float):
+    return box if k == 1.0 else tuple(v * k for v in box)

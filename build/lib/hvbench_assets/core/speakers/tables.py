@@ -1,0 +1,30 @@
+"""Warehouse table of L7 active-speaker scores (one row per face track)."""
+
+from hvbench_assets.core.warehouse import TableSpec
+
+SPEAKER_SCORES = TableSpec(
+    "speaker_scores",
+    (
+        ("video_id", "VARCHAR"),
+        ("track_id", "INTEGER"),  # null on a clip-level status row (no_faces / no_speech / no_audio)
+        ("status", "VARCHAR"),
+        ("reason", "VARCHAR"),
+        ("fps", "DOUBLE"),
+        ("first_frame", "INTEGER"),
+        ("n_frames", "INTEGER"),
+        ("scores", "JSON"),  # one score per track frame; > 0 = speaking
+        ("longest_run", "INTEGER"),
+        ("longest_run_start", "INTEGER"),  # index into scores
+        ("positive_share", "DOUBLE"),
+        ("min_run", "INTEGER"),
+        ("raw_speaking", "BOOLEAN"),  # longest_run > min_run
+        ("speaking", "BOOLEAN"),  # after the veto
+        ("veto_reason", "VARCHAR"),
+        ("voice_class", "VARCHAR"),
+        ("face_class", "VARCHAR"),
+        ("person", "INTEGER"),  # index of the track's person among the clip's L2 persons (person_count.persons)
+        ("person_tracks", "JSON"),  # all track ids of that person
+        ("person_speaking", "BOOLEAN"),  # any track of that person speaks
+    ),
+    description="L7: per-track active speaker scores, longest positive run and speaking flag, and per L2 person",
+)

@@ -1,0 +1,120 @@
+"""Reading replies in the chain's forms, strictly: JSON objects with the keys a step asks for, one-sentence
+answers, letter-emotion answers. A writer reply that does not parse is asked again once (`parsed_call`),
+with a note saying why, so the retry is a new request rather than the cached first reply."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from hvbench_assets.core.mllm.client import ChatResult
+from hvbench_assets.core.synthesis.steps import StepLog
+from hvbench_assets.core.tasks.replies import BadReply, json_object, normalise, person_sentence
+
+__all__ = ["BadReply", "Stop", "answer_form", "distractor_list", "flagged", "parse_answer", "parsed_call",
+           "question_answer", "retry_note"]
+
+
+class Stop(Exception):
+    """The chain ends here with this Pending (rejected or failed)."""
+
+    def __init__(self, status: str, rule: str, reason: str):
+        super().__init__(reason)
+        self.status, self.rule, self.reason = status, rule, reason
+
+
+def retry_note(reason: str) -> str:
+    return f"\nYour previous reply could not be used ({reason}). Reply again in exactly the requested format."
+
+
+def parsed_call(log: StepLog, step: str, call: Callable[[str], ChatResult], parse: Callable[[str | None], Any],
+                what: str) -> tuple[ChatResult, Any, int]:
+    """A writer call whose reply must parse; an unreadable reply is asked again once (with a note, so the
+    retry is a new request), then the chain fails keeping the raw text of both attempts."""
+    feedback, raws = "", []
+    for attempt in (1, 2):
+        r = call(feedback)
+        if not r.ok:
+            log.add(step, {"error": r.error}, "failed", call=r, attempt=attempt)
+            raise Stop("failed", step, f"{what} call failed: {r.error}")
+        try:
+            value = parse(r.text)
+        except BadReply as exc:
+            raws.append(r.text)
+            log.add(step, {"raw": r.text, "error": str(exc)}, "failed", call=r, attempt=attempt)
+            feedback = retry_note(str(exc))
+            continue
+        return r, value, attempt
+    raise Stop("failed", step, f"{what} unreadable twice: {log.steps[-1]['payload']['error']}; raw replies kept: "
+                               + " || ".join(repr((t or "")[:300]) for t in raws))
+
+
+def flagged(keys: tuple[str, str]) -> Callable[[str | None], tuple[bool, str]]:
+    flag_key, text_key = keys
+
+    def parse(text):
+        obj = json_object(text)
+        flag, body = obj.get(flag_key), obj.get(text_key)
+        if not isinstance(flag, bool):
+            raise BadReply(f"{flag_key!r} is not true or false: {flag!r}")
+        if not isinstance(body, str):
+            raise BadReply(f"{text_key!r} is not a string")
+        if flag and not body.strip():
+            raise BadReply(f"{flag_key} is true but {text_key!r} is empty")
+        return flag, body.strip()
+
+    return parse
+
+
+def question_answer(text: str | None) -> tuple[str, str]:
+    """{"question": ..., "answer": ...}, both non-empty."""
+    obj = json_object(text)
+    q, a = obj.get("question"), obj.get("answer")
+    if not isinstance(q, str) or not q.strip() or not isinstance(a, str) or not a.strip():
+        raise BadReply("reply needs a non-empty 'question' and 'answer'")
+    return q.strip(), a.strip()
+
+
+def distractor_list(text: str | None) -> list[str]:
+    """{"distractors": [three strings]}."""
+    obj = json_object(text)
+    items = obj.get("distractors")
+    if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
+        raise BadReply("reply has no list of strings under 'distractors'")
+    items = [" ".join(s.split()) for s in items if s.strip()]
+    if len(items) != 3:
+        raise BadReply(f"reply lists {len(items)} distractors, 3 wanted")
+    return items
+
+
+_LETTER_EMOTION = re.compile(r"\b([A-Z])\s*[-\u2013\u2014:,]\s*([A-Za-z]+)")  # B-happy, B: happy, B, happy
+
+
+def parse_answer(task: str, text: str | None, letters: tuple[str, ...] = ()) -> str:
+    """An answering model's reply as an option: one sentence; H2T 'The person is ...'; EIC 'B-happy'."""
+    if not text or not text.strip():
+        raise BadReply("empty answer")
+    if task == "H2T":
+        return person_sentence(text)
+    if task == "EIC":
+        m = _LETTER_EMOTION.search(text)
+        if not m or m.group(1) not in letters:
+            raise BadReply(f"answer is not letter-emotion with a letter of {'/'.join(letters)}: {text[:80]!r}")
+        return f"{m.group(1)}-{m.group(2).lower()}"
+    return " ".join(text.strip().strip('"').split())
+
+
+def answer_form(task: str, letters: tuple[str, ...] = ()) -> Callable[[str], str | None] | None:
+    """The form every option of the task must have (H2T, EIC), as a check for distractors."""
+    if task not in ("H2T", "EIC"):
+        return None
+
+    def form(text: str) -> str | None:
+        try:
+            parsed = parse_answer(task, text, letters)
+        except BadReply:
+            return "is not in the answer form" + (" 'The person is ...'" if task == "H2T" else " letter-emotion")
+        return None if normalise(parsed) == normalise(text) else "is not in the answer form"
+
+    return form

@@ -1,0 +1,119 @@
+"""AST (action at a specified time) and TSA (time of a specific action): truth from a human's
+action-time annotation of the red-boxed target; clips and targets as BTA (> 7 s, most-present person)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
+from hvbench_assets.core.tasks.labels import ClipLabels
+from hvbench_assets.core.tasks.prompts import ACTION_DISTRACTORS
+from hvbench_assets.core.tasks.replies import BadReply, json_object, normalise, string_list
+from hvbench_assets.core.tasks.rules import Option, Verdict, check_range, most_present, persons, reject
+
+ONGOING = "This is an ongoing action in the video."
+ONGOING_TIMES = (1, 4, 7, 10)
+
+
+@dataclass(frozen=True)
+class ActionParams:
+    min_duration_s: float = 7.0  # strictly longer
+    min_gap_s: int = 3  # TSA distractors at least this far from the true second
+
+
+def select_target(labels: ClipLabels, p: ActionParams, rule: str) -> Verdict:
+    m: dict = {}
+    if v := check_range(m, "duration", "duration", labels.clip.duration_s, lo=p.min_duration_s, lo_open=True, unit="s"):
+        return v
+    target = most_present(persons(labels))
+    if target is None:
+        return reject("people", "people=0: no face track (L1)", m)
+    return Verdict(True, rule, "the most-present person of a clip longer than 7 s", m, target=list(target.track_ids),
+                   target_track_ids=target.track_ids)
+
+
+def select_ast(labels: ClipLabels, p: ActionParams) -> Verdict:
+    return select_target(labels, p, "ast")
+
+
+def select_tsa(labels: ClipLabels, p: ActionParams) -> Verdict:
+    return select_target(labels, p, "tsa")
+
+
+def _annotation(ctx: BuildContext) -> Pending | dict:
+    ann = ctx.annotation
+    if ann is None:
+        tid = ctx.verdict.target_track_ids[0]
+        return Pending("awaiting_annotation", "needs the target's action and its start second: hvbench annotate action "
+                       f"{ctx.labels.video_id} --track {tid} --action 'begins to ...' --start S (or --ongoing / --none)")
+    return ann
+
+
+def time_distractors(truth_s: int, duration_s: float, min_gap: int, rng) -> list[int]:
+    pool = [s for s in range(0, int(duration_s) + 1) if abs(s - truth_s) >= min_gap]
+    if len(pool) < 3:
+        raise ValueError(f"only {len(pool)} whole seconds lie >= {min_gap}s from {truth_s}s in a {duration_s:.1f}s clip")
+    return rng.sample(pool, 3)
+
+
+def build_tsa(ctx: BuildContext) -> Draft | Pending:
+    ann = _annotation(ctx)
+    if isinstance(ann, Pending):
+        return ann
+    value, ids = ann["value"], [ann["annotation_id"]]
+    red = {"kind": "red_box", "track_ids": list(ctx.verdict.target_track_ids)}
+    if value.get("none"):
+        return Pending("rejected", "the annotator saw no distinct action of the target", annotation_ids=ids, rule="action")
+    if value.get("ongoing"):
+        return Draft(
+            question=f"When does the person in the red box start {value.get('action') or 'the action they are doing'}?",
+            truth=Option(ONGOING, "truth"), distractors=[Option(f"At {s} s", "fixed") for s in ONGOING_TIMES],
+            marking=red, annotation_ids=ids, details={"ongoing": True},
+        )
+    start = int(value["start_s"])
+    try:
+        others = time_distractors(start, ctx.labels.clip.duration_s, ctx.params.min_gap_s, ctx.rng)
+    except ValueError as exc:
+        return Pending("rejected", str(exc), annotation_ids=ids, rule="time_distractors")
+    action = value["action"].strip().rstrip(".")
+    return Draft(
+        question=f"At which second does the person in the red box do this: \"{action}\"?",
+        truth=Option(f"At {start} s", "truth"),
+        distractors=[Option(f"At {s} s", "rule") for s in others] + [Option(ONGOING, "fixed")],
+        marking=red, annotation_ids=ids, details={"action": action, "start_s": start, "distractor_s": others},
+    )
+
+
+def build_ast(ctx: BuildContext) -> Draft | Pending:
+    ann = _annotation(ctx)
+    if isinstance(ann, Pending):
+        return ann
+    value, ids = ann["value"], [ann["annotation_id"]]
+    if value.get("none") or value.get("ongoing"):
+        return Pending("rejected", "no short-term action annotated (AST needs an action with a start second)",
+                       annotation_ids=ids, rule="short_action")
+    action, start = value["action"].strip().rstrip("."), int(value["start_s"])
+    tids = ctx.verdict.target_track_ids
+    context = " ".join((ctx.labels.by_track("appearance").get(t) or {}).get("text") or "" for t in tids).strip()
+    answer = ctx.ask(ACTION_DISTRACTORS, action=action, context=context or "nothing more")
+    calls = [answer.call_id]
+    if not answer.ok:
+        return Pending("failed", f"distractor call failed: {answer.error}", call_ids=calls, annotation_ids=ids)
+    try:
+        actions = string_list(json_object(answer.text), "actions", 3)
+    except BadReply as exc:
+        return Pending("failed", f"distractor reply unusable: {exc}", call_ids=calls, annotation_ids=ids)
+    seen, kept = {normalise(action)}, []
+    for a in actions:
+        if normalise(a) not in seen:
+            kept.append(a.rstrip("."))
+            seen.add(normalise(a))
+    if len(kept) < 3:
+        return Pending("failed", f"distractor actions repeat the truth or each other: {actions}", call_ids=calls,
+                       annotation_ids=ids)
+    return Draft(
+        question=f"What does the person in the red box begin to do at second {start}?",
+        truth=Option(action, "truth"), distractors=[Option(a, "model") for a in kept[:3]],
+        marking={"kind": "red_box", "track_ids": list(tids)}, call_ids=calls, annotation_ids=ids,
+        details={"start_s": start},
+    )

@@ -1,0 +1,149 @@
+"""One task family on one clip: select, build, place the answer, and the rows to store.
+
+    outcome = run_family(family, labels, ask=..., red_box_video=..., annotation=..., synthesis=...)
+    rows = outcome.rows(balance)       # candidate + question rows, the answer slot balanced across the task
+
+Dagster-free: the task assets call it, tests call it on hand-made label rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
+from hvbench_assets.core.tasks.labels import ClipLabels
+from hvbench_assets.core.tasks.registry import TaskFamily
+from hvbench_assets.core.tasks.rules import Verdict, assemble, balanced_position
+from hvbench_assets.core.tasks.store import question_id, rng_for, seed_of
+
+
+@dataclass
+class Balance:
+    """Answer letters used so far by the task's questions on other clips, and the uniform expectation."""
+
+    used: dict[str, float] = field(default_factory=dict)
+    offered: dict[str, float] = field(default_factory=dict)
+
+    def add(self, answer: str | None, options: Sequence[Mapping[str, Any]]) -> None:
+        if not answer or not options:
+            return
+        self.used[answer] = self.used.get(answer, 0) + 1
+        for o in options:
+            self.offered[o["letter"]] = self.offered.get(o["letter"], 0.0) + 1 / len(options)
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Mapping[str, Any]]) -> Balance:
+        b = cls()
+        for r in rows:
+            opts = r["options"]
+            b.add(r["answer"], json.loads(opts) if isinstance(opts, str) else opts or [])
+        return b
+
+
+def blocked_row(family: TaskFamily, reason: str) -> dict[str, Any]:
+    """The candidate row of a family that cannot run here: the model it needs is not configured."""
+    return {"task": family.task, "abbrev": family.abbrev, "status": "blocked", "rule": "model", "reason": reason,
+            "measured": {}, "target_track_ids": [], "question_id": None}
+
+
+@dataclass
+class Outcome:
+    family: TaskFamily
+    labels: ClipLabels
+    verdict: Verdict | None
+    qid: str | None
+    result: Draft | Pending | None
+
+    @property
+    def status(self) -> str:
+        if self.verdict is None or not self.verdict.selected:
+            return "rejected"
+        if isinstance(self.result, Pending):
+            return self.result.status
+        return "selected"
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        """synthesis_steps of this question (descriptive families and AR), in order."""
+        return list(getattr(self.result, "steps", None) or [])
+
+    def candidate_row(self) -> dict[str, Any]:
+        v, r = self.verdict, self.result
+        reason = r.reason if isinstance(r, Pending) else v.reason if v else ""
+        rule = (r.rule if isinstance(r, Pending) and r.rule else None) or (v.rule if v else "model")
+        return {
+            "task": self.family.task, "abbrev": self.family.abbrev, "status": self.status, "rule": rule,
+            "reason": reason, "measured": v.measured if v else {},
+            "target_track_ids": list(v.target_track_ids) if v and v.selected else [],
+            "question_id": self.qid if v and v.selected else None,
+        }
+
+    def question_row(self, balance: Balance) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """(question row, final marking) or (None, None) when there is no question to store."""
+        if self.verdict is None or not self.verdict.selected:
+            return None, None
+        r, fam, v = self.result, self.family, self.verdict
+        base = {
+            "question_id": self.qid, "task": fam.task, "abbrev": fam.abbrev, "target_track_ids": list(v.target_track_ids),
+            "rule": v.rule, "rule_version": fam.fingerprint(), "seed": seed_of(self.qid) % 2**62,
+            "clip_sha256": self.labels.clip.sha256,
+            "label_rows": self.labels.provenance(fam.reads, v.target_track_ids if fam.marking == "red_box" else None),
+        }
+        params = {"params": asdict(fam.params), "measured": v.measured}
+        if isinstance(r, Pending):
+            if r.status != "awaiting_annotation":
+                return None, None
+            return {**base, "status": r.status, "provisional": False, "question": None, "options": [], "answer": None,
+                    "answer_text": None, "video_path": None, "marking": None, "rule_params": params,
+                    "call_ids": r.call_ids, "annotation_ids": r.annotation_ids}, None
+        n = len(r.distractors) + 1
+        position = balanced_position(n, balance.used, balance.offered, rng_for(self.qid + ":slot"))
+        options, letters = assemble(r.truth, r.distractors, position, rng_for(self.qid + ":order"))
+        marking = dict(r.marking)
+        if marking["kind"] == "letters" and "letters" not in marking:  # person options get their slot's letter
+            by_person = {p.index: p for p in v.persons}
+            marking["letters"] = {str(t): letters[i] for i, p in by_person.items() if i in letters for t in p.track_ids}
+        answer = options[position]
+        return {**base, "status": r.status, "provisional": r.provisional, "question": r.question, "options": options,
+                "answer": answer["letter"], "answer_text": answer["text"], "video_path": None, "marking": marking,
+                "rule_params": {**params, "build": r.details, **r.rule_params}, "call_ids": r.call_ids,
+                "annotation_ids": r.annotation_ids}, marking
+
+
+def run_family(
+    family: TaskFamily,
+    labels: ClipLabels,
+    ask: Callable | None = None,
+    red_box_video: Callable[[tuple[int, ...]], Path] | None = None,
+    annotation: Callable[[tuple[int, ...]], Mapping[str, Any] | None] | None = None,
+    marked_video: Callable[[Mapping[str, Any]], Path] | None = None,
+    synthesis: Any = None,
+) -> Outcome:
+    """Select, then build. `annotation(target track ids)` returns the latest human annotation for the
+    family's kind (HC, AST, TSA); model calls happen in the build through `ask`."""
+    verdict = family.select(labels, family.params)
+    if not verdict.selected:
+        return Outcome(family, labels, verdict, None, None)
+    qid = question_id(family.task, labels.clip.sha256, verdict.target, family.fingerprint())
+    ctx = BuildContext(labels=labels, verdict=verdict, rng=rng_for(qid), params=family.params, ask=ask,
+                       red_box_video=red_box_video, marked_video=marked_video, synthesis=synthesis,
+                       annotation=annotation(verdict.target_track_ids) if annotation and family.annotation else None)
+    return Outcome(family, labels, verdict, qid, family.build(ctx))
+
+
+def preview_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The questions as a reader sees them, for the asset's metadata."""
+    out = []
+    for q in rows:
+        if not q.get("options"):
+            out.append(f"**{q['abbrev']}** `{q['question_id']}`: {q['status']}")
+            continue
+        opts = "\n".join(f"- {o['letter']}. {o['text']}" + (" **(answer)**" if o["letter"] == q["answer"] else "")
+                         for o in q["options"])
+        out.append(f"**{q['abbrev']}** `{q['question_id']}` ({q['status']}{', provisional' if q.get('provisional') else ''})"
+                   f"\n\n{q['question']}\n\n{opts}\n\nvideo: `{q.get('video_path')}`")
+    return "\n\n".join(out) or "no question"

@@ -1,0 +1,131 @@
+"""The single place that knows the 16 task families: their asset names, the labels each reads (the
+supplement's Table 9 plus what our rules need), markings, and whether a model or a human is needed.
+The task assets, the README's task table and the snapshot test all read this tuple."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hvbench_assets.core.benchmark.tasks import TASK_BY_ABBREV, TaskInfo
+from hvbench_assets.core.mllm.prompts import Prompt
+from hvbench_assets.core.synthesis.tasks import SYNTHESIS_TASKS
+from hvbench_assets.core.tasks import actions, attitude, descriptive, people, prompts, speech, speech_content
+
+
+@dataclass(frozen=True)
+class TaskFamily:
+    asset: str  # asset key, e.g. active_speaker_detection
+    abbrev: str
+    labels: tuple[str, ...]  # label assets of Table 9
+    ours: tuple[str, ...]  # labels our rules read beyond Table 9
+    why_ours: str
+    marking: str  # red_box | letters | none | reversed_audio (the final question video)
+    select: Callable
+    build: Callable
+    params: Any
+    rule_version: str = "1"
+    prompts: tuple[Prompt, ...] = ()
+    annotation: str | None = None  # count | action: the truth is a human's
+    descriptive: bool = False  # written by the distractor-included synthesis (core/synthesis)
+    truth: str = "labels"  # where the right answer comes from, in words (README)
+
+    @property
+    def info(self) -> TaskInfo:
+        return TASK_BY_ABBREV[self.abbrev]
+
+    @property
+    def task(self) -> str:
+        return self.info.name
+
+    @property
+    def needs_model(self) -> bool:
+        return bool(self.prompts) or self.descriptive
+
+    @property
+    def records_steps(self) -> bool:
+        """Its chain is stored step by step in synthesis_steps (the six descriptive families and AR)."""
+        return self.descriptive or self.abbrev == "AR"
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.labels + self.ours))
+
+    def fingerprint(self) -> str:
+        """Rule version, thresholds and prompts: any change makes a new code version."""
+        blob = json.dumps({"rule": self.rule_version, "params": dataclasses.asdict(self.params),
+                           "prompts": [p.fingerprint for p in self.prompts]}, sort_keys=True)
+        return f"{self.rule_version}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
+
+
+_GROUPING = "L7 speaking tracks are counted as people through L1 tracks merged by L2"
+_DESC = descriptive.DescriptiveParams()
+_ENSEMBLE = "ensemble: weighted scores pick one model answer; perturbed runners-up"
+
+FAMILIES: tuple[TaskFamily, ...] = (
+    TaskFamily("emotion_recognition", "ER", ("human_tracks", "appearance", "facial_description"), (), "",
+               "red_box", descriptive.select_er, descriptive.build_er, _DESC, descriptive=True,
+               prompts=SYNTHESIS_TASKS["ER"].prompts, rule_version=SYNTHESIS_TASKS["ER"].version,
+               truth=_ENSEMBLE),
+    TaskFamily("emotion_temporal_analysis", "ETA", ("human_tracks", "appearance", "facial_description"), (), "",
+               "red_box", descriptive.select_eta, descriptive.build_eta, _DESC, descriptive=True,
+               prompts=SYNTHESIS_TASKS["ETA"].prompts, rule_version=SYNTHESIS_TASKS["ETA"].version,
+               truth=_ENSEMBLE),
+    TaskFamily("attitude_recognition", "AR", ("human_tracks", "appearance"), ("person_count",),
+               "the most-present person is an L2 identity (its tracks merged)", "red_box",
+               attitude.select_ar, attitude.build_ar, attitude.ArParams(),
+               prompts=(prompts.ATTITUDE_CAPTION, prompts.ATTITUDE_QUESTION),
+               truth="one describer's answer (the synthesis's first half: caption, question; provisional)"),
+    TaskFamily("emotion_intensity_comparison", "EIC", ("human_tracks",), (), "", "letters",
+               descriptive.select_eic, descriptive.build_eic, _DESC, descriptive=True,
+               prompts=SYNTHESIS_TASKS["EIC"].prompts, rule_version=SYNTHESIS_TASKS["EIC"].version,
+               truth=_ENSEMBLE),
+    TaskFamily("text_to_human", "T2H", ("human_tracks", "person_count", "appearance"), (), "", "letters",
+               people.select_t2h, people.build_t2h, people.T2hParams(), prompts=(prompts.PERSON_DESCRIPTION,),
+               truth="L1 target; a model describes it"),
+    TaskFamily("human_to_text", "H2T", ("human_tracks", "person_count", "appearance"), (), "", "red_box",
+               descriptive.select_h2t, descriptive.build_h2t, _DESC, descriptive=True,
+               prompts=SYNTHESIS_TASKS["H2T"].prompts, rule_version=SYNTHESIS_TASKS["H2T"].version,
+               truth=_ENSEMBLE),
+    TaskFamily("human_counting", "HC", ("human_tracks", "person_count"), (), "", "none",
+               people.select_hc, people.build_hc, people.HcParams(), annotation="count", truth="human count"),
+    TaskFamily("appearance_time_detection", "ATD", ("human_tracks", "appearance"), ("person_count",),
+               "a target whose tracks L2 merged appears in several stretches and is rejected", "none",
+               people.select_atd, people.build_atd, people.AtdParams(), prompts=(prompts.PERSON_DESCRIPTION,),
+               truth="L1 time range; a model describes the person"),
+    TaskFamily("behavior_temporal_analysis", "BTA", ("human_tracks", "appearance"), (), "", "red_box",
+               descriptive.select_bta, descriptive.build_bta, _DESC, descriptive=True,
+               prompts=SYNTHESIS_TASKS["BTA"].prompts, rule_version=SYNTHESIS_TASKS["BTA"].version,
+               truth=_ENSEMBLE),
+    TaskFamily("behavior_causality_analysis", "BCA", ("human_tracks", "appearance"), (), "", "red_box",
+               descriptive.select_bca, descriptive.build_bca, _DESC, descriptive=True,
+               prompts=SYNTHESIS_TASKS["BCA"].prompts, rule_version=SYNTHESIS_TASKS["BCA"].version,
+               truth=_ENSEMBLE),
+    TaskFamily("action_at_specified_time", "AST", ("human_tracks",), ("person_count", "appearance"),
+               "L4 gives the model context for distractor actions (BTA's action list once synthesis exists)",
+               "red_box", actions.select_ast, actions.build_ast, actions.ActionParams(),
+               prompts=(prompts.ACTION_DISTRACTORS,), annotation="action", truth="human action; model distractors"),
+    TaskFamily("time_of_specific_action", "TSA", ("human_tracks",), ("person_count",),
+               "the most-present person is an L2 identity", "red_box",
+               actions.select_tsa, actions.build_tsa, actions.ActionParams(), annotation="action",
+               truth="human action-time pair"),
+    TaskFamily("audio_visual_speaker_matching", "AVSM",
+               ("human_tracks", "person_count", "demographics", "audio_tags", "voice_demographics"), (), "",
+               "letters", speech.select_avsm, speech.build_avsm, speech.AvsmParams(), truth="L10 voice class = one L3 face class"),
+    TaskFamily("active_speaker_detection", "ASD", ("human_tracks", "person_count", "audio_tags", "speaker_scores"),
+               (), "", "letters", speech.select_asd, speech.build_asd, speech.AsdParams(), truth="L7 single speaking person"),
+    TaskFamily("audio_visual_alignment_detection", "AVAD", ("person_count", "audio_tags", "speaker_scores"),
+               ("human_tracks",), _GROUPING, "reversed_audio", speech.select_avad, speech.build_avad,
+               speech.AvadParams(), truth="seeded cut point"),
+    TaskFamily("speech_content_matching", "SCM", ("person_count", "audio_tags", "transcript"),
+               ("speaker_scores", "human_tracks"), "the paper's rule 'the person speaks' reads L7 (Table 9 omits it); "
+               + _GROUPING, "none", speech_content.select_scm, speech_content.build_scm,
+               speech_content.ScmParams(), prompts=(prompts.SPEECH_DISTRACTORS,), truth="L8 text; model distractors"),
+)
+
+FAMILY_BY_ASSET = {f.asset: f for f in FAMILIES}
+FAMILY_BY_ABBREV = {f.abbrev: f for f in FAMILIES}

@@ -1,0 +1,94 @@
+"""SCM (speech content matching): which sentence is said; the truth is L8's transcript."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
+from hvbench_assets.core.tasks.labels import ClipLabels
+from hvbench_assets.core.tasks.prompts import SPEECH_DISTRACTORS
+from hvbench_assets.core.tasks.replies import BadReply, json_object, normalise, string_list
+from hvbench_assets.core.tasks.rules import (
+    Option,
+    Verdict,
+    check_range,
+    person_count,
+    persons,
+    reject,
+    speaking_persons,
+    speech_verdict,
+)
+
+
+@dataclass(frozen=True)
+class ScmParams:
+    people: int = 1
+    min_duration_s: float = 5.0  # strictly longer
+    min_chars: int = 35  # strictly more
+    length_band: float = 0.30  # distractor length within +-30 % of the truth's
+
+
+def trusted_english(row: dict | None) -> bool:
+    """A transcript the benchmark may quote: recognised without doubt, and English."""
+    return bool(row) and row.get("status") == "ok" and row.get("language") == "en" and bool(row.get("text"))
+
+
+def select_scm(labels: ClipLabels, p: ScmParams) -> Verdict:
+    m: dict = {}
+    if v := check_range(m, "people", "people", person_count(labels), p.people, p.people):
+        return v
+    if v := check_range(m, "duration", "duration", labels.clip.duration_s, lo=p.min_duration_s, lo_open=True, unit="s"):
+        return v
+    if v := speech_verdict(labels, "speech", m):
+        return v
+    people = persons(labels)
+    speakers = speaking_persons(labels, people)
+    if len(speakers) != 1:
+        return reject("speaker", f"speaking persons={len(speakers)} (L7): the one person must speak", m)
+    row = labels.one("transcript") or {}
+    m["language"], m["transcript_status"] = row.get("language"), row.get("status")
+    if not trusted_english(row):
+        return reject("english", f"transcript status={row.get('status')} language={row.get('language')}: "
+                                 "not a trusted English transcript (L8)", m)
+    text = " ".join(row["text"].split())
+    if v := check_range(m, "chars", "chars", len(text), lo=p.min_chars, lo_open=True):
+        return v
+    return Verdict(True, "scm", "one speaking person with an English transcript", m, target=list(speakers[0].track_ids),
+                   target_track_ids=speakers[0].track_ids)
+
+
+def check_sentences(truth: str, candidates: list[str], band: float) -> tuple[list[str], list[str]]:
+    """(kept, problems): kept sentences differ from the truth and from each other and have a length
+    within `band` of the truth's."""
+    kept, problems, seen = [], [], {normalise(truth)}
+    for s in candidates:
+        n = normalise(s)
+        if n in seen:
+            problems.append(f"duplicate or copy of the truth: {s!r}")
+        elif abs(len(s) - len(truth)) > band * len(truth):
+            problems.append(f"length {len(s)} outside {len(truth)}+-{band:.0%}: {s!r}")
+        else:
+            kept.append(s)
+            seen.add(n)
+    return kept, problems
+
+
+def build_scm(ctx: BuildContext) -> Draft | Pending:
+    truth = " ".join((ctx.labels.one("transcript") or {})["text"].split())
+    answer = ctx.ask(SPEECH_DISTRACTORS, text=truth, n_chars=len(truth))
+    if not answer.ok:
+        return Pending("failed", f"distractor call failed: {answer.error}", call_ids=[answer.call_id])
+    try:
+        sentences = string_list(json_object(answer.text), "sentences", 3)
+    except BadReply as exc:
+        return Pending("failed", f"distractor reply unusable: {exc}", call_ids=[answer.call_id])
+    kept, problems = check_sentences(truth, sentences, ctx.params.length_band)
+    if len(kept) < 3:
+        return Pending("failed", "distractors failed the checks: " + "; ".join(problems), call_ids=[answer.call_id])
+    return Draft(
+        question="Which of these sentences is spoken in the video?",
+        truth=Option(truth, "truth"),
+        distractors=[Option(s, "model") for s in kept[:3]],
+        marking={"kind": "none"}, call_ids=[answer.call_id],
+        details={"length_ratios": [round(len(s) / len(truth), 2) for s in kept[:3]], "rejected": problems},
+    )

@@ -1,0 +1,19 @@
+"""L1-L3 vision labels: face detection and tracking, body boxes, person count, demographics."""
+
+from hvbench_assets.core.vision.tables import (
+    DEMOGRAPHICS,
+    HUMAN_TRACK_BOXES,
+    HUMAN_TRACKS,
+    PERSON_COUNT,
+    Box,
+    Track,
+    TrackBox,
+    boxes_by_frame,
+    letter_tracks,
+    load_tracks,
+)
+
+__all__ = [
+    "DEMOGRAPHICS", "HUMAN_TRACKS", "HUMAN_TRACK_BOXES", "PERSON_COUNT", "Box", "Track", "TrackBox",
+    "boxes_by_frame", "letter_tracks", "load_tracks",
+]

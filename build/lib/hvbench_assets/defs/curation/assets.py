@@ -1,0 +1,45 @@
+"""`reviewed_questions` (group `curation`): every current question with its review state, rebuilt from
+`questions` and the append-only `review_decisions` (the review sensor materializes it after new decisions)."""
+
+import dagster as dg
+
+from hvbench_assets.core.curation.state import CURATION_RULE_VERSION, STATES, excluded_tasks, state_counts
+from hvbench_assets.core.curation.store import rebuild_reviewed
+from hvbench_assets.core.curation.tables import REVIEW_DECISIONS, REVIEWED_QUESTIONS
+from hvbench_assets.defs.metadata import table_definition
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.tasks.assets import TASK_ASSETS
+
+
+def _state_table(counts: dict[str, dict[str, int]]) -> str:
+    lines = ["| task | " + " | ".join(STATES) + " |", "|---|" + "---|" * len(STATES)]
+    lines += [f"| {abbrev} | " + " | ".join(str(per[s]) for s in STATES) + " |" for abbrev, per in sorted(counts.items())]
+    return "\n".join(lines)
+
+
+@dg.asset(
+    name="reviewed_questions",
+    deps=[a.key for a in TASK_ASSETS],
+    group_name="curation",
+    kinds={"python", "duckdb"},
+    code_version=CURATION_RULE_VERSION,
+    description="Review state of every current question (accepted, corrected, rejected, disputed, ...) from human decisions",
+    metadata=table_definition(REVIEWED_QUESTIONS, REVIEW_DECISIONS),
+)
+def reviewed_questions(context: dg.AssetExecutionContext, settings: HvbenchSettings,
+                       warehouse: WarehouseResource) -> dg.MaterializeResult:
+    try:
+        excluded = excluded_tasks(settings.review_exclude)
+    except ValueError as exc:
+        raise dg.Failure(description=f"HVBENCH_REVIEW_EXCLUDE: {exc}", allow_retries=False) from exc
+    wh = warehouse.get()
+    rows = rebuild_reviewed(wh, excluded, {"backend": "rules", "model": None, "code_version": CURATION_RULE_VERSION})
+    counts = state_counts(rows)
+    totals = {s: sum(per[s] for per in counts.values()) for s in STATES}
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": len(rows),
+        "decisions": wh.count(REVIEW_DECISIONS),
+        "excluded_tasks": ", ".join(sorted(excluded)) or "none",
+        **{f"state_{s}": n for s, n in totals.items()},
+        "states_by_task": dg.MetadataValue.md(_state_table(counts) if counts else "no questions yet"),
+    })

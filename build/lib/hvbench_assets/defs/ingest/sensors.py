@@ -1,0 +1,150 @@
+"""Sensors: the inbox folder -> `raw_videos` runs; newly cut clips -> `videos` runs."""
+
+
+import datetime as dt
+import json
+import time
+from pathlib import Path
+
+import dagster as dg
+
+from hvbench_assets.core.ingest.inbox import list_inbox, scan
+from hvbench_assets.core.ingest.tables import CLIPS, INBOX_SKIPS, RAW_VIDEOS
+from hvbench_assets.core.media.paths import relative_to_root, resolve, to_stored
+from hvbench_assets.core.mllm.registry import ModelNotConfigured
+from hvbench_assets.defs.ingest.jobs import (
+    clip_labels_job,
+    clip_offline_labels_job,
+    raw_video_job,
+)
+from hvbench_assets.defs.mllm_resources import MllmResource
+from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+
+
+@dg.sensor(
+    job=raw_video_job,
+    minimum_interval_seconds=15,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Adds a `raw_videos` partition per settled inbox file and requests its run; re-runs changed files",
+)
+def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings, warehouse: WarehouseResource):
+    state = json.loads(context.cursor) if context.cursor else {}
+    inbox = settings.inbox
+    inbox.mkdir(parents=True, exist_ok=True)
+    wh = warehouse.get()
+    registry = {r["raw_video_id"]: r for r in wh.rows(RAW_VIDEOS)}
+    # keys given before (the registry outlives a reset cursor or a new Dagster home) stay with their files
+    known = {str(resolve(r["path"]).resolve()): k for k, r in registry.items()}
+    state.setdefault("keys", {}).update({k: _rel(inbox, r["path"]) for k, r in registry.items()})
+    for rel, entry in state.setdefault("files", {}).items():
+        entry.setdefault("key", known.get(str((inbox / rel).resolve())))
+    result = scan(list_inbox(inbox, settings.inbox_roots), state, now=time.time(), settle_s=settings.inbox_settle_s)
+    for path, reason in result.skipped:
+        context.log.info(f"passed over {path}: {reason}")
+    if result.state["skips"] != state.get("skips"):  # `hvbench status` lists what is passed over now
+        record_skips(wh, inbox, result.state["skips"])
+    if not result.pickups:
+        return dg.SensorResult(cursor=json.dumps(result.state), skip_reason="no new or changed settled files")
+    if relative_to_root(inbox) is None:
+        context.log.warning(f"inbox {inbox} lies outside the data root {settings.data_dir}: raw video paths are "
+                            "stored absolute, so every node must mount the inbox at that same path")
+    existing = set(context.instance.get_dynamic_partitions(raw_videos_partitions.name))
+    new_keys, runs = [], []
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    for p in result.pickups:
+        path = inbox / p.rel_path
+        old = registry.get(p.raw_video_id, {})
+        # the content hash is taken by scene_clips, not here: a sensor tick must stay short
+        wh.replace(RAW_VIDEOS, {"raw_video_id": p.raw_video_id}, [{
+            "path": to_stored(path.resolve()), "file_size": p.size, "mtime": p.mtime, "sha256": None,
+            "first_seen": old.get("first_seen") or now,
+        }])
+        if p.raw_video_id not in existing:
+            new_keys.append(p.raw_video_id)
+        context.log.info(f"{'changed' if p.changed else 'new'} file {p.rel_path} -> raw_videos/{p.raw_video_id}")
+        runs.append(dg.RunRequest(partition_key=p.raw_video_id, run_key=f"{p.raw_video_id}:{p.fingerprint}",
+                                  tags={"hvbench/source": p.rel_path[:250]}))
+    return dg.SensorResult(
+        run_requests=runs,
+        dynamic_partitions_requests=[raw_videos_partitions.build_add_request(new_keys)] if new_keys else [],
+        cursor=json.dumps(result.state),
+    )
+
+
+def record_skips(wh, inbox: Path, skips: dict) -> None:
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    key = to_stored(inbox)
+    before = {r["path"]: r for r in wh.rows(INBOX_SKIPS, inbox=key)} if wh.has_table(INBOX_SKIPS.name) else {}
+    rows = [{"path": path, "reason": reason,
+             "noticed_at": before[path]["noticed_at"] if before.get(path, {}).get("reason") == reason else now}
+            for path, (reason, _fp) in sorted(skips.items())]
+    if key != str(inbox) and wh.has_table(INBOX_SKIPS.name):  # rows of a warehouse that stored it absolute
+        wh.execute(f'DELETE FROM "{INBOX_SKIPS.name}" WHERE inbox = ?', [str(inbox)])
+    wh.replace(INBOX_SKIPS, {"inbox": key}, rows)
+
+
+def source_tags(inbox: Path, path: str | None, start_s: float | None = None, end_s: float | None = None) -> dict:
+    """Run tags naming the inbox file (as the raw file's own run names it) and the clip's time range, so the
+    Runs page filters every run of one source with `hvbench/source=<file>`."""
+    tags = {"hvbench/source": _rel(inbox, path)[:250]} if path else {}
+    if start_s is not None and end_s is not None:
+        tags["hvbench/range"] = f"{start_s:.2f}-{end_s:.2f}s"
+    return tags
+
+
+def _rel(inbox: Path, path: str) -> str:
+    """A stored raw-video path relative to the inbox."""
+    try:
+        return resolve(path).resolve().relative_to(inbox.resolve()).as_posix()
+    except ValueError:
+        return path  # registered from another inbox folder: keep the key reserved anyway
+
+
+def describer_configured(mllm: MllmResource) -> str | None:
+    """None when an MLLM describer is reachable by configuration, else what is missing."""
+    try:
+        mllm.describer()
+        return None
+    except ModelNotConfigured as exc:
+        return str(exc)
+
+
+@dg.sensor(
+    jobs=[clip_labels_job, clip_offline_labels_job],
+    minimum_interval_seconds=15,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Requests the per-clip label run for every kept clip whose content is new or changed "
+    "(without the MLLM descriptions while no describer model is configured)",
+)
+def clip_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+                mllm: MllmResource):
+    requested: dict = json.loads(context.cursor) if context.cursor else {}
+    wh = warehouse.get()
+    if not wh.has_table(CLIPS.name):
+        return dg.SkipReason("no clips yet")
+    rows = wh.query("SELECT c.video_id, c.sha256, c.start_s, c.end_s, r.path FROM clips c "
+                    "LEFT JOIN raw_videos r USING (raw_video_id) WHERE c.kept ORDER BY c.video_id")
+    inbox = settings.inbox
+    missing = describer_configured(mllm)
+    job = clip_offline_labels_job if missing else clip_labels_job
+    runs = []
+    for r in rows:
+        # a clip labelled without descriptions is requested again once a describer is configured
+        done = f"{r['sha256']}:{job.name}"
+        if requested.get(r["video_id"]) not in (done, f"{r['sha256']}:{clip_labels_job.name}"):
+            requested[r["video_id"]] = done
+            runs.append(dg.RunRequest(partition_key=r["video_id"], job_name=job.name,
+                                      run_key=f"{r['video_id']}:{r['sha256'][:16]}:{job.name}",
+                                      tags=source_tags(inbox, r["path"], r["start_s"], r["end_s"])))
+    if not runs:
+        return dg.SensorResult(cursor=json.dumps(requested), skip_reason="no new clips")
+    if missing:
+        context.log.info(f"MLLM descriptions skipped for {len(runs)} clip(s): {missing}")
+    # the warehouse is the record of clips: an instance that never saw them (a new DAGSTER_HOME) gets them now
+    known = set(context.instance.get_dynamic_partitions(videos_partitions.name))
+    absent = sorted({r.partition_key for r in runs} - known)
+    return dg.SensorResult(
+        run_requests=runs, cursor=json.dumps(requested),
+        dynamic_partitions_requests=[videos_partitions.build_add_request(absent)] if absent else [],
+    )

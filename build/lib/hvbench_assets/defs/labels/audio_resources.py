@@ -1,0 +1,49 @@
+"""The `audio_models` resource: model ids, weight locations and speaker-rule knobs for L6-L10 and L7.
+Which implementation runs (offline | full) comes from `settings.backend_profile`."""
+
+
+import dagster as dg
+
+from hvbench_assets.core.audio.backends import AudioBackendConfig, build
+from hvbench_assets.core.speakers.rules import DEFAULT_MIN_RUN
+from hvbench_assets.defs.resources import env_or
+
+
+class AudioModelsResource(dg.ConfigurableResource):
+    """Audio and active-speaker backends. Full models load once per process."""
+
+    device: str = "cpu"
+    ast_model: str = "MIT/ast-finetuned-audioset-10-10-0.4593"
+    sensevoice_model: str = "iic/SenseVoiceSmall"
+    sensevoice_hub: str = "ms"  # ms (ModelScope) | hf
+    sensevoice_dir: str = ""  # local folder with a pre-seeded SenseVoiceSmall (model.pt ...)
+    age_gender_model: str = "audeering/wav2vec2-large-robust-24-ft-age-gender"
+    light_asd_weights: str = ""  # path of Light-ASD's pretrain_AVA_CVPR.model
+    light_asd_windows_s: list[float] = [1, 1, 1, 2, 2, 2, 3, 3, 4, 5, 6]  # scores averaged over these window lengths
+    speaking_min_run: int = DEFAULT_MIN_RUN  # frames; a track speaks when its longest positive run is longer
+    veto_min_confidence: float = 0.7  # both voice and face class must be this sure to veto a speaker
+
+    def config(self, full: bool) -> AudioBackendConfig:
+        return AudioBackendConfig(
+            full=full, device=self.device, ast_model=self.ast_model, sensevoice_model=self.sensevoice_model,
+            sensevoice_hub=self.sensevoice_hub, sensevoice_dir=self.sensevoice_dir,
+            age_gender_model=self.age_gender_model, light_asd_weights=self.light_asd_weights,
+            light_asd_windows_s=tuple(self.light_asd_windows_s),
+        )
+
+    def backend(self, kind: str, full: bool):
+        """kind: tagger | transcriber | emotion | voice | asd."""
+        return build(kind, self.config(full))
+
+
+def build_audio_models() -> AudioModelsResource:
+    return AudioModelsResource(
+        device=env_or("HVBENCH_AUDIO_DEVICE", "cpu"),
+        sensevoice_dir=env_or("HVBENCH_SENSEVOICE_DIR", ""),
+        light_asd_weights=env_or("HVBENCH_LIGHT_ASD_WEIGHTS", ""),
+    )
+
+
+@dg.definitions
+def resources() -> dg.Definitions:
+    return dg.Definitions(resources={"audio_models": build_audio_models()})

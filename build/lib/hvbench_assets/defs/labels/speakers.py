@@ -1,0 +1,95 @@
+"""L7 speaker_scores: per-track active-speaker scores on L1's face-crop clips (never the full video)."""
+
+import dagster as dg
+
+from hvbench_assets.core.audio.labels import speech_gate, status_row
+from hvbench_assets.core.audio.tables import AUDIO_TAGS, VOICE_DEMOGRAPHICS
+from hvbench_assets.core.media import iter_frames
+from hvbench_assets.core.media.paths import to_stored
+from hvbench_assets.core.speakers import rules
+from hvbench_assets.core.speakers.persons import person_groups, person_of, speaking_persons
+from hvbench_assets.core.speakers.plot import render_score_plot
+from hvbench_assets.core.speakers.scoring import TrackFrames, clip_rows
+from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
+from hvbench_assets.core.vision.tables import DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, load_tracks
+from hvbench_assets.defs.executor import FORK_TAG
+from hvbench_assets.defs.labels.audio import load_clip_audio, run_backend
+from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
+from hvbench_assets.defs.metadata import image
+from hvbench_assets.defs.partitions import videos_partitions
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
+
+SPEAKER_SCORES_BASE = "9"  # 9: each signal above its own chance level; 8: chance floor per track; 7: voice envelopes above 1 kHz, min sync 0.30; 6: 0.9 of the best co-visible face; 5: lip opening joined the motion; 4: motion only
+SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
+
+
+@dg.asset(
+    partitions_def=videos_partitions,
+    deps=["human_tracks", "person_count", "audio_tags", "voice_demographics", "demographics"],
+    group_name="labels",
+    kinds={"audio", "video", "duckdb"},
+    code_version=SPEAKER_SCORES_VERSION,
+    pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
+    op_tags={FORK_TAG: "fork"},  # beside the task steps that do not read L7
+    description="L7: per-track active-speaker score per frame (offline: the mouth that follows the voice best "
+                "among the faces on screen), longest positive run, speaking flag (with the voice/face veto), per L2 person",
+)
+def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+                   audio_models: AudioModelsResource) -> dg.MaterializeResult:
+    video_id = context.partition_key
+    wh = warehouse.get()
+    scorer = audio_models.backend("asd", settings.is_full)
+    prov = {"backend": scorer.backend, "model": scorer.model, "code_version": f"{SPEAKER_SCORES_BASE}-{scorer.backend}"}
+    track_rows = wh.rows(HUMAN_TRACKS, video_id=video_id)
+    if not track_rows:
+        raise dg.Failure(description=f"clip {video_id!r} has no human_tracks rows: materialize human_tracks first")
+    gate = speech_gate((wh.rows(AUDIO_TAGS, video_id=video_id) or [None])[0])
+    tracks = load_tracks(wh, video_id)
+    if gate is None and not tracks:
+        gate = status_row("no_faces", "L1 found no face tracks")
+    if gate is not None:
+        # the clip-level reason applies to every track: still one row per track (or one for the clip)
+        rows = [{**gate, "track_id": t.track_id, "speaking": False} for t in tracks] or [{**gate, "speaking": False}]
+        wh.replace(SPEAKER_SCORES, {"video_id": video_id}, rows, provenance=prov)
+        return dg.MaterializeResult(metadata={"status": gate["status"], "rows": len(rows), "speakers": 0,
+                                              "backend": scorer.backend, "model": scorer.model})
+    _, audio = load_clip_audio(settings, warehouse, video_id)
+    voice = rules.voice_class((wh.rows(VOICE_DEMOGRAPHICS, video_id=video_id) or [None])[0])
+    faces = {r["track_id"]: r for r in wh.rows(DEMOGRAPHICS, video_id=video_id)}
+    readable = [tr for tr in tracks if tr.face_clip_path is not None and tr.face_clip_path.exists()]
+    missing = [tr for tr in tracks if tr not in readable]
+    rows = run_backend(
+        clip_rows, scorer,
+        [TrackFrames(tr.track_id, tr.first_frame, tr.n_frames, lambda p=tr.face_clip_path: (f.image for f in iter_frames(p)))
+         for tr in readable],
+        audio, tracks[0].fps, audio_models.speaking_min_run, voice,
+        {tid: rules.face_class(r) for tid, r in faces.items()}, audio_models.veto_min_confidence,
+    )
+    rows += [{"track_id": tr.track_id, "fps": tr.fps, "first_frame": tr.first_frame, "speaking": False,
+              **status_row("failed", f"face-crop clip missing: {to_stored(tr.face_clip_path)}")}
+             for tr in missing]
+    rows.sort(key=lambda r: r["track_id"])
+    persons_row = (wh.rows(PERSON_COUNT, video_id=video_id) or [None])[0]
+    groups = person_groups([r["track_id"] for r in rows], persons_row)
+    talkers = speaking_persons(rows, persons_row)
+    for r in rows:
+        k = person_of(r["track_id"], groups)
+        r.update(person=k, person_tracks=groups[k], person_speaking=groups[k] in talkers)
+    wh.replace(SPEAKER_SCORES, {"video_id": video_id}, rows, provenance=prov)
+    table = "\n".join(_preview_line(r) for r in rows)
+    plot = render_score_plot(rows, settings.media_dir(video_id) / "speaker_scores.png")
+    return dg.MaterializeResult(metadata={
+        "status": "ok", "rows": len(rows), "speakers": len(talkers), "speaking_persons": dg.MetadataValue.json(talkers),
+        "speaking_tracks": dg.MetadataValue.json([r["track_id"] for r in rows if r.get("speaking")]),
+        "backend": scorer.backend, "model": scorer.model,
+        "preview": dg.MetadataValue.md("| track | person | status | frames | longest run | best score | speaking | veto |\n"
+                                      "|---|---|---|---|---|---|---|---|\n" + table),
+        **(image(plot, "score_plot") if plot else {}),
+    })
+
+
+def _preview_line(r: dict) -> str:
+    """One track in the preview; best score = how far its best frame is above (> 0) or below its speaking bar."""
+    best = f"{max(r['scores']):+.2f}" if r.get("scores") else ""
+    return (f"| {r['track_id']} | {r['person']} | {r['status']} | {r.get('n_frames')} | {r.get('longest_run')} | {best} | "
+            f"{r['speaking']} | {r.get('veto_reason') or ''} |")

@@ -1,0 +1,216 @@
+"""L1-L3 vision labels per clip: human_tracks (with crop clips), person_count, demographics, and checks."""
+
+
+from pathlib import Path
+
+import dagster as dg
+
+from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
+from hvbench_assets.core.media import MediaError
+from hvbench_assets.core.media.paths import stored_columns
+from hvbench_assets.core.media.run_folders import remove_replaced, run_folder
+from hvbench_assets.core.render.keyframe import render_key_frame
+from hvbench_assets.core.vision import (
+    DEMOGRAPHICS,
+    HUMAN_TRACK_BOXES,
+    HUMAN_TRACKS,
+    PERSON_COUNT,
+    load_tracks,
+)
+from hvbench_assets.core.vision.count import TrackSpan, count_people
+from hvbench_assets.core.vision.demographics import demographics_rows
+from hvbench_assets.core.vision.detectors import BackendUnavailable
+from hvbench_assets.core.vision.pipeline import track_video
+from hvbench_assets.defs.labels.vision_resources import VisionResource
+from hvbench_assets.defs.metadata import image, materialization, rounded, row_counts, table_definition
+from hvbench_assets.defs.partitions import videos_partitions
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
+
+HUMAN_TRACKS_VERSION = profiled("8")  # 5: YuNet faces by default (small and turned faces); 6: YuNet at 480 px;
+# 7: YuNet at 320 px between full passes while every face is large; 8: face descriptors from dlib's network in numpy
+# (dlib's own within 1e-6)
+PERSON_COUNT_VERSION = profiled("1")
+DEMOGRAPHICS_VERSION = profiled("1")
+PAPER_FACE_RATIO = 0.65  # the paper keeps clips whose sampled frames show a face at least this often
+
+
+def _profile(settings: HvbenchSettings) -> str:
+    return "full" if settings.is_full else "offline"
+
+
+def _tracks_rows(warehouse: WarehouseResource, video_id: str) -> list[dict]:
+    rows = warehouse.get().rows(HUMAN_TRACKS, video_id=video_id, order_by="track_id")
+    if not rows:
+        raise dg.Failure(description=f"clip {video_id!r} has no human_tracks rows: materialize human_tracks first")
+    return rows
+
+
+def _preview(rows: list[dict], cols: list[str]) -> dg.MetadataValue:
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in rows[:20]:
+        lines.append("| " + " | ".join("" if r.get(c) is None else str(rounded(r.get(c))) for c in cols) + " |")
+    return dg.MetadataValue.md("\n".join(lines))
+
+
+@dg.asset(
+    partitions_def=videos_partitions,
+    deps=["video_probe"],
+    group_name="labels",
+    kinds={"python", "duckdb", "video"},
+    code_version=HUMAN_TRACKS_VERSION,
+    pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
+    description="L1: face tracks with body boxes per person, frame-level boxes, face- and body-crop clips",
+    metadata=table_definition(HUMAN_TRACKS, HUMAN_TRACK_BOXES),
+)
+def human_tracks(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+                 vision: VisionResource) -> dg.MaterializeResult:
+    vid = context.partition_key
+    wh = warehouse.get()
+    media = settings.media_dir(vid) / "human_tracks"
+    try:
+        clip = load_clip(wh, vid)
+        backend = vision.backend(_profile(settings))
+        # crops go beside the previous ones: the stored rows keep naming existing files until the new rows commit
+        out_dir = run_folder(media, context.run_id)
+        result = track_video(clip.path, out_dir, backend, vision.tracking_params())
+    except (ClipNotFound, BackendUnavailable, MediaError) as exc:
+        raise dg.Failure(description=f"human_tracks for {vid}: {exc}") from exc
+    tracks = [stored_columns(t, ("face_clip_path", "body_clip_path")) for t in result.tracks] or [{
+        "track_id": None, "status": "no_faces", "clip_frames": result.frame_count, "face_presence": 0.0,
+        "reason": f"the face detector ({backend.face.model}) found no face track of at least "
+                  f"{vision.min_track_s}s in {result.frame_count} frames",
+    }]
+    prov = {"backend": backend.name, "model": backend.model, "code_version": HUMAN_TRACKS_VERSION}
+    wh.replace_tables([(HUMAN_TRACKS, {"video_id": vid}, tracks, prov),  # tracks and boxes change together
+                       (HUMAN_TRACK_BOXES, {"video_id": vid}, result.boxes, prov)])
+    # the rows name this run's files now; older crops go (a run killed before the commit left them in place)
+    remove_replaced(media, out_dir, lambda run_id: _in_progress(context.instance, run_id))
+    return dg.MaterializeResult(metadata=materialization({
+        **row_counts(wh, HUMAN_TRACKS, len(tracks)),
+        "tracks": len(result.tracks),
+        "box_rows": len(result.boxes),
+        "face_presence": result.face_presence,
+        "frames": result.frame_count,
+        "video_decodes": result.video_decodes,
+        "seconds": dg.MetadataValue.json(result.timings),
+        "model": backend.model,
+        "clip": dg.MetadataValue.path(str(clip.path)),
+        "crop_dir": dg.MetadataValue.path(str(out_dir)),
+        **_key_frame(context, clip.path, load_tracks(wh, vid), out_dir, result.key_frame),
+        "preview": _preview(tracks, ["track_id", "status", "first_s", "last_s", "coverage", "face_size_median",
+                                     "n_detections", "face_clip_path"]),
+    }))
+
+
+def _in_progress(instance: dg.DagsterInstance, run_id: str) -> bool:
+    run = instance.get_run_by_id(run_id)
+    return run is not None and not run.is_finished
+
+
+def _key_frame(context: dg.AssetExecutionContext, clip: Path, tracks, out_dir: Path, kept) -> dict:
+    """The stored boxes and letters on the frame showing the most tracks (nothing for a clip without faces)."""
+    try:
+        drawn = render_key_frame(clip, tracks, out_dir / "key_frame.jpg", kept=kept)
+    except (MediaError, OSError) as exc:  # a picture for the UI only: the labels are stored already
+        context.log.warning(f"key frame of {clip} not drawn: {exc}")
+        return {}
+    if drawn is None:
+        return {}
+    path, frame = drawn
+    return {**image(path, "key_frame"), "key_frame_index": frame}
+
+
+@dg.asset(
+    partitions_def=videos_partitions,
+    deps=[human_tracks],
+    group_name="labels",
+    kinds={"python", "duckdb"},
+    code_version=PERSON_COUNT_VERSION,
+    description="L2: approximate number of distinct people, from L1 tracks merged by face descriptor",
+    metadata=table_definition(PERSON_COUNT),
+)
+def person_count(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
+                 vision: VisionResource) -> dg.MaterializeResult:
+    vid = context.partition_key
+    rows = _tracks_rows(warehouse, vid)
+    ok = [r for r in rows if r["status"] == "ok"]
+    if not ok:
+        row = {"status": "no_faces", "reason": rows[0]["reason"], "person_count": 0, "n_tracks": 0,
+               "max_simultaneous": 0, "n_merges": 0, "persons": [], "merges": [],
+               "method": "no L1 tracks: no visible face"}
+    else:
+        res = count_people([TrackSpan(r["track_id"], r["first_frame"], r["last_frame"], r["face_embedding"]) for r in ok],
+                           threshold=vision.same_person_distance)
+        row = {"status": "ok", "reason": None, "person_count": res.count, "n_tracks": res.n_tracks,
+               "max_simultaneous": res.max_simultaneous, "n_merges": len(res.merges), "persons": res.persons,
+               "merges": res.merges, "threshold": res.threshold, "method": res.method}
+    model = rows[0].get("model") or "unknown"
+    warehouse.get().replace(PERSON_COUNT, {"video_id": vid}, [row], provenance={
+        "backend": rows[0].get("backend") or "derived", "model": f"L1 tracks ({model}) + descriptor merge",
+        "code_version": PERSON_COUNT_VERSION})
+    return dg.MaterializeResult(metadata=materialization({
+        **row_counts(warehouse.get(), PERSON_COUNT, 1),
+        "person_count": row["person_count"], "tracks": row["n_tracks"], "merges": row["n_merges"],
+        "method": row["method"], "persons": dg.MetadataValue.json(row["persons"]),
+    }))
+
+
+@dg.asset(
+    partitions_def=videos_partitions,
+    deps=[human_tracks],
+    group_name="labels",
+    kinds={"python", "duckdb"},
+    code_version=DEMOGRAPHICS_VERSION,
+    pool="cpu",
+    description="L3: per-track age (median), gender and race (mode, vote share) from face crops; unavailable offline",
+    metadata=table_definition(DEMOGRAPHICS),
+)
+def demographics(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+                 vision: VisionResource) -> dg.MaterializeResult:
+    vid = context.partition_key
+    rows = _tracks_rows(warehouse, vid)
+    profile = _profile(settings)
+    try:
+        estimator = vision.demographics_estimator(profile)
+    except BackendUnavailable as exc:
+        raise dg.Failure(description=f"demographics for {vid}: {exc}") from exc
+    if not any(r["status"] == "ok" for r in rows):
+        out = [{"track_id": None, "status": "no_faces", "reason": "no L1 face tracks in this clip"}]
+    else:
+        try:
+            out = demographics_rows(load_tracks(warehouse.get(), vid), estimator, samples=vision.demographics_samples)
+        except MediaError as exc:
+            raise dg.Failure(description=f"demographics for {vid}: {exc}") from exc
+    model = estimator.model if estimator is not None else "none (no packaged age/gender/race model)"
+    warehouse.get().replace(DEMOGRAPHICS, {"video_id": vid}, out,
+                            provenance={"backend": profile, "model": model, "code_version": DEMOGRAPHICS_VERSION})
+    statuses = sorted({r["status"] for r in out})
+    return dg.MaterializeResult(metadata=materialization({
+        **row_counts(warehouse.get(), DEMOGRAPHICS, len(out)),
+        "rows": len(out), "status": ", ".join(statuses), "model": model,
+        "preview": _preview(out, ["track_id", "status", "age", "gender", "gender_share", "race", "race_share", "reason"]),
+    }))
+
+
+@dg.asset_check(asset=human_tracks, partitions_def=videos_partitions,
+                description="Share of frames showing a tracked face is at least the paper's 0.65 face-ratio filter")
+def face_presence_ratio(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    rows = warehouse.get().rows(HUMAN_TRACKS, video_id=context.partition_key)
+    ratio = float(rows[0]["face_presence"] or 0.0) if rows else 0.0
+    return dg.AssetCheckResult(passed=bool(rows) and ratio >= PAPER_FACE_RATIO, severity=dg.AssetCheckSeverity.WARN,
+                               metadata={"face_presence": round(ratio, 3), "paper_threshold": PAPER_FACE_RATIO,
+                                         "tracks": sum(r["status"] == "ok" for r in rows)})
+
+
+@dg.asset_check(asset=human_tracks, partitions_def=videos_partitions,
+                description="Every track has one box row per frame from its first to last frame, and its crop clips exist")
+def track_boxes_complete(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    vid = context.partition_key
+    problems = []
+    for tr in load_tracks(warehouse.get(), vid):
+        if len(tr.boxes) != tr.n_frames:
+            problems.append(f"track {tr.track_id}: {len(tr.boxes)} box rows for {tr.n_frames} frames")
+        for p in (tr.face_clip_path, tr.body_clip_path):
+            if p is None or not Path(p).is_file():
+                problems.append(f"track {tr.track_id}: crop clip missing ({p})")
+    return dg.AssetCheckResult(passed=not problems, metadata={"problems": dg.MetadataValue.json(problems)})

@@ -1,0 +1,67 @@
+"""Metadata every warehouse-writing asset shows the same way in the UI: its table's columns (definition),
+row counts (materialization), rounded numbers, images and file links."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from hvbench_assets.core.warehouse import TableSpec, Warehouse
+
+DIGITS = 3
+MAX_INLINE_IMAGE_BYTES = 200_000  # larger images are linked by path only (event log rows stay small)
+
+
+def table_schema(spec: TableSpec) -> dg.TableSchema:
+    return dg.TableSchema(columns=[dg.TableColumn(name, kind) for name, kind in spec.all_columns])
+
+
+def table_definition(spec: TableSpec, *companions: TableSpec) -> dict[str, Any]:
+    """Definition metadata of an asset stored in `spec` (plus companion tables written in the same
+    transaction): the asset page shows the columns and the table name."""
+    meta: dict[str, Any] = {"dagster/column_schema": table_schema(spec), "dagster/table_name": spec.name}
+    if companions:
+        meta["companion_tables"] = ", ".join(c.name for c in companions)
+    return meta
+
+
+def row_counts(wh: Warehouse, spec: TableSpec, written: int) -> dict[str, int]:
+    """Materialization metadata: rows of the whole table and rows this partition wrote."""
+    return {"dagster/row_count": wh.count(spec), "dagster/partition_row_count": written}
+
+
+def rounded(value: Any, digits: int = DIGITS) -> Any:
+    """Floats rounded for display, also inside lists and dicts."""
+    if isinstance(value, float):
+        return round(value, digits)
+    if isinstance(value, Mapping):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and not isinstance(value, dg.MetadataValue):
+        return [rounded(v, digits) for v in value]
+    return value
+
+
+def materialization(metadata: Mapping[str, Any], digits: int = DIGITS) -> dict[str, Any]:
+    """Plain floats and JSON values rounded; other metadata values as given."""
+    out = {}
+    for key, value in metadata.items():
+        if isinstance(value, dg.JsonMetadataValue):
+            value = dg.MetadataValue.json(rounded(value.data, digits))
+        elif not isinstance(value, dg.MetadataValue):
+            value = rounded(value, digits)
+        out[key] = value
+    return out
+
+
+def image(path: Path, caption: str) -> dict[str, dg.MetadataValue]:
+    """An image the UI renders (Markdown with the picture inline) and the file it was written to."""
+    meta: dict[str, dg.MetadataValue] = {f"{caption}_file": dg.MetadataValue.path(str(path))}
+    data = path.read_bytes()
+    if len(data) <= MAX_INLINE_IMAGE_BYTES:
+        mime = "image/png" if path.suffix.lower() == ".png" else "image/jpeg"
+        meta[caption] = dg.MetadataValue.md(f"![{caption}](data:{mime};base64,{base64.b64encode(data).decode()})")
+    return meta

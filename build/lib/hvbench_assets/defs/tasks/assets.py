@@ -1,0 +1,210 @@
+"""The 16 task assets (group `tasks`), one per family, built from core/tasks/registry.py by one factory.
+
+Each asset depends on exactly the labels its family reads (Table 9 plus what our rules need), so the
+lineage graph is Table 9. Per clip it stores one `task_candidates` verdict and at most one question (the six
+descriptive families and AR also their `synthesis_steps`); re-materializing replaces them in one transaction,
+with the answer slot balanced against the task's questions on other clips under the same lock.
+"""
+
+
+import dagster as dg
+
+from hvbench_assets.core.media import MediaError
+from hvbench_assets.core.mllm import ModelNotConfigured, load_registry
+from hvbench_assets.core.mllm.descriptions import describer_fingerprint
+from hvbench_assets.core.media.paths import resolve, to_stored
+from hvbench_assets.core.render.questions import question_video_path, render_question_video
+from hvbench_assets.core.synthesis.calls import SynthesisModels, ensemble_fingerprint, too_few_answerers
+from hvbench_assets.core.synthesis.rerank import agreement_counts
+from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS, step_rows
+from hvbench_assets.core.tasks import annotations
+from hvbench_assets.core.tasks.calls import ModelUnreachable, asker
+from hvbench_assets.core.tasks.labels import PAPER_LABEL, LabelsMissing, load_labels
+from hvbench_assets.core.tasks.pipeline import Balance, blocked_row, preview_markdown, run_family
+from hvbench_assets.core.tasks.registry import FAMILIES, TaskFamily
+from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
+from hvbench_assets.defs.executor import FORK_TAG
+from hvbench_assets.defs.labels.descriptions import _DESCRIBER
+from hvbench_assets.defs.mllm_resources import MllmResource
+from hvbench_assets.defs.partitions import videos_partitions
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+
+
+def _configured_ensemble() -> str:
+    try:
+        reg = load_registry()
+        return ensemble_fingerprint(reg.active(), reg.min_answerers)
+    except (ModelNotConfigured, ValueError, OSError):
+        return "unconfigured"
+
+
+_ENSEMBLE = _configured_ensemble()
+
+
+def code_version(family: TaskFamily) -> str:
+    """Rule version, thresholds, prompts, and (for model-built families) the model that writes them; the
+    descriptive families add their answering models and weights."""
+    version = family.fingerprint()
+    if family.descriptive:
+        version += f"-e{_ENSEMBLE}"
+    return f"{version}-m{describer_fingerprint(_DESCRIBER)}" if family.needs_model else version
+
+
+def _description(family: TaskFamily) -> str:
+    how = ("distractor-included synthesis: caption, question, ensemble answers, weighted ranking, perturbation"
+           if family.descriptive
+           else "truth from a human annotation" if family.annotation
+           else "built with a model" if family.needs_model else "built from labels")
+    return f"{family.abbrev} ({family.task}): per-clip selection verdict and question ({how})"
+
+
+def task_asset(family: TaskFamily) -> dg.AssetsDefinition:
+    version = code_version(family)
+
+    @dg.asset(
+        name=family.asset,
+        partitions_def=videos_partitions,
+        deps=["video_probe", *family.reads],
+        group_name="tasks",
+        kinds={"python", "duckdb", "video"},
+        code_version=version,
+        pool="mllm" if family.needs_model else None,
+        # rule-based families that encode a question video: beside the run's other steps
+        op_tags={FORK_TAG: "fork"} if not family.needs_model and family.marking != "none" else None,
+        description=_description(family),
+        metadata={"task": family.task, "abbrev": family.abbrev, "category": family.info.category,
+                  "labels_table9": ", ".join(f"{PAPER_LABEL[x]} {x}" for x in family.labels),
+                  "labels_ours": ", ".join(f"{PAPER_LABEL[x]} {x}" for x in family.ours) or "-",
+                  "marking": family.marking,
+                  "tables": "task_candidates, questions" + (", synthesis_steps" if family.records_steps else "")},
+    )
+    def _asset(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+               mllm: MllmResource) -> dg.MaterializeResult:
+        return materialize_task(context, family, version, settings, warehouse, mllm)
+
+    return _asset
+
+
+def materialize_task(context, family: TaskFamily, version: str, settings: HvbenchSettings,
+                     warehouse: WarehouseResource, mllm: MllmResource) -> dg.MaterializeResult:
+    vid = context.partition_key
+    wh = warehouse.get()
+    prov = {"backend": "rules", "model": None, "code_version": version}
+    spec = None
+    if family.needs_model:
+        try:
+            spec = mllm.describer()
+        except ModelNotConfigured as exc:
+            ensemble = "; the synthesis also needs answering models (HVBENCH_MLLM_MODELS)" if family.descriptive else ""
+            return _blocked(wh, vid, family, prov, f"needs a model: {exc}{ensemble}")
+        prov["model"] = spec.model_id
+    answerers = []
+    if family.descriptive:
+        reg = mllm.registry()
+        try:
+            answerers = reg.active()
+        except ModelNotConfigured as exc:
+            return _blocked(wh, vid, family, prov, f"an answering model is not usable: {exc}")
+        if reason := too_few_answerers(answerers, reg.min_answerers, reg.source):
+            return _blocked(wh, vid, family, prov, reason)
+    try:
+        labels = load_labels(wh, vid, family.reads)
+    except LabelsMissing as exc:
+        raise dg.Failure(description=f"{family.asset} of {vid}: {exc}", allow_retries=False) from exc
+    out_dir = settings.media_dir(vid) / "questions"
+    clip = labels.clip
+
+    def red_box_video(track_ids: tuple[int, ...]):
+        return render_question_video(clip.path, clip.sha256, labels.tracks,
+                                     {"kind": "red_box", "track_ids": sorted(track_ids)}, out_dir)
+
+    def marked_video(marking):
+        return render_question_video(clip.path, clip.sha256, labels.tracks, marking, out_dir)
+
+    client = mllm.client(wh) if spec else None
+    synthesis = SynthesisModels(client, spec, answerers, vid, family.task) if family.descriptive else None
+    try:
+        outcome = run_family(
+            family, labels, ask=asker(client, spec, vid, family.task) if spec else None, red_box_video=red_box_video,
+            annotation=(lambda tids: annotations.latest(wh, vid, family.annotation, tuple(tids))),
+            marked_video=marked_video, synthesis=synthesis,
+        )
+    except ModelUnreachable as exc:
+        raise dg.Failure(description=str(exc)) from exc  # transient: a rerun pays only for uncached calls
+    except MediaError as exc:
+        raise dg.Failure(description=f"{family.asset} of {vid}: {exc}", allow_retries=False) from exc
+    candidate = outcome.candidate_row()
+    holder: dict = {}
+
+    def build(con):
+        others = con.execute("SELECT answer, options FROM questions WHERE task = ? AND video_id <> ? "
+                             "AND answer IS NOT NULL AND status <> 'rejected'", [family.task, vid]).fetchall()
+        question, marking = outcome.question_row(Balance.from_rows([{"answer": a, "options": o} for a, o in others]))
+        if question is not None and marking is not None:
+            question["video_path"] = to_stored(question_video_path(out_dir, clip.path, clip.sha256, marking))
+        holder.update(question=question, marking=marking)
+        return _items(vid, family, candidate, question, prov, outcome.steps, outcome.qid)
+
+    wh.read_then_replace((TASK_CANDIDATES, QUESTIONS) + ((SYNTHESIS_STEPS,) if family.records_steps else ()), build)
+    question, marking = holder["question"], holder["marking"]
+    if marking is not None:
+        try:
+            render_question_video(clip.path, clip.sha256, labels.tracks, marking, out_dir)
+        except (MediaError, OSError) as exc:
+            failed = {**candidate, "status": "failed", "reason": f"question video could not be rendered: {exc}"}
+            _write(wh, vid, family, failed, None, prov)
+            raise dg.Failure(description=f"{family.asset} of {vid}: {failed['reason']}") from exc
+    calls = outcome.result.call_ids if outcome.result is not None else []
+    return dg.MaterializeResult(metadata={
+        **task_overview(wh, family),
+        "status": candidate["status"], "rule": candidate["rule"], "reason": candidate["reason"] or "",
+        "measured": dg.MetadataValue.json(candidate["measured"]), "questions": int(bool(question and question["answer"])),
+        "dagster/row_count": 1 + int(question is not None), "model_calls": len(calls),
+        **(synthesis_overview(wh, family, synthesis) if synthesis else {}),
+        "preview": dg.MetadataValue.md(preview_markdown([question]) if question else
+                                       f"{candidate['status']}: {candidate['reason']}"),
+        **({"question_video": dg.MetadataValue.path(str(resolve(question["video_path"])))}
+           if question and question["video_path"] else {}),
+    })
+
+
+def task_overview(wh, family: TaskFamily) -> dict:
+    """Across every clip of this task: verdicts by status and rule, and how often each letter is the answer."""
+    verdicts = wh.query("SELECT status, rule, count(*) AS n FROM task_candidates WHERE task = ? GROUP BY ALL "
+                        "ORDER BY n DESC", [family.task])
+    letters = wh.query("SELECT answer, count(*) AS n FROM questions WHERE task = ? AND answer IS NOT NULL "
+                       "GROUP BY ALL ORDER BY answer", [family.task])
+    return {"task_verdicts": dg.MetadataValue.json({f"{r['status']}:{r['rule']}": r["n"] for r in verdicts}),
+            "task_answer_letters": dg.MetadataValue.json({r["answer"]: r["n"] for r in letters})}
+
+
+def synthesis_overview(wh, family: TaskFamily, synthesis: SynthesisModels) -> dict:
+    """This run's calls (made vs cached, tokens) and, across the task, how often the winning answer was
+    each answering model's own (agreement with the ensemble)."""
+    won, n = agreement_counts(wh, family.task)
+    return {"synthesis_calls": dg.MetadataValue.json(synthesis.stats.as_dict()),
+            "answerers": dg.MetadataValue.json(synthesis.weights),
+            "ensemble_agreement": dg.MetadataValue.json(
+                {m: f"{won.get(m, 0)}/{n}" for m in synthesis.weights} if n else {})}
+
+
+def _blocked(wh, vid, family, prov, reason) -> dg.MaterializeResult:
+    row = blocked_row(family, reason)
+    _write(wh, vid, family, row, None, prov)
+    return dg.MaterializeResult(metadata={"status": "blocked", "reason": row["reason"], "questions": 0})
+
+
+def _items(vid, family, candidate, question, prov, steps=(), qid=None):
+    key = {"video_id": vid, "task": family.task}
+    items = [(TASK_CANDIDATES, key, [candidate], prov), (QUESTIONS, key, [question] if question else [], prov)]
+    if family.records_steps:
+        items.append((SYNTHESIS_STEPS, key, step_rows(list(steps), vid, family.task, family.abbrev, qid,
+                                                      prov["code_version"]), None))
+    return items
+
+
+def _write(wh, vid, family, candidate, question, prov) -> None:
+    wh.replace_tables(_items(vid, family, candidate, question, prov))
+
+
+TASK_ASSETS = [task_asset(f) for f in FAMILIES]

@@ -1,0 +1,385 @@
+"""The review web app (`hvbench review`): annotation queue, blind review queue, adjudication list,
+agreement, and a page per question. Starlette + Jinja2; every read and write goes through `Warehouse`
+(flock-serialised, so Dagster runs may write at the same time).
+
+Who is who: on a loopback address a reviewer types a name (kept in a cookie). On any other address every
+request needs a per-reviewer token (`hvbench review-token NAME`), and the name comes from the token only.
+Videos are served by question id: the path is looked up in `questions`, never taken from the request.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from hvbench_assets.core.curation import tokens
+from hvbench_assets.core.curation.agreement import kappa_table, reviewer_accuracy
+from hvbench_assets.core.curation.media import QUESTION_ID, MediaRefused, question_video
+from hvbench_assets.core.curation.queue import adjudication_list, annotation_queue, review_queue, shown_order
+from hvbench_assets.core.curation.state import REASONS, STATES, curate, is_question, state_counts
+from hvbench_assets.core.curation.store import BadDecision, load_state, record_decision
+from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
+from hvbench_assets.core.tasks import annotations
+from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
+from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES, question_content_hash
+from hvbench_assets.core.warehouse import Warehouse
+
+HERE = Path(__file__).parent
+NAME = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
+TOKEN_COOKIE, NAME_COOKIE = "hvbench_token", "hvbench_reviewer"
+
+
+@dataclass(frozen=True)
+class ReviewConfig:
+    warehouse: Path
+    data_dir: Path
+    require_token: bool = False
+    excluded: frozenset[str] = frozenset()
+    roots: tuple[Path, ...] = ()  # folders besides data_dir that question videos may lie in
+    dagster_url: str = "http://127.0.0.1:3000"
+    host: str = "127.0.0.1"  # the bound address; on loopback only its names are accepted in the Host header
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Refused(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def create_app(cfg: ReviewConfig) -> Starlette:
+    wh = Warehouse(cfg.warehouse)
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+
+    # -- identity -------------------------------------------------------------------------------
+    def reviewer_of(request: Request) -> str | None:
+        if cfg.require_token:
+            auth = request.headers.get("authorization", "")
+            token = auth[7:].strip() if auth.lower().startswith("bearer ") else request.cookies.get(TOKEN_COOKIE)
+            return tokens.reviewer_for(wh, token)
+        name = request.cookies.get(NAME_COOKIE, "")
+        return name if NAME.match(name) else None
+
+    def need_reviewer(request: Request) -> str:
+        who = reviewer_of(request)
+        if who is None:
+            raise Refused(401, "a valid reviewer token is required" if cfg.require_token else
+                          "say who you are first (name field on the start page)")
+        return who
+
+    async def body(request: Request) -> dict[str, Any]:
+        # JSON only: a cross-site form cannot send it without a CORS preflight this server never answers
+        if not request.headers.get("content-type", "").startswith("application/json"):
+            raise Refused(415, "send JSON (Content-Type: application/json)")
+        try:
+            data = await request.json()
+        except ValueError:
+            raise Refused(400, "the body is not valid JSON") from None
+        if not isinstance(data, dict):
+            raise Refused(400, "the body must be a JSON object")
+        return data
+
+    def page(request: Request, name: str, **ctx) -> Response:
+        who = reviewer_of(request)
+        if who is None and cfg.require_token:
+            return RedirectResponse(f"/login?next={quote(request.url.path)}", status_code=303)
+        return templates.TemplateResponse(request, name, {"reviewer": who, "require_token": cfg.require_token,
+                                                          "reasons": REASONS, **ctx})
+
+    def question_row(qid: str) -> dict[str, Any]:
+        if not QUESTION_ID.match(qid or ""):
+            raise Refused(400, f"{qid!r} is not a question id")
+        rows = wh.rows(QUESTIONS, question_id=qid)
+        if not rows:
+            raise Refused(404, f"no question {qid}")
+        return rows[0]
+
+    # -- items as the browser gets them ---------------------------------------------------------
+    def review_item(q: dict[str, Any], reviewer: str, remaining: int) -> dict[str, Any]:
+        by = {o["letter"]: o for o in q["options"]}
+        return {"question_id": q["question_id"], "content_hash": question_content_hash(q), "task": q["task"],
+                "abbrev": q["abbrev"], "video_id": q["video_id"], "question": q["question"],
+                "options": [{"letter": ltr, "text": by[ltr]["text"]} for ltr in shown_order(q, reviewer)],
+                "video": f"/media/{q['question_id']}", "remaining": remaining}
+
+    def next_review(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
+        s = load_state(wh)
+        queue = [q for q in review_queue(s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer)
+                 if q["question_id"] not in skip]
+        return review_item(queue[0], reviewer, len(queue)) if queue else None
+
+    def adjudication_item(row: dict[str, Any], decisions: list[dict], remaining: int) -> dict[str, Any]:
+        q = question_row(row["question_id"])
+        chash = question_content_hash(q)
+        votes = {}
+        for d in decisions:
+            if d["question_id"] == q["question_id"] and d["content_hash"] == chash and d["action"] != "adjudicate":
+                votes[d["reviewer"]] = {k: d[k] for k in ("action", "blind_choice", "corrected_answer",
+                                                          "corrected_text", "reason", "reason_text")}
+        return {"question_id": q["question_id"], "content_hash": chash, "task": q["task"], "abbrev": q["abbrev"],
+                "video_id": q["video_id"], "question": q["question"], "answer": q["answer"],
+                "options": [{"letter": o["letter"], "text": o["text"]} for o in q["options"]],
+                "votes": votes, "video": f"/media/{q['question_id']}", "remaining": remaining}
+
+    def next_adjudication(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
+        s = load_state(wh)
+        rows = [r for r in adjudication_list(s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer)
+                if r["question_id"] not in skip]
+        return adjudication_item(rows[0], s["decisions"], len(rows)) if rows else None
+
+    def next_annotation(skip: set[str]) -> dict[str, Any] | None:
+        s = load_state(wh)
+        items = [i for i in annotation_queue(s["questions"], s["annotations"]) if i["question_id"] not in skip]
+        if not items:
+            return None
+        item = dict(items[0])
+        item.update(video=f"/media/{item['question_id']}", remaining=len(items))
+        return item
+
+    def skipped(request: Request) -> set[str]:
+        return {s for s in request.query_params.get("skip", "").split(",") if s}
+
+    # -- pages ----------------------------------------------------------------------------------
+    def home(request: Request) -> Response:
+        who = reviewer_of(request)
+        s = load_state(wh)
+        rows = curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"])
+        ctx = {"counts": state_counts(rows), "states": STATES, "flow": flow(wh, s),
+               "annotation_items": len(annotation_queue(s["questions"], s["annotations"])),
+               "excluded": sorted(cfg.excluded)}
+        if who:
+            ctx["review_items"] = len(review_queue(s["questions"], s["decisions"], s["assignments"], cfg.excluded, who))
+            ctx["adjudication_items"] = len(adjudication_list(s["questions"], s["decisions"], s["assignments"],
+                                                              cfg.excluded, who))
+        return page(request, "home.html", **ctx)
+
+    def review_page(request: Request) -> Response:
+        who = reviewer_of(request)
+        if who is None:
+            return RedirectResponse("/", status_code=303) if not cfg.require_token else page(request, "home.html")
+        again = request.query_params.get("question")
+        if again:  # review one question again (from its page): the new decision replaces this reviewer's earlier one
+            q = question_row(again)
+            if not is_question(q):
+                raise Refused(400, f"{again} has no question text yet (it waits for an annotation)")
+            return page(request, "review.html", item=review_item(q, who, 1), mode="review")
+        return page(request, "review.html", item=next_review(who, set()), mode="review")
+
+    def adjudicate_page(request: Request) -> Response:
+        who = reviewer_of(request)
+        if who is None:
+            return RedirectResponse("/", status_code=303) if not cfg.require_token else page(request, "home.html")
+        return page(request, "review.html", item=next_adjudication(who, set()), mode="adjudicate")
+
+    def annotate_page(request: Request) -> Response:
+        who = reviewer_of(request)
+        if who is None:
+            return RedirectResponse("/", status_code=303) if not cfg.require_token else page(request, "home.html")
+        return page(request, "annotate.html", item=next_annotation(set()))
+
+    def question_page(request: Request) -> Response:
+        qid = request.path_params["question_id"]
+        if reviewer_of(request) is None and cfg.require_token:
+            return page(request, "home.html")
+        q = question_row(qid)
+        family = FAMILY_BY_ABBREV.get(q["abbrev"])
+        links = [(f"{a} / {q['video_id']}", f"{cfg.dagster_url.rstrip('/')}/assets/{a}?view=partitions&partition="
+                  f"{quote(q['video_id'])}") for a in ([family.asset] if family else []) + ["human_tracks", "video_probe"]]
+        links.append(("reviewed_questions", f"{cfg.dagster_url.rstrip('/')}/assets/reviewed_questions"))
+        s = load_state(wh)
+        reviewed = next((r for r in curate([q], s["decisions"], cfg.excluded, s["assignments"])), None)
+        return page(request, "question.html", q=q, reviewed=reviewed, explanation=explain(wh, qid), links=links,
+                    decisions=[d for d in s["decisions"] if d["question_id"] == qid],
+                    content_hash=question_content_hash(q))
+
+    def questions_page(request: Request) -> Response:
+        s = load_state(wh)
+        state, task = request.query_params.get("state"), request.query_params.get("task")
+        rows = [r for r in curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"])
+                if (not state or r["state"] == state) and (not task or r["abbrev"] == task)]
+        text = {q["question_id"]: q["question"] for q in s["questions"]}
+        return page(request, "questions.html", rows=rows, text=text, state=state, task=task)
+
+    def agreement_page(request: Request) -> Response:
+        s = load_state(wh)
+        reviewed = curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"])
+        return page(request, "agreement.html", blind=kappa_table(s["questions"], s["decisions"], "blind"),
+                    verdict=kappa_table(s["questions"], s["decisions"], "verdict"),
+                    accuracy=reviewer_accuracy(s["questions"], s["decisions"], reviewed),
+                    disputed=adjudication_list(s["questions"], s["decisions"], s["assignments"], cfg.excluded),
+                    assignments=len(s["assignments"]))
+
+    def login(request: Request, data: dict[str, Any] | None) -> Response:
+        if request.method == "GET":
+            return templates.TemplateResponse(request, "login.html", {"reviewer": None, "next": request.query_params.get("next", "/"),
+                                                                      "require_token": cfg.require_token})
+        if cfg.require_token:
+            who = tokens.reviewer_for(wh, str(data.get("token") or ""))
+            if who is None:
+                raise Refused(401, "unknown or revoked token")
+            resp = JSONResponse({"reviewer": who})
+            resp.set_cookie(TOKEN_COOKIE, str(data["token"]), httponly=True, samesite="strict", max_age=30 * 86400)
+            return resp
+        name = str(data.get("name") or "").strip()
+        if not NAME.match(name):
+            raise Refused(400, "a name is one word of letters, digits, . _ - @ (at most 64)")
+        resp = JSONResponse({"reviewer": name})
+        resp.set_cookie(NAME_COOKIE, name, samesite="strict", max_age=365 * 86400)
+        return resp
+
+    # -- API ------------------------------------------------------------------------------------
+    def api_next(request: Request) -> Response:
+        who = need_reviewer(request)
+        kind = request.path_params["queue"]
+        item = {"review": lambda: next_review(who, skipped(request)),
+                "adjudicate": lambda: next_adjudication(who, skipped(request)),
+                "annotate": lambda: next_annotation(skipped(request))}.get(kind)
+        if item is None:
+            raise Refused(404, f"no queue {kind!r}")
+        return JSONResponse({"item": item()})
+
+    def api_reveal(request: Request, data: dict[str, Any] | None) -> Response:
+        need_reviewer(request)
+        q = question_row(str(data.get("question_id")))
+        if data.get("content_hash") != question_content_hash(q):
+            raise Refused(409, f"question {q['question_id']} changed since it was shown; reload")
+        return JSONResponse({"answer": q["answer"], "answer_text": q["answer_text"]})
+
+    def api_decide(request: Request, data: dict[str, Any] | None) -> Response:
+        who = need_reviewer(request)
+        q = question_row(str(data.get("question_id")))
+        action = data.get("action")
+        if action == "adjudicate":
+            s = load_state(wh)
+            allowed = {r["question_id"] for r in adjudication_list(s["questions"], s["decisions"], s["assignments"],
+                                                                  cfg.excluded, who)}
+            if q["question_id"] not in allowed:
+                raise Refused(403, f"{who} may not adjudicate {q['question_id']}: not disputed, or {who} reviewed it")
+        try:
+            d = record_decision(
+                wh, q, who, action, blind_choice=data.get("blind_choice"), shown_order=data.get("shown_order"),
+                corrected_answer=data.get("corrected_answer"), corrected_text=data.get("corrected_text"),
+                reason=data.get("reason"), reason_text=data.get("reason_text"),
+                seconds_spent=_number(data.get("seconds_spent")), content_hash=data.get("content_hash"))
+        except BadDecision as exc:
+            raise Refused(409 if "changed since" in str(exc) else 400, str(exc)) from None
+        skip = skipped(request)
+        nxt = next_adjudication(who, skip) if action == "adjudicate" else next_review(who, skip)
+        return JSONResponse({"decision_id": d["decision_id"], "next": nxt})
+
+    def api_annotate(request: Request, data: dict[str, Any] | None) -> Response:
+        who = need_reviewer(request)
+        q = question_row(str(data.get("question_id")))
+        kind = {"HC": "count", "AST": "action", "TSA": "action"}.get(q["abbrev"])
+        if kind is None:
+            raise Refused(400, f"{q['question_id']} ({q['abbrev']}) takes no annotation")
+        try:
+            if kind == "count":
+                value, track = annotations.count_value(int(data.get("count") or 0)), None
+            else:
+                value = annotations.action_value(data.get("action"), _number(data.get("start_s")),
+                                                 ongoing=bool(data.get("ongoing")), none=bool(data.get("none")))
+                track = int((q.get("target_track_ids") or [None])[0])
+        except (annotations.BadAnnotation, TypeError, ValueError) as exc:
+            raise Refused(400, str(exc)) from None
+        ann = annotations.record(wh, q["video_id"], kind, value, track_id=track, annotator=who)
+        return JSONResponse({"annotation_id": ann, "next": next_annotation(skipped(request))})
+
+    def media(request: Request) -> Response:
+        if cfg.require_token:
+            need_reviewer(request)
+        try:
+            path = question_video(wh, request.path_params["question_id"], cfg.data_dir, cfg.roots)
+        except MediaRefused as exc:
+            raise Refused(404, str(exc)) from None
+        return FileResponse(path, media_type="video/mp4")
+
+    def with_body(handler):
+        """Warehouse calls block (they wait for the file lock while a Dagster run writes), so every handler runs
+        in the thread pool; only reading the JSON body happens on the event loop."""
+        async def endpoint(request: Request) -> Response:
+            data = await body(request) if request.method == "POST" else None
+            return await run_in_threadpool(handler, request, data)
+        return endpoint
+
+    async def refused(request: Request, exc: Refused) -> Response:
+        if request.url.path.startswith("/api/") or request.url.path.startswith("/media/") or exc.status != 404:
+            return JSONResponse({"error": exc.message}, status_code=exc.status)
+        return templates.TemplateResponse(request, "error.html", {"message": exc.message, "reviewer": None},
+                                          status_code=exc.status)
+
+    routes = [
+        Route("/", home), Route("/review", review_page), Route("/adjudicate", adjudicate_page),
+        Route("/annotate", annotate_page), Route("/agreement", agreement_page),
+        Route("/questions", questions_page), Route("/questions/{question_id}", question_page), Route("/login", with_body(login), methods=["GET", "POST"]),
+        Route("/media/{question_id:path}", media),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
+        Route("/api/next/{queue}", api_next), Route("/api/reveal", with_body(api_reveal), methods=["POST"]),
+        Route("/api/decisions", with_body(api_decide), methods=["POST"]), Route("/api/annotations", with_body(api_annotate), methods=["POST"]),
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    # without tokens, a page from another site that rebinds its DNS name to 127.0.0.1 must not reach the app
+    hosts = ["*"] if cfg.require_token else sorted({"127.0.0.1", "localhost", "::1", "[::1]", cfg.host})
+    return Starlette(routes=routes, exception_handlers={Refused: refused},
+                     middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)])
+
+
+def _number(value: Any) -> float | None:
+    if value is None or value == "":
+        return None
+    return float(value)
+
+
+def explain(wh: Warehouse, question_id: str) -> tuple[dict[str, Any], str] | None:
+    """The provenance chain from the benchmark stage (the dict and the text `hvbench explain` prints)."""
+    try:
+        from hvbench_assets.core.benchmark.explain import explain_question, format_explanation
+    except ImportError:
+        return None
+    data = explain_question(wh, question_id)
+    return data, format_explanation(data)
+
+
+def flow(wh: Warehouse, s: dict[str, list[dict]]) -> list[dict[str, Any]]:
+    """The latest human actions and whether the graph has taken them in yet (the sensors' work)."""
+    reviewed = {r["question_id"]: r for r in wh.rows(REVIEWED_QUESTIONS)}
+    out = []
+    for d in s["decisions"][-8:]:
+        r = reviewed.get(d["question_id"])
+        taken = r is not None and d["decision_id"] in (r["decision_ids"] or [])
+        replaced = r is not None and r["materialized_at"] and r["materialized_at"] >= d["created_at"] and not taken
+        out.append({"when": d["created_at"], "who": d["reviewer"], "what": f"{d['action']} {d['abbrev']}",
+                    "question_id": d["question_id"],
+                    "result": f"reviewed_questions: {r['state']}" if taken else
+                    "superseded (a newer decision or version)" if replaced else "waiting for review_sensor"})
+    by_ann = {}
+    for q in s["questions"]:
+        for a in q.get("annotation_ids") or []:
+            by_ann[a] = q
+    verdicts = {(c["video_id"], c["abbrev"]): c for c in wh.rows(TASK_CANDIDATES)} if s["annotations"] else {}
+    for a in s["annotations"][-8:]:
+        q = by_ann.get(a["annotation_id"])
+        if q is not None:
+            result = f"{q['abbrev']} question rebuilt ({q['status']})"
+        else:  # rebuilt after the annotation without a question: the rule dropped it (reason says why)
+            tasks = ("HC",) if a["kind"] == "count" else ("AST", "TSA")
+            later = [v for t in tasks if (v := verdicts.get((a["video_id"], t))) and v["materialized_at"]
+                     and v["materialized_at"] >= a["created_at"] and v["status"] != "awaiting_annotation"]
+            result = ("; ".join(f"{v['abbrev']} {v['status']}: {v['reason']}" for v in later) if later
+                      else "waiting for annotation_sensor")
+        out.append({"when": a["created_at"], "who": a["annotator"], "what": f"annotation {a['kind']} {a['video_id']}",
+                    "question_id": q["question_id"] if q else None, "result": result})
+    return sorted(out, key=lambda r: r["when"], reverse=True)[:12]

@@ -1,0 +1,161 @@
+"""`hvbench review` (the web app) and its helpers: reviewer tokens, two-reviewer assignment, agreement."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+from pathlib import Path
+
+from hvbench_assets.core.settings import default_data_dir
+
+REVIEW_COMMANDS: list = []  # (name, help, add_arguments, run); hvbench_assets/cli.py registers them
+
+
+def command(name: str, help_text: str, add_arguments):
+    def register(run):
+        REVIEW_COMMANDS.append((name, help_text, add_arguments, run))
+        return run
+    return register
+
+
+def default_warehouse() -> Path:
+    from hvbench_assets.cli import default_warehouse as cli_default
+
+    return cli_default()
+
+
+def _warehouse_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
+
+
+def review_config(warehouse: Path | None, require_token: bool, host: str = "127.0.0.1"):
+    from hvbench_assets.core.curation.state import excluded_tasks
+    from hvbench_assets.review.app import ReviewConfig
+
+    roots = tuple(Path(p) for p in os.environ.get("HVBENCH_ALLOWED_ROOTS", "").split(os.pathsep) if p.strip())
+    return ReviewConfig(warehouse=warehouse or default_warehouse(), data_dir=default_data_dir(),
+                        require_token=require_token, excluded=excluded_tasks(os.environ.get("HVBENCH_REVIEW_EXCLUDE")),
+                        roots=roots, dagster_url=os.environ.get("HVBENCH_DAGSTER_URL", "").strip() or "http://127.0.0.1:3000",
+                        host=host)
+
+
+def _serve_args(p: argparse.ArgumentParser) -> None:
+    _warehouse_arg(p)
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; any other needs tokens)")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--require-token", action="store_true", help="ask for reviewer tokens on 127.0.0.1 too")
+
+
+@command("review", "the review web app: annotate HC/AST/TSA, review questions blind, adjudicate, agreement", _serve_args)
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from hvbench_assets.core.curation.tables import REVIEWER_TOKENS
+    from hvbench_assets.core.curation.tokens import requires_token
+    from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.review.app import create_app
+
+    try:
+        cfg = review_config(args.warehouse, args.require_token or requires_token(args.host), args.host)
+    except ValueError as exc:
+        print(f"hvbench review: HVBENCH_REVIEW_EXCLUDE: {exc}", file=sys.stderr)
+        return 2
+    if cfg.require_token and Warehouse(cfg.warehouse).count(REVIEWER_TOKENS) == 0:
+        print("hvbench review: bound to a non-local address, every reviewer needs a token and none exists yet: "
+              "hvbench review-token NAME", file=sys.stderr)
+    print(f"review app on http://{args.host}:{args.port}/  (warehouse {cfg.warehouse}; "
+          f"{'tokens required' if cfg.require_token else 'local: reviewers type their name'})", flush=True)
+    uvicorn.run(create_app(cfg), host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def _token_args(p: argparse.ArgumentParser) -> None:
+    _warehouse_arg(p)
+    p.add_argument("reviewer", help="reviewer name (one word)")
+    p.add_argument("--revoke", action="store_true", help="revoke the reviewer's token instead")
+
+
+@command("review-token", "create (or replace) a reviewer's access token for `hvbench review --host ...`; shown once", _token_args)
+def _token(args: argparse.Namespace) -> int:
+    from hvbench_assets.core.curation import tokens
+    from hvbench_assets.core.warehouse import Warehouse
+
+    wh = Warehouse(args.warehouse or default_warehouse())
+    if args.revoke:
+        print(f"revoked {args.reviewer}" if tokens.revoke_token(wh, args.reviewer) else f"{args.reviewer} has no token")
+        return 0
+    try:
+        token = tokens.create_token(wh, args.reviewer)
+    except ValueError as exc:
+        print(f"hvbench review-token: {exc}", file=sys.stderr)
+        return 2
+    print(f"token for {args.reviewer} (stored hashed; shown only now):\n{token}")
+    return 0
+
+
+def _assign_args(p: argparse.ArgumentParser) -> None:
+    _warehouse_arg(p)
+    p.add_argument("--reviewers", required=True, help="comma-separated names, e.g. ann,bob (each reviews every item)")
+    p.add_argument("--task", default=None, help="comma-separated tasks (abbreviations); default every reviewed task")
+    p.add_argument("--sample", type=int, default=None, help="assign a seeded random sample of this many questions")
+    p.add_argument("--adjudicator", default=None, help="the third person who settles disagreements on these items")
+
+
+@command("review-assign", "assign questions to reviewers (two for agreement) and optionally a named adjudicator", _assign_args)
+def _assign(args: argparse.Namespace) -> int:
+    from hvbench_assets.core.benchmark.tasks import task_info
+    from hvbench_assets.core.curation.state import excluded_tasks, is_question
+    from hvbench_assets.core.curation.store import BadDecision, assign
+    from hvbench_assets.core.tasks.store import QUESTIONS
+    from hvbench_assets.core.warehouse import Warehouse
+
+    wh = Warehouse(args.warehouse or default_warehouse())
+    excluded = excluded_tasks(os.environ.get("HVBENCH_REVIEW_EXCLUDE"))
+    wanted = None
+    if args.task:
+        infos = [task_info(t) for t in args.task.split(",") if t.strip()]
+        if None in infos:
+            print(f"hvbench review-assign: unknown task in {args.task!r}", file=sys.stderr)
+            return 2
+        wanted = {i.abbrev for i in infos}
+    qids = sorted(q["question_id"] for q in wh.rows(QUESTIONS) if is_question(q)
+                  and (q["abbrev"] in wanted if wanted else q["abbrev"] not in excluded))
+    if args.sample is not None and args.sample < len(qids):
+        qids = sorted(random.Random(0).sample(qids, args.sample))
+    try:
+        n = assign(wh, qids, args.reviewers.split(","))
+        if args.adjudicator:
+            n += assign(wh, qids, [args.adjudicator], role="adjudicate")
+    except BadDecision as exc:
+        print(f"hvbench review-assign: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(qids)} question(s); {n} new assignment(s)")
+    return 0
+
+
+@command("review-stats", "Cohen's kappa per task, reviewer accuracy on blind choices, the adjudication list", _warehouse_arg)
+def _stats(args: argparse.Namespace) -> int:
+    from hvbench_assets.core.curation.agreement import kappa_table, reviewer_accuracy
+    from hvbench_assets.core.curation.queue import adjudication_list
+    from hvbench_assets.core.curation.state import curate, excluded_tasks
+    from hvbench_assets.core.curation.store import load_state
+    from hvbench_assets.core.warehouse import Warehouse
+
+    s = load_state(Warehouse(args.warehouse or default_warehouse()))
+    excluded = excluded_tasks(os.environ.get("HVBENCH_REVIEW_EXCLUDE"))
+    for on in ("blind", "verdict"):
+        print(f"Cohen's kappa on {on} labels (scikit-learn):")
+        for r in kappa_table(s["questions"], s["decisions"], on):
+            k = f"{r['kappa']:.3f}" if r["kappa"] is not None else "undefined (one label)"
+            print(f"  {r['abbrev']:5s} {r['reviewer_a']}/{r['reviewer_b']}: items={r['items']} agreement={r['agreement']:.2f} kappa={k}")
+    print("Reviewer accuracy on blind choices:")
+    reviewed = curate(s["questions"], s["decisions"], excluded, s["assignments"])
+    for r in reviewer_accuracy(s["questions"], s["decisions"], reviewed):
+        print(f"  {r['reviewer']} {r['abbrev']}: {r['correct']}/{r['items']} = {r['accuracy']:.2f}")
+    disputed = adjudication_list(s["questions"], s["decisions"], s["assignments"], excluded)
+    print(f"Adjudication list: {len(disputed)}")
+    for r in disputed:
+        print(f"  {r['question_id']} {r['abbrev']} {r['video_id']}: {r['reason']}")
+    return 0

@@ -1,0 +1,208 @@
+"use strict";
+// Review, adjudication and annotation pages: every action has a key; a saved answer brings the next item at once
+// (the server answers a write with the next item, so no page load sits between two items).
+const $ = (id) => document.getElementById(id);
+const page = document.body.dataset.page;
+
+async function send(url, data) {
+  const r = await fetch(url, {method: data === undefined ? "GET" : "POST", credentials: "same-origin",
+    headers: {"Content-Type": "application/json"}, body: data === undefined ? undefined : JSON.stringify(data)});
+  const out = await r.json().catch(() => ({error: r.statusText}));
+  if (!r.ok) throw new Error(out.error || r.statusText);
+  return out;
+}
+function say(msg, bad) { const s = $("status"); if (s) { s.textContent = msg; s.className = bad ? "bad" : ""; } }
+function typing(e) { const t = e.target; return t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA"); }
+function videoKey(e, v) {
+  const step = {ArrowLeft: -1, ArrowRight: 1, ",": -0.1, ".": 0.1}[e.key];
+  if (e.key === " ") { if (v.paused) v.play(); else v.pause(); return true; }
+  if (step !== undefined) { v.pause(); v.currentTime = Math.min(Math.max(0, v.currentTime + step), v.duration || 1e9); return true; }
+  return false;
+}
+
+// -- start page and log-in ----------------------------------------------------------------------
+const nameForm = $("name-form");
+if (nameForm) nameForm.onsubmit = async (e) => {
+  e.preventDefault();
+  try { await send("/login", {name: $("name").value}); location.reload(); } catch (err) { alert(err.message); }
+};
+const tokenForm = $("token-form");
+if (tokenForm) tokenForm.onsubmit = async (e) => {
+  e.preventDefault();
+  try { await send("/login", {token: $("token").value}); location.href = tokenForm.dataset.next || "/"; }
+  catch (err) { alert(err.message); }
+};
+
+// -- review and adjudication ----------------------------------------------------------------------
+if (page === "review" || page === "adjudicate") {
+  const adjudicating = page === "adjudicate";
+  const reasons = [...document.querySelectorAll("#reasons li")].map((li) => li.dataset.reason);
+  let item, phase, blind, started, busy = false;
+  const skip = [];
+
+  const setPhase = (p) => {
+    phase = p;
+    document.querySelectorAll(".phase").forEach((el) => {
+      el.hidden = !(el.id === "phase-" + p || (el.id === "phase-reveal" && ["correct", "reject"].includes(p) && !adjudicating));
+    });
+    $("write").hidden = true; $("other").hidden = true;
+  };
+  const mark = (letter, cls) => document.querySelectorAll("#options li").forEach((li) =>
+    li.classList.toggle(cls, li.dataset.letter === letter));
+
+  function render(it) {
+    item = it;
+    $("item").hidden = !it; $("empty").hidden = !!it;
+    if (!it) return;
+    $("task").textContent = `${it.abbrev} (${it.task})`; $("clip").textContent = it.video_id;
+    $("qlink").href = "/questions/" + it.question_id; $("remaining").textContent = it.remaining;
+    $("video").src = it.video; $("question").textContent = it.question;
+    const ol = $("options"); ol.innerHTML = "";
+    it.options.forEach((o, i) => {
+      const li = document.createElement("li");
+      li.dataset.letter = o.letter; li.innerHTML = `<kbd>${i + 1}</kbd> `; li.append(o.text);
+      li.onclick = () => choose(i); ol.append(li);
+    });
+    $("corrected-text").value = ""; $("reason-text").value = "";
+    blind = undefined; started = performance.now();
+    if (adjudicating) {
+      mark(it.answer, "proposed");
+      const votes = Object.entries(it.votes).map(([who, v]) => `${who}: ${v.action}` +
+        (v.corrected_answer ? " → " + v.corrected_answer : "") + (v.corrected_text ? ` → "${v.corrected_text}"` : "") +
+        (v.reason ? ` (${v.reason}${v.reason_text ? ": " + v.reason_text : ""})` : "") +
+        (v.blind_choice ? `, blind pick ${v.blind_choice}` : ""));
+      $("votes").textContent = `Proposed answer ${it.answer}. ` + votes.join(" · ");
+      setPhase("settle");
+    } else {
+      setPhase("blind");
+    }
+    say("");
+  }
+
+  async function reveal() {
+    const out = await send("/api/reveal", {question_id: item.question_id, content_hash: item.content_hash});
+    $("proposed").textContent = out.answer_text;
+    $("match").textContent = blind === null ? "(you could not tell)" : blind === out.answer ? "(your pick)" : "(not your pick)";
+    mark(out.answer, "proposed");
+    setPhase("reveal");
+  }
+
+  async function decide(extra) {
+    if (busy) return;
+    busy = true;
+    const data = {question_id: item.question_id, content_hash: item.content_hash,
+      shown_order: item.options.map((o) => o.letter), blind_choice: blind === undefined ? null : blind,
+      seconds_spent: (performance.now() - started) / 1000, ...extra};
+    if (adjudicating) { data.action = "adjudicate"; data.blind_choice = null; data.shown_order = null; }
+    try {
+      const out = await send("/api/decisions?skip=" + skip.join(","), data);
+      render(out.next);
+      say(`saved ${out.decision_id}`);
+    } catch (err) { say(err.message, true); } finally { busy = false; }
+  }
+
+  function choose(i) {
+    if (busy || !item || i >= item.options.length) return;
+    const letter = item.options[i].letter;
+    if (phase === "blind") { blind = letter; mark(letter, "chosen"); reveal().catch((err) => say(err.message, true)); }
+    else if (phase === "correct" || phase === "settle") decide({action: "correct", corrected_answer: letter});
+  }
+  function reject(i) {
+    if (i >= reasons.length) return;
+    if (reasons[i] === "other") { $("other").hidden = false; $("reason-text").focus(); return; }
+    decide({action: "reject", reason: reasons[i]});
+  }
+  function write() { if (phase === "settle") setPhase("correct"); $("write").hidden = false; $("corrected-text").focus(); }
+  async function next() {
+    skip.push(item.question_id);
+    render((await send(`/api/next/${page}?skip=` + skip.join(","))).item);
+  }
+  document.querySelectorAll("#reasons li").forEach((li, i) => { li.onclick = () => reject(i); });
+
+  document.addEventListener("keydown", (e) => {
+    if (!item) return;
+    if (typing(e)) {
+      if (e.key === "Escape") e.target.blur();
+      else if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        if (e.target.id === "corrected-text") decide({action: "correct", corrected_text: e.target.value});
+        else if (e.target.id === "reason-text") decide({action: "reject", reason: "other", reason_text: e.target.value});
+      }
+      return;
+    }
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    let handled = true;
+    const k = e.key;
+    if (videoKey(e, $("video"))) { /* handled */ }
+    else if (/^[1-9]$/.test(k)) { if (phase === "reject") reject(+k - 1); else choose(+k - 1); }
+    else if (k === "0" && phase === "blind") { blind = null; reveal().catch((err) => say(err.message, true)); }
+    else if (k === "a" && phase === "reveal") decide({action: "accept"});
+    else if (k === "c" && phase === "reveal") setPhase("correct");
+    else if (k === "r" && ["reveal", "settle", "correct"].includes(phase)) setPhase("reject");
+    else if (k === "w" && ["correct", "settle"].includes(phase)) write();
+    else if (k === "Escape" && ["correct", "reject"].includes(phase)) setPhase(adjudicating ? "settle" : "reveal");
+    else if (k === "n") next().catch((err) => say(err.message, true));
+    else handled = false;
+    if (handled) e.preventDefault();
+  });
+  render(JSON.parse($("item-data").textContent));
+}
+
+// -- annotation ---------------------------------------------------------------------------------
+if (page === "annotate") {
+  let item, start = null, started, busy = false;
+  const skip = [];
+  const v = $("video");
+  v.addEventListener("timeupdate", () => { $("now").textContent = v.currentTime.toFixed(1); });
+  v.addEventListener("seeked", () => { $("now").textContent = v.currentTime.toFixed(1); });
+
+  function render(it) {
+    item = it;
+    $("item").hidden = !it; $("empty").hidden = !!it;
+    if (!it) return;
+    $("tasks").textContent = it.tasks.join(" + ") + (it.kind === "action" ? ` (target track ${it.track_ids.join(", ")})` : "");
+    $("clip").textContent = it.video_id; $("qlink").href = "/questions/" + it.question_id;
+    $("remaining").textContent = it.remaining; v.src = it.video;
+    $("count-form").hidden = it.kind !== "count"; $("action-form").hidden = it.kind !== "action";
+    $("count").value = ""; $("action").value = ""; $("start").textContent = "–";
+    start = null; started = performance.now();
+  }
+  async function save(extra) {
+    if (busy) return;
+    busy = true;
+    try {
+      const out = await send("/api/annotations?skip=" + skip.join(","), {question_id: item.question_id, ...extra,
+        seconds_spent: (performance.now() - started) / 1000});
+      render(out.next);
+      say(`saved ${out.annotation_id}: the sensor rebuilds the question`);
+    } catch (err) { say(err.message, true); } finally { busy = false; }
+  }
+  function submit() {
+    if (item.kind === "count") return save({count: parseInt($("count").value, 10)});
+    if (!$("action").value.trim()) { $("action").focus(); return say("type the action first (e)", true); }
+    if (start === null) return say("press t at the second the action starts", true);
+    return save({action: $("action").value, start_s: start});
+  }
+  document.addEventListener("keydown", (e) => {
+    if (!item) return;
+    if (typing(e)) {
+      if (e.key === "Escape") e.target.blur();
+      else if (e.key === "Enter") { e.preventDefault(); submit(); }
+      return;
+    }
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    let handled = true;
+    const k = e.key;
+    if (videoKey(e, v)) { /* handled */ }
+    else if (k === "Enter") submit();
+    else if (item.kind === "count" && /^[0-9]$/.test(k)) { $("count").value += k; $("count").focus(); }
+    else if (item.kind === "action" && k === "t") { start = v.currentTime; $("start").textContent = Math.round(start); }
+    else if (item.kind === "action" && k === "e") $("action").focus();
+    else if (item.kind === "action" && k === "o") save({ongoing: true, action: $("action").value || null});
+    else if (item.kind === "action" && k === "x") save({none: true});
+    else if (k === "n") { skip.push(item.question_id); send("/api/next/annotate?skip=" + skip.join(",")).then((o) => render(o.item)); }
+    else handled = false;
+    if (handled) e.preventDefault();
+  });
+  render(JSON.parse($("item-data").textContent));
+}

@@ -1,0 +1,35 @@
+"""`hvbench status`: what the warehouse knows about the inbox, in plain lines.
+
+Registered files with their partition keys and clips, then every inbox entry the inbox sensor passes over
+and why (hidden names, non-videos, symlinks outside the allowed roots, files still being copied, ...).
+"""
+
+from __future__ import annotations
+
+from hvbench_assets.core.ingest.tables import CLIPS, INBOX_SKIPS, RAW_VIDEOS
+from hvbench_assets.core.media.paths import resolve
+from hvbench_assets.core.warehouse import Warehouse
+
+
+def status_lines(wh: Warehouse) -> list[str]:
+    lines = [f"warehouse: {wh.path}"]
+    registered = wh.rows(RAW_VIDEOS, order_by="raw_video_id") if wh.has_table(RAW_VIDEOS.name) else []
+    clips = {}
+    if wh.has_table(CLIPS.name):
+        for r in wh.query("SELECT raw_video_id, count(*) AS n, count(*) FILTER (WHERE kept) AS kept "
+                          "FROM clips GROUP BY raw_video_id"):
+            clips[r["raw_video_id"]] = r
+    lines.append(f"\nregistered files: {len(registered)}")
+    for r in registered:
+        c = clips.get(r["raw_video_id"])
+        split = f"{c['kept']} of {c['n']} clip(s) kept" if c else "not split yet"
+        lines.append(f"  raw_videos/{r['raw_video_id']}  {resolve(r['path'])}  ({split})")
+    skips = wh.query(f'SELECT * FROM "{INBOX_SKIPS.name}" ORDER BY inbox, path') if wh.has_table(INBOX_SKIPS.name) else []
+    lines.append(f"\npassed over by the inbox sensor: {len(skips)}")
+    inbox = None
+    for r in skips:
+        if r["inbox"] != inbox:
+            inbox = r["inbox"]
+            lines.append(f"  in {resolve(inbox)}:")
+        lines.append(f"    {r['path']}: {r['reason']}")
+    return lines

@@ -1,0 +1,57 @@
+"""`hvbench warehouse info|copy`: which backend a warehouse location is, its tables, and copying all tables
+between a DuckDB file and a DuckLake (catalog in Postgres)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+WAREHOUSE_COMMANDS: list = []  # (name, help, add_arguments, run); hvbench_assets/cli.py registers them
+
+LOCATION_HELP = "a DuckDB file or ducklake:postgres:<conninfo> (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)"
+
+
+def _args(p: argparse.ArgumentParser) -> None:
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    info = actions.add_parser("info", help="backend, tables and row counts, package versions")
+    info.add_argument("location", nargs="?", default=None, help=LOCATION_HELP)
+    copy = actions.add_parser("copy", help="copy every table from one warehouse into another (DuckDB <-> DuckLake)")
+    copy.add_argument("source", help="warehouse to read (DuckDB file or ducklake:postgres:<conninfo>)")
+    copy.add_argument("target", help="warehouse to write (DuckDB file or ducklake:postgres:<conninfo>)")
+    copy.add_argument("--data-path", default=None,
+                      help="folder (or bucket URL) for a new DuckLake's Parquet files (default: HVBENCH_WAREHOUSE_DATA_PATH)")
+    copy.add_argument("--replace", action="store_true", help="overwrite tables the target already has")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from hvbench_assets.cli import default_warehouse
+    from hvbench_assets.core.environment import package_versions
+    from hvbench_assets.core.warehouse import Warehouse, WarehouseError
+    from hvbench_assets.core.warehouse.copy import copy_warehouse
+
+    try:
+        if args.action == "info":
+            wh = Warehouse(args.location or default_warehouse())
+            if wh.backend == "duckdb" and not wh.path.exists():
+                print(f"no warehouse at {wh.path} (set HVBENCH_WAREHOUSE or pass a location)", file=sys.stderr)
+                return 1
+            print(f"warehouse: {wh.path} ({wh.backend})")
+            for t in wh.table_names():
+                n = wh.query(f'SELECT count(*) AS n FROM "{t}"')[0]["n"]
+                print(f"  {t:32s} {n:>10,d} rows")
+            print("versions: " + ", ".join(f"{k} {v}" for k, v in package_versions().items()))
+            return 0
+        source = Warehouse(args.source)
+        target = Warehouse(args.target, data_path=args.data_path)
+        counts = copy_warehouse(source, target, replace=args.replace)
+    except WarehouseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for t, n in counts.items():
+        print(f"  {t:32s} {n:>10,d} rows")
+    print(f"copied {len(counts)} tables ({sum(counts.values()):,d} rows) from {source.path} to {target.path}")
+    return 0
+
+
+WAREHOUSE_COMMANDS.append(("warehouse", "warehouse backends: `info` (tables, versions), `copy SRC DST` (DuckDB <-> DuckLake)",
+                           _args, _run))

@@ -1,0 +1,1 @@
+"""Published model weights shipped as package data; see manifest.json and core/published_weights.py."""

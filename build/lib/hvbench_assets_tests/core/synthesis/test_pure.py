@@ -1,0 +1,156 @@
+"""The pure parts of the synthesis: polarity word lists, the leak check, option checks, weighted ranking."""
+
+from __future__ import annotations
+
+import pytest
+
+from hvbench_assets.core.synthesis.checks import check_options, leak_check
+from hvbench_assets.core.synthesis.ranking import BadReply, parse_scores, rank, rerank_steps
+from hvbench_assets.core.synthesis.words import NEGATIVE, NEUTRAL, POSITIVE, emotion_words, polarity, stem
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("She looks happy and relaxed while she talks.", "positive"),
+    ("He seems calm and focused.", "neutral"),
+    ("The girl looks sad, then angry.", "negative"),
+    ("She is not happy about the result.", "negative"),
+    ("He is not angry, just tired.", "positive"),
+    ("Happy at first, then sad.", "neutral"),  # a tie counts as neutral
+    ("The man is frustrated and anxious but proud.", "negative"),
+    ("No emotion words here at all.", "neutral"),
+])
+def test_polarity_from_the_truth_emotion_words(text, expected):
+    assert polarity(text) == expected
+
+
+def test_word_lists_are_disjoint_and_negation_is_kept():
+    assert not (POSITIVE & NEGATIVE) and not (POSITIVE & NEUTRAL) and not (NEGATIVE & NEUTRAL)
+    assert emotion_words("She is not happy, later surprised.") == ["not happy", "surprised"]
+
+
+def test_leak_check_emotion_words_in_the_question():
+    leak = leak_check("Why does the woman in the red shirt look happy?", "She looks happy and excited.", "emotion")
+    assert leak.leaked and leak.found == ["happy"] and leak.key_words == ["excit", "happy"]
+    ok = leak_check("Which emotion does the woman in the red shirt show?", "She looks happy.", "emotion")
+    assert not ok.leaked and ok.key_words == ["happy"]
+
+
+def test_leak_check_content_words_ignore_the_person_description():
+    person = "a woman in a red shirt with glasses"
+    q = "What does the woman in the red shirt do, in order?"
+    assert not leak_check(q, "The woman in the red shirt waves, then sits down.", "content", person=person).leaked
+    leak = leak_check("In what order does she wave and sit down?", "She waves, then sits down.", "content", person=person)
+    assert leak.leaked and set(leak.found) == {"wav", "sit"}
+    assert stem("waving") == stem("waves") == stem("wave") and stem("sitting") == stem("sits")
+    framing = leak_check("What actions does the woman perform, in order?", "She performs a wave, then sits down.",
+                         "content", person=person)
+    assert not framing.leaked and framing.key_words == ["sit", "wav"]
+    # a causal question names one side by design: only more than half of the answer's words is a leak
+    cause = leak_check("Why does the man raise his hand?", "Because the teacher asked a question.", "content", 0.5)
+    assert not cause.leaked
+
+
+def test_option_checks_report_duplicates_substrings_and_length_ratios():
+    truth = "The person waves, then sits down and drinks water."
+    ok = check_options(truth, ["The person claps, then sits down and drinks juice.",
+                               "The person waves, then stands up and eats bread.",
+                               "The person sits down, then waves and drinks coffee."])
+    assert ok.ok and ok.problems == [] and all(0.9 < r < 1.1 for r in ok.length_ratios)
+    dup = check_options(truth, ["The person claps.", "the person claps", "The person waves, then sits down."])
+    assert not dup.ok
+    assert any("same" in p for p in dup.problems)
+    assert any("part of option 1" in p for p in dup.problems)  # 'the person waves then sits down' is in the truth
+    assert any("length" in p for p in dup.problems) and dup.length_ratios[0] == round(17 / len(truth), 3)
+    assert not check_options(truth, ["a", "b"]).ok  # three options are not four
+
+
+def test_weighted_ranking_lets_weights_change_the_winner():
+    scores = {"strong": {1: 5, 2: 6, 3: 2, 4: 9}, "mid": {1: 8, 2: 5, 3: 9, 4: 4}, "weak": {1: 8, 2: 5, 3: 6, 4: 5}}
+    equal = rank(scores, {}, 4)
+    assert equal.totals == [21, 16, 17, 18] and equal.winner == 0
+    weighted = rank(scores, {"strong": 2.0}, 4)
+    assert weighted.totals == [26, 22, 19, 27] and weighted.order == [3, 0, 1, 2]
+    tie = rank({"a": {1: 5, 2: 5}}, {}, 2)
+    assert tie.winner == 0  # ties go to the earlier candidate
+
+
+def test_rerank_from_stored_score_rows_without_calls():
+    rows = [{"step": "score", "status": "ok", "model": "strong", "weight": 2.0, "payload": {"scores": {"1": 5, "2": 9}}},
+            {"step": "score", "status": "ok", "model": "weak", "weight": 1.0, "payload": '{"scores": {"1": 9, "2": 2}}'},
+            {"step": "score", "status": "failed", "model": "broken", "weight": 1.0, "payload": {"raw": "?"}}]
+    assert rerank_steps(rows).winner == 1 and rerank_steps(rows).totals == [19, 20]
+    assert rerank_steps(rows, {"strong": 1.0}).winner == 0
+
+
+@pytest.mark.parametrize("text", ['{"scores": {"1": 4}}', '{"scores": {"1": 4, "2": 11}}', "4, 5",
+                                  '{"scores": {"1": true, "2": 3}}', '{"scores": {"one": 1, "2": 3}}'])
+def test_score_replies_are_parsed_strictly(text):
+    with pytest.raises(BadReply):
+        parse_scores(text, 2)
+
+
+def test_score_reply_forms():
+    assert parse_scores('```json\n{"scores": {"1": 7, "2": 3.5}}\n```', 2) == {1: 7.0, 2: 3.5}
+    assert parse_scores('{"scores": [{"answer": 1, "score": 2}, {"answer": 2, "score": 8}]}', 2) == {1: 2.0, 2: 8.0}
+
+
+def test_a_prompt_change_marks_only_its_task_stale():
+    import dataclasses
+
+    from hvbench_assets.core.synthesis.prompts import SCORE
+    from hvbench_assets.core.synthesis.tasks import SYNTHESIS_TASKS
+    from hvbench_assets.core.tasks.registry import FAMILIES, FAMILY_BY_ABBREV
+
+    prompts = {a: {p.fingerprint for p in t.prompts} for a, t in SYNTHESIS_TASKS.items()}
+    for a in prompts:
+        for b in prompts:
+            if a != b:
+                assert prompts[a] & prompts[b] == {SCORE.fingerprint}  # only the shared score sheet
+    er = FAMILY_BY_ABBREV["ER"]
+    edited = dataclasses.replace(SYNTHESIS_TASKS["ER"].perturb, user=SYNTHESIS_TASKS["ER"].perturb.user + " ")
+    changed = dataclasses.replace(er, prompts=tuple(edited if p is SYNTHESIS_TASKS["ER"].perturb else p
+                                                    for p in er.prompts))
+    assert changed.fingerprint() != er.fingerprint()
+    assert all(f.prompts == SYNTHESIS_TASKS[f.abbrev].prompts for f in FAMILIES if f.descriptive)
+
+
+def test_distractors_must_have_the_answer_form_of_h2t_and_eic():
+    from hvbench_assets.core.synthesis.replies import answer_form
+
+    h2t = answer_form("H2T")
+    truth = "The person is the man on the right in a white shirt."
+    bad = check_options(truth, ["The person is the man on the left in a blue shirt.",
+                                "A man on the right wearing a black shirt and tie.",
+                                "The person is the woman on the right in a white coat."], form=h2t)
+    assert not bad.ok and bad.problems == ["distractor 2 is not in the answer form 'The person is ...': "
+                                           "'A man on the right wearing a black shirt and tie.'"]
+    eic = answer_form("EIC", ("A", "B", "C", "D"))
+    assert check_options("B-happy", ["B-sad", "C-happy", "D-angry"], (0.3, 3.0), form=eic).ok
+    bad = check_options("B-happy", ["E-sad", "C happy", "D-angry and sad"], (0.3, 3.0), form=eic)
+    assert [p.split(":")[0] for p in bad.problems] == ["distractor 1 is not in the answer form letter-emotion",
+                                                       "distractor 2 is not in the answer form letter-emotion",
+                                                       "distractor 3 is not in the answer form"]
+    assert answer_form("BTA") is None
+
+
+def test_min_answerers_from_the_registry_file_and_environment():
+    from hvbench_assets.core.mllm import parse_registry
+
+    assert parse_registry({}, environ={}).min_answerers == 3
+    assert parse_registry({"min_answerers": 2}, environ={}).min_answerers == 2
+    assert parse_registry({"min_answerers": 2}, environ={"HVBENCH_MIN_ANSWERERS": "4"}).min_answerers == 4
+    with pytest.raises(ValueError, match="HVBENCH_MIN_ANSWERERS"):
+        parse_registry({}, environ={"HVBENCH_MIN_ANSWERERS": "three"})
+
+
+def test_score_list_in_candidate_order_and_eic_answer_forms():
+    from hvbench_assets.core.synthesis.replies import parse_answer
+
+    assert parse_scores('{"scores": [7, 3]}', 2) == {1: 7.0, 2: 3.0}
+    with pytest.raises(BadReply):
+        parse_scores('{"scores": [7, 3, 1]}', 2)
+    letters = ("A", "B", "C")
+    assert [parse_answer("EIC", t, letters) for t in ("B-Happy", "Person C: angry", "A, surprised", "b - sad. C-sad")] \
+        == ["B-happy", "C-angry", "A-surprised", "C-sad"]
+    with pytest.raises(BadReply):
+        parse_answer("EIC", "D-happy", letters)  # D is not offered

@@ -1,0 +1,229 @@
+"""Benchmark assembly end to end on real questions of the duo clip (real_labels.DUO: ASD, AVAD from offline labels)
+plus one planted question whose right option is written in the question text. A loopback OpenAI-compatible
+server plays a blind text model that picks the option quoted by the question, else "A"."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+
+import dagster as dg
+import pytest
+
+from hvbench_assets.core.benchmark import load_benchmark
+from hvbench_assets.core.benchmark.explain import explain_question
+from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL
+from hvbench_assets.core.benchmark.tasks import TASKS
+from hvbench_assets.core.curation.store import record_decision
+from hvbench_assets.core.evaluation import EvalConfig, evaluate, mllm_answerer
+from hvbench_assets.core.evaluation.reporting import report_for
+from hvbench_assets.core.tasks.store import QUESTIONS
+from hvbench_assets.defs.benchmark.assets import benchmark_export, blind_leakage, question_pool
+from hvbench_assets.defs.benchmark.resources import BenchmarkSettings
+from hvbench_assets.defs.curation.assets import reviewed_questions
+from hvbench_assets.defs.evaluation.assets import eval_responses, review_baseline
+from hvbench_assets.defs.evaluation.resources import EvaluationSettings
+from hvbench_assets.defs.mllm_resources import MllmResource
+from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.tasks.assets import TASK_ASSETS
+from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
+from hvbench_assets_tests.real_labels import DUO, labelled, materialize
+
+BENCH = [question_pool, blind_leakage, benchmark_export]  # partitioned by benchmark name
+
+
+def run_bench(resources, name: str):
+    """reviewed_questions (unpartitioned), then the benchmark assets for partition `name`."""
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("eval_benchmarks", [name])
+    assert dg.materialize([reviewed_questions], resources=resources, instance=instance).success
+    return dg.materialize(BENCH, partition_key=name, resources=resources, instance=instance)
+TASKS_USED = [a for a in TASK_ASSETS if a.key.to_user_string() in ("active_speaker_detection",
+                                                                   "audio_visual_alignment_detection")]
+LEAKY = "The person in the red box is smiling broadly. What is the person's expression?"
+
+
+def blind_text_model(req) -> FakeReply:
+    """Quotes back the option the question already contains (leakage); otherwise answers A."""
+    question = re.search(r"Question: (.*)", req.prompt).group(1)
+    for letter, text in re.findall(r"Option ([A-Z]): (.*)", req.prompt):
+        if text.strip() and text.strip() in question:
+            return FakeReply(text=letter)
+    return FakeReply(text="A")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = labelled(tmp_path_factory, DUO, "duo")
+    _, wh = materialize(root, "duo", TASKS_USED)
+    asd = wh.rows(QUESTIONS, video_id="duo", abbrev="ASD")[0]
+    planted = {**asd, "question_id": "qplantedleak0001", "task": "Emotion_Recognition", "abbrev": "ER",
+               "question": LEAKY, "answer": "B", "answer_text": "smiling broadly", "marking": {"kind": "red_box"},
+               "rule_params": {"polarity": "positive"},
+               "options": [{"letter": "A", "text": "crying", "origin": "model"},
+                           {"letter": "B", "text": "smiling broadly", "origin": "truth"},
+                           {"letter": "C", "text": "angry", "origin": "model"},
+                           {"letter": "D", "text": "asleep", "origin": "model"}]}
+    wh.replace(QUESTIONS, {"video_id": "duo", "task": "Emotion_Recognition"}, [planted])
+    record_decision(wh, asd, "rev1", "accept", blind_choice=asd["answer"])
+    record_decision(wh, planted, "rev1", "accept", blind_choice="A")  # the reviewer's blind pick was wrong
+    server = FakeOpenAIServer()
+    server.__enter__()
+    server.responder = blind_text_model
+    models = root / "models.toml"
+    models.write_text(f'[models.blind]\nmodel_id = "blind"\nbase_url = "{server.base_url}"\n')
+    resources = {
+        "settings": HvbenchSettings(data_dir=str(root / "data")),
+        "warehouse": WarehouseResource(path=str(root / "wh.duckdb")),
+        "mllm": MllmResource(models_file=str(models), max_attempts=1, backoff_s=0.01),
+        "benchmark": BenchmarkSettings(blind_models="blind"),
+    }
+    result = run_bench(resources, "ours")
+    assert result.success
+    yield {"root": root, "wh": wh, "server": server, "resources": resources, "result": result, "asd": asd,
+           "folder": root / "data" / "benchmarks" / "ours", "models": models}
+    server.__exit__(None, None, None)
+
+
+def test_leaking_question_is_removed_and_fair_ones_kept(built):
+    wh = built["wh"]
+    verdicts = {v["question_id"]: v for v in wh.rows(LEAKAGE_VERDICTS, benchmark="ours")}
+    assert verdicts["qplantedleak0001"]["removed"] and verdicts["qplantedleak0001"]["n_correct"] == 4
+    assert verdicts["qplantedleak0001"]["p_value"] == pytest.approx(0.25 ** 4)
+    kept = [v for q, v in verdicts.items() if q != "qplantedleak0001"]
+    assert {v["task"] for v in kept} == {"Active_Speaker_Detection", "Audio_Visual_Alignment_Detection"}
+    assert all(not v["removed"] and v["n_correct"] == 1 for v in kept)  # "A" under every rotation: right once
+    answers = wh.rows(BLIND_ANSWERS, benchmark="ours")
+    assert len(answers) == 4 + 4 + 3 == len(built["server"].requests)  # every question x rotation, no frames
+    assert all(not r.images for r in built["server"].requests) and {a["model"] for a in answers} == {"blind"}
+    meta = built["result"].asset_materializations_for_node("blind_leakage")[0].metadata
+    assert meta["removed"].value == 1 and "qplantedleak0001" in meta["most_guessable"].value
+    report = (built["root"] / "data" / "reports" / "ours" / "leakage.md").read_text()
+    assert "## Removed" in report and "| qplantedleak0001 | Emotion_Recognition | 4/4 right without video" in report
+
+
+def test_rerun_sends_no_request_and_pool_metadata_counts_per_task(built):
+    before = len(built["server"].requests)
+    again = run_bench(built["resources"], "ours")
+    assert again.success and len(built["server"].requests) == before
+    versions = [r.asset_materializations_for_node("benchmark_export")[0].tags["dagster/data_version"]
+                for r in (built["result"], again)]
+    assert versions[0] == versions[1]  # the same export content: evaluations are not marked stale
+    pool = {r["question_id"]: r for r in built["wh"].rows(QUESTION_POOL, benchmark="ours")}
+    assert all(r["selected"] for r in pool.values()) and pool["qplantedleak0001"]["stratum"] == "positive"
+    meta = again.asset_materializations_for_node("question_pool")[0].metadata
+    assert "| ASD | 153 | 1 | 1 |" in meta["per_task"].value
+
+
+def test_export_layout_manifest_and_round_trip_evaluation(built):
+    folder, wh, asd = built["folder"], built["wh"], built["asd"]
+    assert sorted(p.name for p in folder.glob("*.jsonl")) == sorted(f"{t.name}.jsonl" for t in TASKS)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["n_items"] == 2 and manifest["counts"]["Active_Speaker_Detection"] == 1
+    assert manifest["removed_by_leakage"][0]["question_id"] == "qplantedleak0001"
+    states = {i["task"]: i["review_state"] for i in manifest["items"]}
+    assert states == {"Active_Speaker_Detection": "accepted", "Audio_Visual_Alignment_Detection": "not_reviewed"}
+    assert manifest["include_unreviewed"] is False and manifest["leakage"]["models"] == ["blind"]
+    assert all(i["leakage"].startswith("kept: 1/") for i in manifest["items"])
+    assert {lab["table"] for lab in manifest["labels"]} >= {"speaker_scores", "human_tracks"}
+    line = json.loads((folder / "Active_Speaker_Detection.jsonl").read_text())
+    assert line["Video"] == "Active_Speaker_Detection/Active_Speaker_Detection_1.mp4" and line["Question_id"] == asd["question_id"]
+    assert line["choices"].startswith("Option A: {") and line["Answer"] == asd["answer"]
+    assert len(wh.rows(EXPORT_ITEMS, benchmark="ours")) == 2
+
+    bench = load_benchmark(folder, name="ours")
+    assert not bench.issues and bench.video_problem is None and len(bench.items) == 2
+    truth = {i.question: i.answer for i in bench.items}
+    wrong_avad = next(i for i in bench.items if i.task == "Audio_Visual_Alignment_Detection")
+    wrong = next(letter for letter in wrong_avad.letters if letter != wrong_avad.answer)
+
+    def seeing_model(req):  # right on ASD, wrong on AVAD: 50 % overall
+        q = re.search(r"Question: (.*)", req.prompt).group(1)
+        return FakeReply(text=wrong if q == wrong_avad.question else truth[q])
+
+    built["server"].responder = seeing_model
+    answerer = mllm_answerer(wh, str(built["models"]))
+    out = evaluate(bench, answerer, wh, EvalConfig(model="blind", n_frames=2), progress=False)
+    assert out.status == "complete"
+    rows = wh.query("SELECT task, correct FROM eval_responses WHERE run_id = ?", [out.run_id])
+    assert sorted((r["task"], r["correct"]) for r in rows) == [("Active_Speaker_Detection", True),
+                                                               ("Audio_Visual_Alignment_Detection", False)]
+    ev = EvaluationSettings()
+    human = review_baseline(wh, "ours", ev, built["resources"]["settings"])
+    assert human == {"Active_Speaker_Detection": 1.0}  # only questions accepted as proposed count
+    data, _ = report_for(wh, "ours", human=human, store=False)
+    assert data.human is not None
+    expl = explain_question(wh, asd["question_id"])
+    assert [e["correct"] for e in expl["evaluations"]] == [True]
+    assert expl["export"][0]["video"] == line["Video"] and expl["review"]["decisions"][0]["action"] == "accept"
+    leak = explain_question(wh, "qplantedleak0001")["leakage"]
+    assert leak["verdicts"][0]["removed"] and len(leak["answers"]) == 4
+
+
+def test_eval_responses_depends_on_its_own_benchmarks_export():
+    (dep,) = [d for d in eval_responses.specs_by_key[dg.AssetKey("eval_responses")].deps
+              if d.asset_key == dg.AssetKey("benchmark_export")]
+    assert isinstance(dep.partition_mapping, dg.MultiToSingleDimensionPartitionMapping)
+    assert dep.partition_mapping.partition_dimension_name == "benchmark"
+    assert benchmark_export.partitions_def == eval_responses.partitions_def.get_partitions_def_for_dimension("benchmark")
+
+
+def test_failed_export_leaves_the_previous_one_intact(built):
+    folder = built["folder"]
+    before = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    # a real failure half-way: the process may not write a single byte (file size limit 0, as on a full disk)
+    script = textwrap.dedent(f"""
+        import resource, signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        from hvbench_assets.core.benchmark.export import export_benchmark
+        items = {json.dumps([{"question_id": "qx", "task": "Human_Count", "question": "How many?",
+                              "options": [{"letter": "A", "text": "3"}, {"letter": "B", "text": "4"}], "answer": "B",
+                              "video_path": str(next(folder.rglob("*.mp4")))}])}
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+        export_benchmark(items, {str(folder)!r}, {{"benchmark": "ours"}})
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.returncode != 0 and "File too large" in proc.stderr
+    after = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    assert after == before
+    assert not list(folder.parent.glob(".ours.*"))
+
+
+def test_export_takes_the_corrected_answer_and_unreviewed_only_when_asked(tmp_path):
+    """Contract 5 on hand-made reviewed rows: a corrected question is exported with the reviewer's answer, an
+    unreviewed one only with include_unreviewed (and the manifest says so); no blind model: 'not tested'."""
+    from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
+    from hvbench_assets_tests.media_factory import moving_square_video
+
+    wh = WarehouseResource(path=str(tmp_path / "wh.duckdb")).get()
+    video = moving_square_video(tmp_path / "q.mp4", seconds=1.0)
+    opts = [{"letter": "A", "text": "3", "origin": "rule"}, {"letter": "B", "text": "4", "origin": "truth"},
+            {"letter": "C", "text": "5", "origin": "rule"}]
+    prov = {"backend": "rules", "model": None, "code_version": "t"}
+    for vid, state in (("c1", "corrected"), ("c2", "unreviewed")):
+        q = {"question_id": f"q{vid}", "video_id": vid, "task": "Human_Count", "abbrev": "HC", "status": "draft",
+             "question": "How many people?", "options": opts, "answer": "B", "answer_text": "4",
+             "video_path": str(video), "target_track_ids": [], "rule_params": {}, "label_rows": [], "rule_version": "1"}
+        wh.replace(QUESTIONS, {"video_id": vid, "task": "Human_Count"}, [q], provenance=prov)
+        wh.replace(REVIEWED_QUESTIONS, {"question_id": f"q{vid}"},
+                   [{"video_id": vid, "task": "Human_Count", "abbrev": "HC", "content_hash": "h", "state": state,
+                     "answer": "C" if state == "corrected" else "B", "answer_text": "5" if state == "corrected" else "4",
+                     "options": opts, "reviewers": ["r"], "decision_ids": []}], provenance=prov)
+    base = {"settings": HvbenchSettings(data_dir=str(tmp_path / "data")),
+            "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb")),
+            "mllm": MllmResource(models_file=str(tmp_path / "none.toml"))}
+    folder = tmp_path / "data" / "benchmarks" / "b"
+    for include, expected in ((False, {"qc1": "C"}), (True, {"qc1": "C", "qc2": "B"})):
+        res = dict(base, benchmark=BenchmarkSettings(include_unreviewed=include))
+        instance = dg.DagsterInstance.ephemeral()
+        instance.add_dynamic_partitions("eval_benchmarks", ["b"])
+        assert dg.materialize(BENCH, partition_key="b", resources=res, instance=instance).success
+        lines = [json.loads(x) for x in (folder / "Human_Count.jsonl").read_text().splitlines()]
+        assert {x["Question_id"]: x["Answer"] for x in lines} == expected  # qc1 stratum: count 5 -> 3-5
+        manifest = json.loads((folder / "manifest.json").read_text())
+        assert manifest["include_unreviewed"] is include
+        assert ("unreviewed" in manifest["review_states_exported"]) is include
+        assert all(i["leakage"].startswith("not tested: model registry file") for i in manifest["items"])

@@ -1,0 +1,106 @@
+"""The review app on real task-layer questions: two shared clips in one warehouse, the server started with
+`hvbench review` in a subprocess (127.0.0.1 only), and the system chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from hvbench_assets.core.warehouse import Warehouse
+from hvbench_assets.defs.tasks.assets import TASK_ASSETS
+from hvbench_assets_tests.conftest import SHARED_VIDEOS
+from hvbench_assets_tests.real_labels import DUO, labelled, materialize
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def merge_warehouse(dst: Path, src: Path) -> None:
+    """Copy every table of `src` into `dst` (different clips, so rows never collide)."""
+    with Warehouse(dst).connect() as con:
+        con.execute(f"ATTACH '{src}' AS src (READ_ONLY)")
+        try:
+            names = [r[0] for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_catalog = 'src'").fetchall()]
+            have = {r[0] for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()").fetchall()}
+            for t in names:
+                if t in have:
+                    con.execute(f'INSERT INTO main."{t}" BY NAME SELECT * FROM src."{t}"')
+                else:
+                    con.execute(f'CREATE TABLE main."{t}" AS SELECT * FROM src."{t}"')
+        finally:
+            con.execute("DETACH src")
+
+
+def two_clip_root(tmp_path_factory) -> Path:
+    """duo (real_labels.DUO: ASD, AVAD questions; TSA waits for an action annotation) + fpg (HC waits for a count),
+    tasks built."""
+    root = labelled(tmp_path_factory, DUO, "duo")
+    materialize(root, "duo", TASK_ASSETS)
+    other = labelled(tmp_path_factory, "five_people_grid.mp4", "fpg")
+    materialize(other, "fpg", TASK_ASSETS)
+    merge_warehouse(root / "wh.duckdb", other / "wh.duckdb")
+    if (other / "data").exists():
+        shutil.copytree(other / "data", root / "data", dirs_exist_ok=True)
+    return root
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def review_server(root: Path, *extra: str, exclude: str = "none", media_roots: tuple[Path, ...] = ()):
+    """`hvbench review` on 127.0.0.1:<free port> for the warehouse under `root`; yields its base URL.
+    Videos may lie in root/data, the shared clips folder and `media_roots`."""
+    port = free_port()
+    env = {**os.environ, "HVBENCH_DATA_DIR": str(root / "data"), "HVBENCH_REVIEW_EXCLUDE": exclude,
+           "HVBENCH_ALLOWED_ROOTS": os.pathsep.join(map(str, (SHARED_VIDEOS, *media_roots))),
+           "HVBENCH_DAGSTER_URL": "http://127.0.0.1:3999"}
+    log = open(root / f"review-{port}.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "hvbench_assets.cli", "review", "--warehouse", str(root / "wh.duckdb"),
+                             "--port", str(port), *extra], env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                httpx.get(url + "/static/review.css", timeout=2)
+                break
+            except httpx.TransportError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"review server did not start: {(root / f'review-{port}.log').read_text()}")
+                time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        log.close()
+
+
+def chromium_or_skip() -> Path:
+    """The system chromium; its absence skips (set-up installs it as root), except under CI where it fails."""
+    msg = None
+    if not CHROMIUM.exists():
+        msg = "chromium is not installed (scripts/setup.sh installs Debian's chromium when run as root)"
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            msg = "playwright is not installed (pip install -e '.[test]')"
+    if msg:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return CHROMIUM

@@ -1,0 +1,62 @@
+"""The main command from a real video to an evaluated benchmark: with an answering model configured (the loopback
+server at the endpoint's place) it filters leakage, exports, evaluates and writes the report. Without one it
+stops after the export and says how to configure an endpoint."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from hvbench_assets_tests.conftest import shared_clip
+from hvbench_assets_tests.core.speakers.composites import MAN, Scene, build_scene
+from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
+
+
+@pytest.fixture
+def new_user(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    for name, value in {"HVBENCH_DATA_DIR": tmp_path / "data", "DAGSTER_HOME": home}.items():
+        monkeypatch.setenv(name, str(value))
+    for name in [n for n in os.environ if n.startswith("HVBENCH_MLLM_") or n in ("HVBENCH_WAREHOUSE",
+                                                                                 "HVBENCH_INBOX_DIR",
+                                                                                 "HVBENCH_DESCRIBER_MODEL")]:
+        monkeypatch.delenv(name)
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    # the real talking head twice in a row, sound and picture together: 10 s with a clear speaker (AVAD needs > 8 s)
+    build_scene(Scene("man", (MAN,), ("man",)), shared_clip("man_talking_head.mp4").parent, videos / "talking_man.mp4",
+                seconds=5.0, loops=2, height=480)
+    return tmp_path, videos
+
+
+@pytest.mark.slow
+def test_main_command_exports_then_evaluates_once_a_model_is_configured(new_user, monkeypatch, capsys):
+    from hvbench_assets.demo import run
+
+    tmp_path, videos = new_user
+    assert run(videos) == 0
+    out = capsys.readouterr().out
+    folder = tmp_path / "data" / "benchmarks" / "hvbench"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["counts"]["Audio_Visual_Alignment_Detection"] == 1  # AVAD needs no review (ASD: one person)
+    assert "speaks (longest positive run " in out and ", best score +" in out  # how far above its bar
+    assert f"export: 1 question(s) in {folder}" in out and "No answering model is configured" in out
+    assert "HVBENCH_MLLM_MYMODEL_BASE_URL" in out and not (tmp_path / "data" / "reports").exists()
+
+    with FakeOpenAIServer() as server:
+        server.responder = lambda req: FakeReply(text="A")
+        monkeypatch.setenv("HVBENCH_MLLM_LOOP_BASE_URL", server.base_url)
+        monkeypatch.setenv("HVBENCH_MLLM_LOOP_MODEL", "loop")
+        monkeypatch.setenv("HVBENCH_MLLM_MODELS", "loop")
+        assert run(videos) == 0
+        out = capsys.readouterr().out
+        blind = [r for r in server.requests if not r.images]
+        seen = [r for r in server.requests if r.images]
+        assert len(blind) == 3 and len(seen) == 1  # 3 rotations of the AVAD question, then one evaluation
+        assert "leakage: 1 tested, 0 removed" in out and "# Evaluation report: hvbench" in out
+        assert (tmp_path / "data" / "reports" / "hvbench" / "report.html").is_file()
+        assert json.loads((folder / "manifest.json").read_text())["leakage"]["models"] == ["loop"]
