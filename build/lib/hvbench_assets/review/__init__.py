@@ -1,1 +1,0 @@
-"""The review web app started by `hvbench review` (annotation queue, blind review, adjudication, agreement)."""

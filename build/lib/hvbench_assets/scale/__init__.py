@@ -1,1 +1,0 @@
-"""Running hvbench on several machines: Ray placement of runs (GPU requests) and the local try-out cluster."""

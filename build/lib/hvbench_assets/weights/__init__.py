@@ -1,1 +1,0 @@
-"""Published model weights shipped as package data; see manifest.json and core/published_weights.py."""
