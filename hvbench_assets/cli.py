@@ -33,7 +33,7 @@ def command(name: str, help_text: str, add_arguments: Callable[[argparse.Argumen
 
 def default_warehouse() -> Path:
     """Same default as the Dagster `warehouse` resource: HVBENCH_WAREHOUSE, else <data dir>/hvbench.duckdb.
-    HVBENCH_WAREHOUSE may also be a DuckLake location (`ducklake:postgres:<conninfo>`, README "Scale out")."""
+    HVBENCH_WAREHOUSE may also be a DuckLake location (`ducklake:postgres:<conninfo>`, docs/scale-out.md)."""
     return Path(os.environ.get("HVBENCH_WAREHOUSE", "").strip() or default_data_dir() / "hvbench.duckdb")
 
 

@@ -1,6 +1,6 @@
 """Which runs ask Ray for a GPU.
 
-Runs go to Ray one job per run (RayRunLauncher; README "Scale out" has the measurements behind that choice),
+Runs go to Ray one job per run (RayRunLauncher; docs/scale-out.md has the measurements behind that choice),
 and the steps of a run execute in that job's process, so a GPU is a property of the run, not of a step: a run
 whose job contains a step that uses a GPU in the `full` profile asks for one GPU (`dagster-ray/config`
 `num_gpus`), and Ray starts it only on a node that has one. The offline profile runs everything on CPU and asks
@@ -15,7 +15,7 @@ import os
 
 RAY_CONFIG_TAG = "dagster-ray/config"  # what dagster-ray's launcher and executor read
 
-# Per-clip assets whose full-profile backend runs a torch model (README, label table): YOLOv8 / RetinaFace
+# Per-clip assets whose full-profile backend runs a torch model (docs/labels.md, backend table): YOLOv8 / RetinaFace
 # (human_tracks), DeepFace (demographics), AST (audio_tags), Light-ASD (speaker_scores), SenseVoice (transcript,
 # speech_emotion), wav2vec2 (voice_demographics).
 GPU_ASSETS = frozenset({"human_tracks", "demographics", "audio_tags", "speaker_scores", "transcript",

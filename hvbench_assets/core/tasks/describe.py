@@ -78,7 +78,7 @@ def verdict_lines(cands) -> list[str]:
 
 
 def task_table_markdown() -> str:
-    """The README's task table, from the registry (a test keeps the README equal to this)."""
+    """The task table of docs/tasks.md, from the registry (a test keeps the doc equal to this)."""
     from hvbench_assets.core.tasks.labels import PAPER_LABEL
     from hvbench_assets.core.tasks.registry import FAMILIES
 

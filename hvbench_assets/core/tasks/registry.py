@@ -1,6 +1,6 @@
 """The single place that knows the 16 task families: their asset names, the labels each reads (the
 supplement's Table 9 plus what our rules need), markings, and whether a model or a human is needed.
-The task assets, the README's task table and the snapshot test all read this tuple."""
+The task assets, the task table of docs/tasks.md and the snapshot test all read this tuple."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class TaskFamily:
     prompts: tuple[Prompt, ...] = ()
     annotation: str | None = None  # count | action: the truth is a human's
     descriptive: bool = False  # written by the distractor-included synthesis (core/synthesis)
-    truth: str = "labels"  # where the right answer comes from, in words (README)
+    truth: str = "labels"  # where the right answer comes from, in words (docs/tasks.md)
 
     @property
     def info(self) -> TaskInfo:

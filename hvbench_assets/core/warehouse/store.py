@@ -175,7 +175,7 @@ class Warehouse:
     # DuckDB file: the WAL is folded into the file at the commit that takes it past this size (see _Instance). Every
     # opening replays the WAL (~0.06 ms per KB: 30 ms at 440 KB, 3 ms empty) and a clip's job opens the file ~200
     # times, while folding costs ~8 ms plus ~0.13 ms per KB, once: 32 KB is near the cheapest sum for a job's
-    # 100-400 KB of writes (2 MB let every run of a backfill slow the next; README, Benchmarks, fifth round)
+    # 100-400 KB of writes (2 MB let every run of a backfill slow the next; docs/performance.md, fifth round)
     WAL_LIMIT = "32KB"
 
     def __init__(self, path: str | os.PathLike, lock_timeout_s: float = 900.0,

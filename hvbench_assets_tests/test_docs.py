@@ -1,0 +1,65 @@
+"""The README and docs/ name only settings, commands, files and links that exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+SOURCES = [*(ROOT / "hvbench_assets").rglob("*.py"), *(ROOT / "hvbench_assets_tests").rglob("*.py"), *(ROOT / "scripts").glob("*"), *(ROOT / "benchmarks").glob("*.py"),
+           *(ROOT / "deploy").rglob("*.yaml"), ROOT / "dagster_home" / "dagster.yaml", ROOT / ".ci" / "run"]
+
+
+def _source_text() -> str:
+    return "\n".join(p.read_text(errors="replace") for p in SOURCES if p.is_file())
+
+
+def _doc_id(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+@pytest.fixture(scope="module")
+def source_text() -> str:
+    return _source_text()
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=_doc_id)
+def test_every_documented_setting_exists(doc, source_text):
+    """`HVBENCH_X` must be read somewhere; a templated `HVBENCH_MLLM_<NAME>_...` needs its prefix."""
+    names = set(re.findall(r"\bHVBENCH_[A-Z0-9_]*", doc.read_text()))
+    templated = ("HVBENCH_MLLM_",)  # per-model variables: HVBENCH_MLLM_<NAME>_<FIELD>
+    missing = sorted(n for n in names
+                     if n not in source_text and not any(n.startswith(t) and t in source_text for t in templated))
+    assert not missing, f"{_doc_id(doc)} documents settings no code reads: {missing}"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=_doc_id)
+def test_every_documented_command_exists(doc):
+    from hvbench_assets.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    commands = set(sub.choices)
+    used = set(re.findall(r"(?:bin/|`)hvbench ([a-z][a-z-]+)", doc.read_text()))
+    unknown = sorted(u for u in used if u not in commands)
+    assert not unknown, f"{_doc_id(doc)} names hvbench commands that do not exist: {unknown}"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=_doc_id)
+def test_every_documented_file_and_link_exists(doc):
+    text = doc.read_text()
+    links = re.findall(r"\]\(([^)#:\s]+)(?:#[^)]*)?\)", text)
+    paths = re.findall(r"`((?:benchmarks|scripts|docs)/[A-Za-z0-9_./-]+\.(?:py|sh|md))`", text)
+    base = doc.parent
+    missing = sorted({p for p in links if not (base / p).exists()} | {p for p in paths if not (ROOT / p).exists()})
+    assert not missing, f"{_doc_id(doc)} points at files that do not exist: {missing}"
+
+
+def test_readme_is_the_door_not_the_house():
+    lines = (ROOT / "README.md").read_text().count("\n")
+    assert lines <= 250, f"README.md has {lines} lines: move detail into docs/"
+    for doc in DOCS[1:]:
+        assert f"docs/{doc.name}" in (ROOT / "README.md").read_text(), f"README.md does not link {doc.name}"
