@@ -257,12 +257,14 @@ def track_scores(frames: list[Frame], videos: Path = SHARED) -> None:
             sources[name][f"faceless:{clip}"] = res.faceless_bodies
     print(f"\nL1 rows (track_video) on the {len(clip_frames)} labelled clip frames; cost per second of video on "
           f"{', '.join(clips)} (median over clips; plain PyAV decode {statistics.median(decode):.3f} s for comparison)")
-    print(f"{'method':<44} {'prec':>5} {'rec':>5} {'rec:face':>6} {'rec:no_face':>8} {'IoU:f':>6} {'>=.75':>6} {'count=':>6} {'|dn|':>5}  s/clip-s  persons")
+    print(f"{'method':<44} {'prec':>5} {'rec':>5} {'rec:face':>6} {'rec:no_face':>8} {'IoU:f':>6} {'>=.75':>6} "
+          f"{'count=':>6} {'|dn|':>5}  L1 s/clip-s  persons s/clip-s")
     base = statistics.median(cost["before: L1, estimated bodies"])
     for name in runs:
         s = score(clip_frames, lambda fr, name=name: stored[name].get(fr.name, []))
-        c = statistics.median(cost[name])
-        print(_row(name, s)[:-8] + f"  {c:6.3f} ({c / base:.2f}x)  {statistics.median(person_s[name]):.3f}")
+        c, p = statistics.median(cost[name]), statistics.median(person_s[name])
+        print(_row(name, s)[:-8] + f"  {c:6.3f} ({c / base:.2f}x)  {p:.3f} ({p / base:.2f}x the old L1)")
+    print("  (the wall times drift with the load of the shared machine; the persons column is the detector's own time)")
     for name in runs:
         print(f"  {name}: body_source rows {sources[name]}")
 

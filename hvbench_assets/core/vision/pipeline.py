@@ -42,8 +42,9 @@ from hvbench_assets.core.vision.tracker import (
 @dataclass(frozen=True)
 class TrackingParams:
     detect_fps: float = 6.0  # face detections per second of video (every k-th frame)
-    person_fps: float = 6.0  # person detections per second (on face-detection frames; 0: none), with
-    # backend.person; between them body boxes are filled from the last matched one
+    person_fps: float = 2.0  # person detections per second (on face-detection frames; 0: none), with
+    # backend.person; between them the last matched box follows the face (filled). Boxes as good as at
+    # 6/s on the labelled frames at a third of the detector's cost (benchmarks/body_boxes.py --tracks)
     detect_max_side: int | None = None  # detector input size on most detection frames (None: the backend's own)
     quick_max_side: int | None = None  # a smaller input between full-size passes (None: the backend's; 0: off) ...
     quick_min_face_px: float = 36.0  # ... only while every live face is at least this wide in it, and redone at
