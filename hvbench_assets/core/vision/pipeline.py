@@ -222,7 +222,7 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
             dets = (quick or _detect(fr.image, backend, params, to_src, fine, whole, tracker.alive))[0]
             last_detected = fr.index
             t0 = clock.add("detect", t0)
-            # persons on the buffered frame, not on `small`: the quick face pass may have shrunk it to 320 px
+            # persons on the buffered frame: the face pass may have looked at a 320 px copy
             look = backend.person is not None and (n // step) % person_every == 0
             persons = [scale(b, to_src) for b in backend.person.detect(fr.image)] if look else []
             if look:
