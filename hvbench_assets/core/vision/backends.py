@@ -12,10 +12,12 @@ from hvbench_assets.core.vision.detectors import (
     FaceEmbedder,
     PersonDetector,
     RotatedHogFaceDetector,
+    YoloxPersonDetector,
     YuNetFaceDetector,
 )
 
 OFFLINE_FACE_DETECTORS = ("yunet", "hog", "mmod")
+OFFLINE_PERSON_DETECTORS = ("yolox", "none")
 
 
 @dataclass
@@ -42,20 +44,25 @@ class VisionBackend:
 
 
 def build_backend(profile: str = "offline", face_detector: str = "yunet", upsample: int = 0, rescue: bool = True,
-                  yolo_weights: str = "yolov8n.pt", deepface_detector: str = "retinaface") -> VisionBackend:
+                  yolo_weights: str = "yolov8n.pt", deepface_detector: str = "retinaface",
+                  person_detector: str = "yolox", person_conf: float = 0.4) -> VisionBackend:
     """offline: libfacedetection's YuNet (`face_detector="yunet"`, default), dlib HOG (`"hog"`; with `rescue`,
     rotated / enlarged HOG passes look again for tilted and small faces, see pipeline) or dlib's slow mmod
-    CNN (`"mmod"`), + face-geometry body boxes. full: DeepFace `deepface_detector` faces + YOLOv8 person
+    CNN (`"mmod"`), + YOLOX-nano person boxes above `person_conf` (`person_detector="yolox"`, default) or
+    face-geometry body boxes only (`"none"`). full: DeepFace `deepface_detector` faces + YOLOv8 person
     boxes. Raises BackendUnavailable at once when a package or weights file is missing."""
     if profile == "offline":
         if face_detector not in OFFLINE_FACE_DETECTORS:
             raise ValueError(f"offline face_detector must be one of {OFFLINE_FACE_DETECTORS}, got {face_detector!r}")
+        if person_detector not in OFFLINE_PERSON_DETECTORS:
+            raise ValueError(f"offline person_detector must be one of {OFFLINE_PERSON_DETECTORS}, got {person_detector!r}")
+        person = YoloxPersonDetector(conf=person_conf) if person_detector == "yolox" else None
         if face_detector == "yunet":
-            return VisionBackend("offline", YuNetFaceDetector(), None, DlibFaceEmbedder(), fine_pass=False,
+            return VisionBackend("offline", YuNetFaceDetector(), person, DlibFaceEmbedder(), fine_pass=False,
                                  detect_max_side=480, quick_max_side=320)
         face = DlibHogFaceDetector(upsample=upsample) if face_detector == "hog" else DlibMmodFaceDetector(upsample)
         second = RotatedHogFaceDetector() if rescue and face_detector == "hog" else None
-        return VisionBackend("offline", face, None, DlibFaceEmbedder(), second)
+        return VisionBackend("offline", face, person, DlibFaceEmbedder(), second)
     if profile == "full":
         from hvbench_assets.core.vision.full import (
             DeepFaceFaceDetector,

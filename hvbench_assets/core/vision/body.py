@@ -8,12 +8,15 @@ from hvbench_assets.core.vision.boxes import clip
 from hvbench_assets.core.vision.tables import Box
 
 
-def contains_face(body: Box, face: Box, tolerance: float = 0.25) -> bool:
+def contains_face(body: Box, face: Box, tolerance: float = 0.25, head_zone: float = 0.6) -> bool:
     """A candidate body must hold the face centre, its top at most `tolerance` face heights below the
-    face top (person detectors often cut the hair)."""
+    face top (person detectors often cut the hair), and the face centre in its upper `head_zone`: a box
+    that holds the face only near its bottom belongs to someone behind (e.g. an adult's torso above a
+    child's head), and the area term of `match_body` would otherwise prefer it, being smaller."""
     cx, cy = (face[0] + face[2]) / 2, (face[1] + face[3]) / 2
     fh = face[3] - face[1]
-    return body[0] <= cx <= body[2] and body[1] - tolerance * fh <= face[1] and cy <= body[3]
+    return (body[0] <= cx <= body[2] and body[1] - tolerance * fh <= face[1]
+            and cy <= body[1] + head_zone * (body[3] - body[1]))
 
 
 def match_body(face: Box, candidates: Sequence[Box]) -> int | None:

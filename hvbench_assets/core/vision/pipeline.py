@@ -27,8 +27,8 @@ from hvbench_assets.core.media import iter_frames, probe_video, source_audio
 from hvbench_assets.core.media.encode import AUDIO_RATE
 from hvbench_assets.core.render.crops import CropClipWriter, crop_to
 from hvbench_assets.core.vision.backends import VisionBackend
-from hvbench_assets.core.vision.body import estimate_body, fill_missing, match_body
-from hvbench_assets.core.vision.boxes import lerp, overlaps, scale, size, square_around
+from hvbench_assets.core.vision.body import contains_face, estimate_body, fill_missing, match_body
+from hvbench_assets.core.vision.boxes import clip, lerp, overlaps, scale, size, square_around
 from hvbench_assets.core.vision.tables import Box
 from hvbench_assets.core.vision.tracker import (
     Detection,
@@ -42,6 +42,9 @@ from hvbench_assets.core.vision.tracker import (
 @dataclass(frozen=True)
 class TrackingParams:
     detect_fps: float = 6.0  # face detections per second of video (every k-th frame)
+    person_fps: float = 2.0  # person detections per second (on face-detection frames; 0: none), with
+    # backend.person; between them the last matched box follows the face (filled). Boxes as good as at
+    # 6/s on the labelled frames at a third of the detector's cost (benchmarks/body_boxes.py --tracks)
     detect_max_side: int | None = None  # detector input size on most detection frames (None: the backend's own)
     quick_max_side: int | None = None  # a smaller input between full-size passes (None: the backend's; 0: off) ...
     quick_min_face_px: float = 36.0  # ... only while every live face is at least this wide in it, and redone at
@@ -86,6 +89,8 @@ class TrackingResult:
     fps: float
     frames_with_face: int
     video_decodes: int = 1
+    faceless_bodies: int | None = None  # person boxes holding no detected face on a typical person-detection
+    # frame (median; e.g. a torso whose head is out of view); None when no person detector ran
     timings: dict[str, float] = field(default_factory=dict)
     # the detection frame that linked the most faces, kept from the pass so the UI's key frame needs no
     # second decode: (frame index, image at buffer size, buffer pixels -> source pixels)
@@ -104,7 +109,7 @@ class _State:
     face_writer: CropClipWriter
     body_writer: CropClipWriter
     written: int  # last frame emitted
-    last_body: tuple[Box, str] | None = None  # body box and source at the last emitted detection
+    last_body: tuple[Box, str, Box] | None = None  # body box, its source and the face at the last emitted detection
     rows: list[dict] = field(default_factory=list)
     embeddings: list[np.ndarray] = field(default_factory=list)
     face_view: Box | None = None  # smoothed crop windows (see _smooth)
@@ -136,6 +141,8 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
     step = max(1, round(fps / params.detect_fps))
     fine_every = max(1, round(params.fine_every_s * fps / step))
     rescue_every = max(1, round(fps / step / params.rescue_fps)) if params.rescue_fps > 0 else 10**9
+    person_every = max(1, round(fps / step / params.person_fps)) if params.person_fps > 0 else 10**9
+    faceless: list[int] = []  # per person-detection frame: person boxes holding no detected face
     tracker = IouTracker(params.iou_threshold, max_gap=round(params.max_gap_s * fps))
     clock = _Clock()
     states: dict[int, _State] = {}
@@ -185,7 +192,7 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
                 "detector": det.detector if f == frame else None,
             })
         st.written = frame
-        st.last_body = (cur_body, cur_src)
+        st.last_body = (cur_body, cur_src, det.box)
         clock.add("crops", t0)
 
     def same_face(track: LiveTrack, det: Detection) -> bool:
@@ -212,17 +219,22 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
             fine = (n // step) % fine_every == 0
             whole = (n // step) % rescue_every == 0
             quick = None if fine else _quick(fr.image, backend, params, to_src, tracker.alive, last_detected)
-            dets, small, k = quick or _detect(fr.image, backend, params, to_src, fine, whole, tracker.alive)
+            dets = (quick or _detect(fr.image, backend, params, to_src, fine, whole, tracker.alive))[0]
             last_detected = fr.index
-            persons = [scale(b, to_src / k) for b in backend.person.detect(small)] if backend.person else []
             t0 = clock.add("detect", t0)
+            # persons on the buffered frame: the face pass may have looked at a 320 px copy
+            look = backend.person is not None and (n // step) % person_every == 0
+            persons = [scale(b, to_src) for b in backend.person.detect(fr.image)] if look else []
+            if look:
+                faceless.append(sum(not any(contains_face(p, d.box) for d in dets) for p in persons))
+            t0 = clock.add("persons", t0)
             linked = tracker.update(fr.index, dets, verify=same_face, verify_after=verify_after)
             if len(linked) > (len(key_frame[3]) if key_frame else 0):
                 key_frame = (fr.index, fr.image, to_src, linked)
             for track, det, prev in linked:
                 st = states.get(track.key) or states.setdefault(track.key, open_state(track, fr.index))
                 body = None
-                if backend.person is not None:
+                if look:
                     i = match_body(det.box, persons)
                     body = persons[i] if i is not None else None
                 emit(st, fr.index, det, prev, body)
@@ -248,6 +260,7 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
     result = _finalize(finished, out_dir, fps, frame_count, params)
     clock.add("finalize", t0)
     result.key_frame = key_frame[:3] if key_frame else None
+    result.faceless_bodies = round(statistics.median(faceless)) if faceless else None
     result.timings = dict(clock.t)
     return result
 
@@ -345,15 +358,24 @@ def _offset(b: Box, dx: float, dy: float) -> Box:
     return (b[0] + dx, b[1] + dy, b[2] + dx, b[3] + dy)
 
 
-def _body_now(body: Box | None, last: tuple[Box, str] | None, face: Box, backend: VisionBackend,
+def _body_now(body: Box | None, last: tuple[Box, str, Box] | None, face: Box, backend: VisionBackend,
               width: int, height: int) -> tuple[Box, str]:
-    """Body box at a detection frame: the matched person box; else the previous one (neighbour fill);
-    else a face-geometry estimate (no person box seen yet, or no person detector at all)."""
+    """Body box at a detection frame: the matched person box; else the previous one moved as the face
+    moved since (neighbour fill; person detection may run on fewer frames than face detection); else a
+    face-geometry estimate (no person box seen yet, or no person detector at all)."""
     if body is not None:
         return body, "detected"
     if backend.person is not None and last is not None and last[1] != "estimated":
-        return last[0], "filled"
+        dx, dy = (face[0] + face[2] - last[2][0] - last[2][2]) / 2, (face[1] + face[3] - last[2][1] - last[2][3]) / 2
+        return clip(_offset(last[0], dx, dy), width, height), "filled"
     return estimate_body(face, width, height), "estimated"
+
+
+def _track_body_source(rows: list[dict]) -> str:
+    """`detected` when most of a track's body boxes come from the person detector (matched, or filled
+    between its matches), else `estimated`."""
+    estimated = sum(r["body_source"] == "estimated" for r in rows)
+    return "estimated" if 2 * estimated >= len(rows) else "detected"
 
 
 def _smooth(view: Box | None, box: Box, weight: float) -> Box:
@@ -421,7 +443,7 @@ def _finalize(states: list[_State], out_dir: Path, fps: float, frame_count: int,
             "n_detections": len(dets), "n_rescued": sum(d.detector.startswith("rescue") for d in dets), "coverage": round(n_frames / frame_count, 4),
             "face_size_median": float(statistics.median(size(r["face"]) for r in st.rows)),
             "score_mean": float(np.mean([d.score for d in dets])),
-            "body_source": Counter(r["body_source"] for r in st.rows).most_common(1)[0][0],
+            "body_source": _track_body_source(st.rows),
             "face_clip_path": str(face_path), "body_clip_path": str(body_path),
             "face_clip_size": [params.face_crop, params.face_crop], "body_clip_size": list(params.body_crop),
             "fps": fps,

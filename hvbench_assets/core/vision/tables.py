@@ -5,8 +5,10 @@ Contract (other labels depend on it):
   left to right). A clip without faces has ONE row with track_id NULL and status `no_faces`.
 - `human_track_boxes`: one row per (track, source frame) from the track's first to last frame. Boxes are
   source pixel coordinates (x1, y1, x2, y2). `face_source` is `detected` or `interpolated`;
-  `body_source` is `detected` (person detector), `filled` (from neighbouring frames) or `estimated`
-  (from face geometry, offline backend).
+  `body_source` is `detected` (a person box matched to the face on that frame), `filled` (from the
+  neighbouring matched boxes) or `estimated` (from face geometry: no person box matched the face yet, or
+  no person detector runs). People without a visible face get no track, as on the full profile;
+  `faceless_bodies` counts them per clip.
 - Crop clips (`face_clip_path`, `body_clip_path`): mp4 at the clip's real fps holding every source frame
   from first_frame to last_frame (crop frame i = source frame first_frame + i), fixed size, with the
   matching audio segment when the clip has audio. Written in the tracking decode pass.
@@ -37,7 +39,7 @@ HUMAN_TRACKS = TableSpec(
         ("coverage", "DOUBLE"),  # n_frames / frames of the clip
         ("face_size_median", "DOUBLE"),  # median of max(face w, face h), source pixels
         ("score_mean", "DOUBLE"),  # mean detector score over detected frames
-        ("body_source", "VARCHAR"),  # detected | estimated (most frames)
+        ("body_source", "VARCHAR"),  # detected (most boxes detected or filled between detections) | estimated
         ("face_clip_path", "VARCHAR"),
         ("body_clip_path", "VARCHAR"),
         ("face_clip_size", "JSON"),  # [w, h] of the face-crop clip
@@ -48,6 +50,8 @@ HUMAN_TRACKS = TableSpec(
         ("params", "JSON"),  # tracker settings used
         ("clip_frames", "INTEGER"),  # decoded frames of the clip (same on every row of a clip)
         ("face_presence", "DOUBLE"),  # fraction of the clip's frames with a face in some track (clip-level)
+        ("faceless_bodies", "INTEGER"),  # person boxes holding no detected face on a typical person-detection
+        # frame (median; clip-level; e.g. a torso whose head is out of view); null without a person detector
     ),
     description="L1: one row per person track (face + body), with crop clips",
 )

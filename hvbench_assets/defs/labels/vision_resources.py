@@ -29,6 +29,9 @@ class VisionResource(dg.ConfigurableResource):
     min_track_s: float = 0.5
     rescue: bool = True  # offline hog only: rotated / enlarged second look for tilted and small faces
     rescue_fps: float = 2.0  # whole-frame second looks per second (0: only around lost tracks)
+    person_detector: str = "yolox"  # offline: yolox (YOLOX-nano person boxes) | none (body boxes estimated from faces)
+    person_conf: float = 0.4  # offline: YOLOX person score threshold (benchmarks/body_boxes.py)
+    person_fps: float = 2.0  # person detections per second, on face-detection frames (0: none)
     yolo_weights: str = "yolov8n.pt"  # full: local path or a name inside ultralytics' weights_dir
     deepface_detector: str = "retinaface"  # full: any DeepFace detector backend
     same_person_distance: float = SAME_PERSON_DISTANCE
@@ -36,10 +39,11 @@ class VisionResource(dg.ConfigurableResource):
 
     def backend(self, profile: str) -> VisionBackend:
         return build_backend(profile, face_detector=self.face_detector, upsample=self.upsample, rescue=self.rescue,
-                             yolo_weights=self.yolo_weights, deepface_detector=self.deepface_detector)
+                             yolo_weights=self.yolo_weights, deepface_detector=self.deepface_detector,
+                             person_detector=self.person_detector, person_conf=self.person_conf)
 
     def tracking_params(self) -> TrackingParams:
-        return TrackingParams(detect_fps=self.detect_fps, detect_max_side=self.detect_max_side or None,
+        return TrackingParams(detect_fps=self.detect_fps, person_fps=self.person_fps, detect_max_side=self.detect_max_side or None,
                               quick_max_side=None if self.quick_max_side < 0 else self.quick_max_side,
                               fine_max_side=self.fine_max_side, fine_every_s=self.fine_every_s,
                               fine_enlarge=self.fine_enlarge,
@@ -54,6 +58,7 @@ class VisionResource(dg.ConfigurableResource):
 def resources() -> dg.Definitions:
     return dg.Definitions(resources={"vision": VisionResource(
         face_detector=env_or("HVBENCH_FACE_DETECTOR", "yunet"),
+        person_detector=env_or("HVBENCH_PERSON_DETECTOR", "yolox"),
         yolo_weights=env_or("HVBENCH_YOLO_WEIGHTS", "yolov8n.pt"),
         deepface_detector=env_or("HVBENCH_DEEPFACE_DETECTOR", "retinaface"),
     )})

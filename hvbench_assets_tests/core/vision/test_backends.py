@@ -20,8 +20,9 @@ from hvbench_assets.core.vision.full import (
 
 def test_offline_backend_names_its_models():
     be = build_backend("offline")
-    assert be.name == "offline" and be.person is None and isinstance(be.face, FaceDetector)
-    assert "yunet" in be.model and "estimated" in be.model and "resnet" in be.model
+    assert be.name == "offline" and be.person is not None and isinstance(be.face, FaceDetector)
+    assert "yunet" in be.model and "yolox-nano-person" in be.model and "resnet" in be.model
+    assert "estimated" in build_backend("offline", person_detector="none").model
     assert be.rescue is None and not be.fine_pass  # YuNet needs neither HOG's second looks nor a larger pass
     assert "dlib-hog" in build_backend("offline", face_detector="hog").model
     assert (dlib_models_dir() / "dlib_face_recognition_resnet_model_v1.dat").is_file()

@@ -31,6 +31,15 @@ def test_candidate_must_contain_the_face():
     assert not contains_face((130.0, 40.0, 200.0, 300.0), FACE)  # face centre outside
 
 
+def test_a_box_holding_the_face_only_near_its_bottom_belongs_to_someone_behind():
+    """two_children frame 50 (YOLOX-nano boxes): the adult's torso box above the girl's head is smaller than
+    her own box and centred as well, so the area term would pick it if it counted as holding her face."""
+    face = (1053.0, 210.0, 1175.0, 360.0)
+    own, torso = (975.0, 158.0, 1273.0, 710.0), (949.0, 2.0, 1279.0, 411.0)
+    assert not contains_face(torso, face) and contains_face(own, face)
+    assert match_body(face, [torso, own]) == 1
+
+
 def test_fill_missing_averages_the_surrounding_known_boxes():
     a, b = (0.0, 0.0, 10.0, 10.0), (10.0, 10.0, 30.0, 30.0)
     assert fill_missing([a, None, None, b]) == [a, (5.0, 5.0, 20.0, 20.0), (5.0, 5.0, 20.0, 20.0), b]
