@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hvbench_assets.core.tasks import actions
 from hvbench_assets.core.tasks.store import ANNOTATIONS
 from hvbench_assets.core.warehouse import Warehouse
 
@@ -68,29 +69,12 @@ def check_count(value: Any, facts: ClipFacts = ClipFacts(), limits: AnnotationLi
     return {"count": n}
 
 
-# The form of an action text: the one AST asks its distractor writer for (prompts.ACTION_DISTRACTORS: a short
-# action beginning with "begins to"), so the right option does not stand out among the distractors by wording.
-ACTION_PREFIX = "begins to"
-ACTION_WORDS = (3, 10)  # "begins to wave" .. a short phrase
-ACTION_MAX_CHARS = 80
-
-
 def action_form(text: Any, field: str = "action", prefixed: bool = True) -> str:
-    """The action text in the distractors' form (one line, no final period), or BadAnnotation saying why not."""
-    if not isinstance(text, str) or not text.strip():
-        raise BadAnnotation("the action text is missing", field)
-    if any(c in text for c in "\r\n\t"):
-        raise BadAnnotation("the action text must be one line", field)
-    clean = " ".join(text.split()).rstrip(".").strip()
-    words = clean.split()
-    lo, hi = ACTION_WORDS if prefixed else (1, ACTION_WORDS[1])
-    if prefixed and not clean.lower().startswith(ACTION_PREFIX + " "):
-        raise BadAnnotation(f"write it like the distractors: a short action beginning with {ACTION_PREFIX!r} "
-                            f"(e.g. 'begins to wave'), got {clean!r}", field)
-    if not lo <= len(words) <= hi or len(clean) > ACTION_MAX_CHARS:
-        raise BadAnnotation(f"write a short action like the distractors ({lo}-{hi} words, at most {ACTION_MAX_CHARS} "
-                            f"characters), got {len(words)} words", field)
-    return clean[0].lower() + clean[1:]
+    """The action text in the form of AST's distractors (actions.action_form), or BadAnnotation saying why not."""
+    clean, problem = actions.action_form(text, prefixed)
+    if problem:
+        raise BadAnnotation(problem, field)
+    return clean
 
 
 def _second(value: Any, field: str, duration_s: float | None) -> float:
