@@ -45,6 +45,8 @@ def finite_number(value: Any, field: str) -> float:
         raise BadAnnotation(f"expected a number, got {value!r}", field)
     try:
         x = float(value)
+    except OverflowError:  # an integer too large for a float
+        raise BadAnnotation("expected a finite number, got one too large", field) from None
     except (TypeError, ValueError):
         raise BadAnnotation(f"expected a number, got {value!r}", field) from None
     if not math.isfinite(x):
