@@ -311,33 +311,44 @@ def _annotate_args(p: argparse.ArgumentParser) -> None:
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
     count = kinds.add_parser("count", help="HC: how many different people the clip shows")
     count.add_argument("clip", help="clip key (videos partition), e.g. talk__000")
-    count.add_argument("n", type=int)
+    count.add_argument("n", help="a whole number in 1..HVBENCH_MAX_HEAD_COUNT (default 200)")
+    count.add_argument("--confirm", action="store_true",
+                       help="store a count more than 2x off L2's person estimate (it is refused otherwise)")
     action = kinds.add_parser("action", help="AST/TSA: the red-boxed person's short action and the second it starts")
     action.add_argument("clip")
     action.add_argument("--track", type=int, required=True, help="the target's L1 track id (task_candidates names it)")
     what = action.add_mutually_exclusive_group(required=True)
-    what.add_argument("--action", help="e.g. 'begins to wave'")
+    what.add_argument("--action", help="a short action like the distractors', e.g. 'begins to wave'")
     what.add_argument("--ongoing", action="store_true", help="the person keeps doing one thing the whole clip")
     what.add_argument("--none", action="store_true", help="no distinct short action")
-    action.add_argument("--start", type=float, default=None, help="second the action starts (with --action)")
+    action.add_argument("--start", default=None, help="second the action starts (with --action), inside the clip")
+    action.add_argument("--end", default=None, help="second the action ends (optional), after --start, inside the clip")
 
 
 @command("annotate", "record a human answer: a person count (HC) or an action-time pair (AST/TSA)", _annotate_args)
 def _annotate(args: argparse.Namespace) -> int:
     from hvbench_assets.core.tasks import annotations
     from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.review.commands import annotation_limits
 
     path = args.warehouse or default_warehouse()
     wh = Warehouse(path)
     try:
-        if args.kind == "count":
-            value, track = annotations.count_value(args.n), None
-        else:
-            value = annotations.action_value(args.action, args.start, ongoing=args.ongoing, none=args.none)
-            track = args.track
+        limits = annotation_limits()
         if not annotations.clip_exists(wh, args.clip):
             raise annotations.BadAnnotation(f"clip {args.clip!r} is not in {path} (see `hvbench questions` or the clips table)")
+        facts = annotations.clip_facts(wh, args.clip)
+        if args.kind == "count":
+            value, track = annotations.check_count(args.n, facts, limits, confirmed=args.confirm), None
+        else:
+            value = annotations.check_action(args.action, args.start, args.end, ongoing=args.ongoing, none=args.none,
+                                             facts=facts)
+            track = args.track
     except annotations.BadAnnotation as exc:
+        hint = " (rerun with --confirm to store it anyway)" if exc.needs_confirmation else ""
+        print(f"hvbench annotate: nothing stored: {exc}{hint}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # a bad setting
         print(f"hvbench annotate: {exc}", file=sys.stderr)
         return 2
     ann_id = annotations.record(wh, args.clip, args.kind, value, track_id=track, annotator=args.annotator)

@@ -51,6 +51,7 @@ class ReviewConfig:
     roots: tuple[Path, ...] = ()  # folders besides data_dir that question videos may lie in
     dagster_url: str = "http://127.0.0.1:3000"
     host: str = "127.0.0.1"  # the bound address; on loopback only its names are accepted in the Host header
+    annotation_limits: annotations.AnnotationLimits = annotations.AnnotationLimits()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -117,7 +118,8 @@ def create_app(cfg: ReviewConfig) -> Starlette:
 
     def next_review(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
         s = load_state(wh)
-        queue = [q for q in review_queue(s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer)
+        queue = [q for q in review_queue(s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer,
+                                         s["annotations"])
                  if q["question_id"] not in skip]
         return review_item(queue[0], reviewer, len(queue)) if queue else None
 
@@ -136,7 +138,8 @@ def create_app(cfg: ReviewConfig) -> Starlette:
 
     def next_adjudication(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
         s = load_state(wh)
-        rows = [r for r in adjudication_list(s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer)
+        rows = [r for r in adjudication_list(s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer,
+                                             s["annotations"])
                 if r["question_id"] not in skip]
         return adjudication_item(rows[0], s["decisions"], len(rows)) if rows else None
 
@@ -156,14 +159,15 @@ def create_app(cfg: ReviewConfig) -> Starlette:
     def home(request: Request) -> Response:
         who = reviewer_of(request)
         s = load_state(wh)
-        rows = curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"])
+        rows = curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"], s["annotations"])
         ctx = {"counts": state_counts(rows), "states": STATES, "flow": flow(wh, s),
                "annotation_items": len(annotation_queue(s["questions"], s["annotations"])),
                "excluded": sorted(cfg.excluded)}
         if who:
-            ctx["review_items"] = len(review_queue(s["questions"], s["decisions"], s["assignments"], cfg.excluded, who))
+            ctx["review_items"] = len(review_queue(s["questions"], s["decisions"], s["assignments"], cfg.excluded, who,
+                                                   s["annotations"]))
             ctx["adjudication_items"] = len(adjudication_list(s["questions"], s["decisions"], s["assignments"],
-                                                              cfg.excluded, who))
+                                                              cfg.excluded, who, s["annotations"]))
         return page(request, "home.html", **ctx)
 
     def review_page(request: Request) -> Response:
@@ -200,7 +204,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
                   f"{quote(q['video_id'])}") for a in ([family.asset] if family else []) + ["human_tracks", "video_probe"]]
         links.append(("reviewed_questions", f"{cfg.dagster_url.rstrip('/')}/assets/reviewed_questions"))
         s = load_state(wh)
-        reviewed = next((r for r in curate([q], s["decisions"], cfg.excluded, s["assignments"])), None)
+        reviewed = next((r for r in curate([q], s["decisions"], cfg.excluded, s["assignments"], s["annotations"])), None)
         return page(request, "question.html", q=q, reviewed=reviewed, explanation=explain(wh, qid), links=links,
                     decisions=[d for d in s["decisions"] if d["question_id"] == qid],
                     content_hash=question_content_hash(q))
@@ -208,18 +212,19 @@ def create_app(cfg: ReviewConfig) -> Starlette:
     def questions_page(request: Request) -> Response:
         s = load_state(wh)
         state, task = request.query_params.get("state"), request.query_params.get("task")
-        rows = [r for r in curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"])
+        rows = [r for r in curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"], s["annotations"])
                 if (not state or r["state"] == state) and (not task or r["abbrev"] == task)]
         text = {q["question_id"]: q["question"] for q in s["questions"]}
         return page(request, "questions.html", rows=rows, text=text, state=state, task=task)
 
     def agreement_page(request: Request) -> Response:
         s = load_state(wh)
-        reviewed = curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"])
+        reviewed = curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"], s["annotations"])
         return page(request, "agreement.html", blind=kappa_table(s["questions"], s["decisions"], "blind"),
                     verdict=kappa_table(s["questions"], s["decisions"], "verdict"),
                     accuracy=reviewer_accuracy(s["questions"], s["decisions"], reviewed),
-                    disputed=adjudication_list(s["questions"], s["decisions"], s["assignments"], cfg.excluded),
+                    disputed=adjudication_list(s["questions"], s["decisions"], s["assignments"], cfg.excluded,
+                                               annotations=s["annotations"]),
                     assignments=len(s["assignments"]))
 
     def login(request: Request, data: dict[str, Any] | None) -> Response:
@@ -265,7 +270,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         if action == "adjudicate":
             s = load_state(wh)
             allowed = {r["question_id"] for r in adjudication_list(s["questions"], s["decisions"], s["assignments"],
-                                                                  cfg.excluded, who)}
+                                                                  cfg.excluded, who, s["annotations"])}
             if q["question_id"] not in allowed:
                 raise Refused(403, f"{who} may not adjudicate {q['question_id']}: not disputed, or {who} reviewed it")
         try:
@@ -286,17 +291,21 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         kind = {"HC": "count", "AST": "action", "TSA": "action"}.get(q["abbrev"])
         if kind is None:
             raise Refused(400, f"{q['question_id']} ({q['abbrev']}) takes no annotation")
+        facts = annotations.clip_facts(wh, q["video_id"])
         try:
             if kind == "count":
-                value, track = annotations.count_value(int(data.get("count") or 0)), None
+                value, track = annotations.check_count(data.get("count"), facts, cfg.annotation_limits,
+                                                       confirmed=data.get("confirm") is True), None
             else:
-                value = annotations.action_value(data.get("action"), _number(data.get("start_s")),
-                                                 ongoing=bool(data.get("ongoing")), none=bool(data.get("none")))
+                value = annotations.check_action(data.get("action"), data.get("start_s"), data.get("end_s"),
+                                                 ongoing=data.get("ongoing") is True, none=data.get("none") is True,
+                                                 facts=facts)
                 track = int((q.get("target_track_ids") or [None])[0])
-        except (annotations.BadAnnotation, TypeError, ValueError) as exc:
-            raise Refused(400, str(exc)) from None
+        except annotations.BadAnnotation as exc:
+            return JSONResponse({"error": str(exc), "field": exc.field, "reason": exc.reason,
+                                 "needs_confirmation": exc.needs_confirmation}, status_code=400)
         ann = annotations.record(wh, q["video_id"], kind, value, track_id=track, annotator=who)
-        return JSONResponse({"annotation_id": ann, "next": next_annotation(skipped(request))})
+        return JSONResponse({"annotation_id": ann, "value": value, "next": next_annotation(skipped(request))})
 
     def media(request: Request) -> Response:
         if cfg.require_token:

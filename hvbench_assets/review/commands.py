@@ -30,15 +30,31 @@ def _warehouse_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
 
 
+def annotation_limits():
+    """HVBENCH_MAX_HEAD_COUNT (default 200): the largest head count an annotator may enter."""
+    from hvbench_assets.core.tasks.annotations import AnnotationLimits
+
+    raw = os.environ.get("HVBENCH_MAX_HEAD_COUNT", "").strip()
+    if not raw:
+        return AnnotationLimits()
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"HVBENCH_MAX_HEAD_COUNT must be a whole number >= 1, got {raw!r}")
+    return AnnotationLimits(max_count=int(raw))
+
+
 def review_config(warehouse: Path | None, require_token: bool, host: str = "127.0.0.1"):
     from hvbench_assets.core.curation.state import excluded_tasks
     from hvbench_assets.review.app import ReviewConfig
 
     roots = tuple(Path(p) for p in os.environ.get("HVBENCH_ALLOWED_ROOTS", "").split(os.pathsep) if p.strip())
+    try:
+        excluded = excluded_tasks(os.environ.get("HVBENCH_REVIEW_EXCLUDE"))
+    except ValueError as exc:
+        raise ValueError(f"HVBENCH_REVIEW_EXCLUDE: {exc}") from None
     return ReviewConfig(warehouse=warehouse or default_warehouse(), data_dir=default_data_dir(),
-                        require_token=require_token, excluded=excluded_tasks(os.environ.get("HVBENCH_REVIEW_EXCLUDE")),
+                        require_token=require_token, excluded=excluded,
                         roots=roots, dagster_url=os.environ.get("HVBENCH_DAGSTER_URL", "").strip() or "http://127.0.0.1:3000",
-                        host=host)
+                        host=host, annotation_limits=annotation_limits())
 
 
 def _serve_args(p: argparse.ArgumentParser) -> None:
@@ -60,7 +76,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         cfg = review_config(args.warehouse, args.require_token or requires_token(args.host), args.host)
     except ValueError as exc:
-        print(f"hvbench review: HVBENCH_REVIEW_EXCLUDE: {exc}", file=sys.stderr)
+        print(f"hvbench review: {exc}", file=sys.stderr)
         return 2
     if cfg.require_token and Warehouse(cfg.warehouse).count(REVIEWER_TOKENS) == 0:
         print("hvbench review: bound to a non-local address, every reviewer needs a token and none exists yet: "
@@ -151,10 +167,11 @@ def _stats(args: argparse.Namespace) -> int:
             k = f"{r['kappa']:.3f}" if r["kappa"] is not None else "undefined (one label)"
             print(f"  {r['abbrev']:5s} {r['reviewer_a']}/{r['reviewer_b']}: items={r['items']} agreement={r['agreement']:.2f} kappa={k}")
     print("Reviewer accuracy on blind choices:")
-    reviewed = curate(s["questions"], s["decisions"], excluded, s["assignments"])
+    reviewed = curate(s["questions"], s["decisions"], excluded, s["assignments"], s["annotations"])
     for r in reviewer_accuracy(s["questions"], s["decisions"], reviewed):
         print(f"  {r['reviewer']} {r['abbrev']}: {r['correct']}/{r['items']} = {r['accuracy']:.2f}")
-    disputed = adjudication_list(s["questions"], s["decisions"], s["assignments"], excluded)
+    disputed = adjudication_list(s["questions"], s["decisions"], s["assignments"], excluded,
+                                 annotations=s["annotations"])
     print(f"Adjudication list: {len(disputed)}")
     for r in disputed:
         print(f"  {r['question_id']} {r['abbrev']} {r['video_id']}: {r['reason']}")

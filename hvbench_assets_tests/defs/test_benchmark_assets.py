@@ -227,3 +227,49 @@ def test_export_takes_the_corrected_answer_and_unreviewed_only_when_asked(tmp_pa
         assert manifest["include_unreviewed"] is include
         assert ("unreviewed" in manifest["review_states_exported"]) is include
         assert all(i["leakage"].startswith("not tested: model registry file") for i in manifest["items"])
+
+
+def test_letters_are_balanced_at_export_and_a_lettered_video_is_redrawn(built):
+    """Two ASD questions of the duo clip whose stored answers share a letter (the twin names another target, so it
+    is no duplicate): the export keeps one letter, moves the other answer, draws that question's video with the
+    moved letters, records stored and exported letters, and explain shows both orders. A rerun gives the same."""
+    from hvbench_assets.core.benchmark.explain import format_explanation
+    from hvbench_assets.core.media.paths import resolve
+
+    wh, asd = built["wh"], built["asd"]
+    twin = {**asd, "question_id": "qasdtwin00000001", "target_track_ids": [99]}
+    wh.replace(QUESTIONS, {"video_id": "duo", "task": "Active_Speaker_Detection"}, [asd, twin])
+    record_decision(wh, twin, "rev1", "accept", blind_choice=twin["answer"])
+    try:
+        result = run_bench(built["resources"], "letters")
+        assert result.success
+        folder = built["root"] / "data" / "benchmarks" / "letters"
+        manifest = json.loads((folder / "manifest.json").read_text())
+        counts = manifest["letters"]["per_task"]["Active_Speaker_Detection"]
+        assert sorted(counts.values()) == [1, 1] and asd["answer"] in counts  # two letters, one each
+        items = {i["question_id"]: i for i in manifest["items"] if i["task"] == "Active_Speaker_Detection"}
+        moved = next(i for i in items.values() if i["answer"] != i["stored_answer"])
+        kept = next(i for i in items.values() if i is not moved)
+        assert kept["answer"] == kept["stored_answer"] == asd["answer"] and moved["stored_answer"] == asd["answer"]
+        jsonl = (folder / "Active_Speaker_Detection.jsonl").read_text().splitlines()
+        lines = {x["Question_id"]: x for x in map(json.loads, jsonl)}
+        bench = {i.question_id: i for i in load_benchmark(folder, name="letters").items}
+        item = bench[moved["question_id"]]
+        assert lines[moved["question_id"]]["Answer"] == moved["answer"] == item.answer
+        assert item.option_text(item.answer) == f"Person {moved['answer']}"  # the text follows the box's new letter
+        stored_video = resolve(asd["video_path"])
+        assert item.video_path.is_file() and item.video_path.read_bytes() != stored_video.read_bytes()
+        assert bench[kept["question_id"]].video_path.read_bytes() == stored_video.read_bytes()
+        rows = {r["question_id"]: r for r in wh.rows(EXPORT_ITEMS, benchmark="letters")}
+        assert rows[moved["question_id"]]["letter_order"] == moved["letter_order"]
+        assert moved["letter_order"] != sorted(moved["letter_order"])
+        text = format_explanation(explain_question(wh, moved["question_id"]))
+        assert f"letters: stored answer {asd['answer']}, exported answer {moved['answer']}" in text
+        assert "exported order A<-" in text
+        again = run_bench(built["resources"], "letters")
+        assert json.loads((folder / "manifest.json").read_text())["letters"] == manifest["letters"]
+        versions = [r.asset_materializations_for_node("benchmark_export")[0].tags["dagster/data_version"]
+                    for r in (result, again)]
+        assert versions[0] == versions[1]
+    finally:
+        wh.replace(QUESTIONS, {"video_id": "duo", "task": "Active_Speaker_Detection"}, [asd])

@@ -122,13 +122,13 @@ def test_annotator_enters_a_count_and_an_action_time_pair(env):
             page.wait_for_function("Math.abs(document.getElementById('video').currentTime - 3) < 0.01")
             page.keyboard.press("t")  # ... and take the current time
             page.keyboard.press("e")
-            page.keyboard.type("turns her head to the left")
+            page.keyboard.type("begins to turn her head to the left")
             page.keyboard.press("Enter")
         wait_after(page, qid)
     assert seen == {"count", "action"} and not page.errors
     anns = {a["kind"]: a for a in env["wh"].rows(ANNOTATIONS)}
     assert anns["count"]["value"] == {"count": 5} and anns["count"]["video_id"] == "fpg"
-    assert anns["action"]["value"] == {"action": "turns her head to the left", "start_s": 3}
+    assert anns["action"]["value"] == {"action": "begins to turn her head to the left", "start_s": 3}
     assert anns["action"]["annotator"] == "ann" and anns["action"]["track_id"] is not None
     page.goto(env["url"] + "/")
     assert page.locator("#flow").inner_text().count("waiting for annotation_sensor") == 2
@@ -138,7 +138,7 @@ def test_annotation_sensor_rebuilds_hc_and_tsa(env):
     assert run_annotation_sensor(env) == 2
     qs = questions(env)
     assert qs["HC"]["status"] == "draft" and qs["HC"]["answer_text"] == "5"
-    assert qs["TSA"]["answer_text"] == "At 3 s" and "turns her head to the left" in qs["TSA"]["question"]
+    assert qs["TSA"]["answer_text"] == "At 3 s" and "begins to turn her head to the left" in qs["TSA"]["question"]
     page = person(env, "ann")
     page.goto(env["url"] + "/")
     assert "question rebuilt" in page.locator("#flow").inner_text()
@@ -263,7 +263,7 @@ def test_a_regenerated_question_returns_to_the_queue(env):
     track = old["target_track_ids"][0]
     wh_path = str(env["root"] / "wh.duckdb")
     assert cli(["annotate", "--warehouse", wh_path, "--annotator", "dan", "action", "duo", "--track", str(track),
-                "--action", "turns her head to the left", "--start", "9"]) == 0
+                "--action", "begins to turn her head to the left", "--start", "9"]) == 0
     assert run_annotation_sensor(env) == 1
     new = questions(env)["TSA"]
     assert new["question_id"] == old["question_id"] and question_content_hash(new) != question_content_hash(old)

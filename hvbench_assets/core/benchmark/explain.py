@@ -7,7 +7,8 @@ blind answers, review decisions and evaluation replies. A table that does not ex
 missing rather than failing, so the same reader works before synthesis, curation or evaluation ran.
 
 `answer_basis` names the label rows the right answer was read from (for ASD the L7 row of the track the
-answer letter marks), so a wrong answer leads straight to the row that caused it.
+answer letter marks), so a wrong answer leads straight to the row that caused it. The question shows the stored
+option order; the export section shows the order and answer letter the assembled benchmark gave it.
 """
 
 from __future__ import annotations
@@ -243,7 +244,7 @@ def explain_question(warehouse: Warehouse, question_id: str) -> dict[str, Any]:
             "reviewed": (optional("reviewed_questions", "question_id = ?", [qid], "", ["options", "reviewers",
                                                                                      "decision_ids"]) or [None])[0]},
         "evaluations": _evaluations(wh, qid, task),
-        "export": optional(EXPORT_ITEMS.name, "question_id = ?", [qid]),
+        "export": optional(EXPORT_ITEMS.name, "question_id = ?", [qid], "", ["letter_order"]),
     }
     result["question"]["video_path"] = _host_path(q.get("video_path"))  # the other sections show rows as stored
     if result["evaluations"] is None:
@@ -283,6 +284,18 @@ def _ref_name(ref: Mapping[str, Any]) -> str:
 def _ref_prov(ref: Mapping[str, Any]) -> str:
     return (f"backend={ref.get('backend') or '-'} model={ref.get('model') or '-'} code_version={ref.get('code_version')} "
             f"materialized_at={str(ref.get('materialized_at'))[:19]}")
+
+
+def assembled_letters(export: Mapping[str, Any], stored_options: Sequence[Mapping[str, Any]]) -> str:
+    """The stored option order beside the one exported (letters are balanced when the benchmark is assembled)."""
+    order = export.get("letter_order") or []
+    stored = [o.get("letter") for o in stored_options]
+    if not order:
+        return f"answer letter {export.get('answer')} (exported before letters were assembled)"
+    moves = ", ".join(f"{new}<-{old}" for new, old in zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", order))
+    same = "unchanged" if list(order) == stored else f"exported order {moves} (new<-stored)"
+    return (f"letters: stored answer {export.get('stored_answer')}, exported answer {export.get('answer')}; "
+            f"stored order {','.join(stored)}; {same}")
 
 
 def format_explanation(data: Mapping[str, Any]) -> str:
@@ -416,6 +429,7 @@ def format_explanation(data: Mapping[str, Any]) -> str:
     for e in data.get("export") or []:
         add(f"  exported in {e['benchmark']}: {e['folder']}/{e['jsonl']} (video {e['video']}; review {e['review_state']}; "
             f"leakage {e['leakage']})")
+        add("  " + assembled_letters(e, q.get("options") or []))
     evals = data.get("evaluations")
     if evals is None:
         add("  no evaluation tables")

@@ -24,7 +24,7 @@ from hvbench_assets.core.benchmark.tasks import TASKS, task_info
 from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.processes import pid_alive
 
-EXPORT_CODE_VERSION = "export-v1"
+EXPORT_CODE_VERSION = "export-v2"  # v2: items record stored_answer and letter_order
 GENERATOR = "hvbench benchmark_export"
 
 
@@ -100,7 +100,7 @@ def check_replaceable(folder: Path) -> None:
 def export_benchmark(items: Sequence[Mapping[str, Any]], folder: str | Path, manifest: Mapping[str, Any],
                      ) -> ExportResult:
     """Write `items` (question_id, task, question, options [{letter, text}], answer, video_path, review_state,
-    leakage) to `folder`. An item without a readable question video is left out (named in the manifest);
+    leakage; stored_answer and letter_order when the letters were assembled) to `folder`. An item without a readable question video is left out (named in the manifest);
     anything else that fails stops the export and leaves `folder` untouched."""
     folder = Path(folder)
     parent, name = folder.parent, folder.name
@@ -130,7 +130,7 @@ def _write(items: Sequence[Mapping[str, Any]], tmp: Path, manifest: Mapping[str,
         src = resolve(item.get("video_path"))
         if src is None or not src.is_file():
             left_out.append({"question_id": item["question_id"], "task": info.name,
-                             "reason": f"question video missing: {item.get('video_path')}"})
+                             "reason": item.get("video_error") or f"question video missing: {item.get('video_path')}"})
             continue
         rel = f"{info.name}/{info.name}_{len(lines[info.name]) + 1}{src.suffix or '.mp4'}"
         _place_video(src, tmp / rel)
@@ -141,7 +141,8 @@ def _write(items: Sequence[Mapping[str, Any]], tmp: Path, manifest: Mapping[str,
         lines[info.name].append(json.dumps(record, ensure_ascii=False))
         exported.append({"question_id": item["question_id"], "task": info.name, "jsonl": f"{info.name}.jsonl",
                          "video": rel, "answer": record["Answer"], "review_state": item.get("review_state"),
-                         "leakage": item.get("leakage")})
+                         "leakage": item.get("leakage"), "stored_answer": item.get("stored_answer", item["answer"]),
+                         "letter_order": item.get("letter_order") or letters})
     for task, task_lines in lines.items():
         (tmp / f"{task}.jsonl").write_text("".join(line + "\n" for line in task_lines), encoding="utf-8")
     counts = {task: len(task_lines) for task, task_lines in lines.items()}

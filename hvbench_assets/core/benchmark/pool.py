@@ -8,8 +8,8 @@ Rules, per task:
 - strata: HC by the counted number of people (3-5 / 6-8 / 9+, 60 / 60 / 54 in the paper), ER by the
   caption's polarity (positive : neutral : negative = 1 : 1 : 2); each stratum gets its share of the task
   target (largest remainder); with `strict_ratio` every stratum shrinks to what the scarcest allows;
-- within the quotas, the next question is the one whose right letter is furthest below its fair share
-  so far (ties: a hash of the question id, so the choice does not follow clip order).
+- within the quotas, questions are taken in the order of a hash of their ids (so the choice does not follow
+  clip order). Their answer letters are balanced afterwards, when the export is assembled (letters.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 from hvbench_assets.core.benchmark.tasks import TASKS, task_info
 
-POOL_CODE_VERSION = "pool-v1"
+POOL_CODE_VERSION = "pool-v2"  # v2: letters no longer steer the choice (letters.py balances them)
 PAPER_TOTAL = 2475  # questions in the published benchmark
 PAPER_HC_STRATA = (("3-5", 3, 5, 60), ("6-8", 6, 8, 60), ("9+", 9, None, 54))
 PAPER_ER_POLARITY = (("positive", 1), ("neutral", 1), ("negative", 2))
@@ -150,10 +150,6 @@ def strata_quotas(target: int, available: Mapping[str, int], weights: Sequence[t
     return split_quota(total, weights)
 
 
-def _letters(row: Mapping[str, Any]) -> list[str]:
-    return [o["letter"] for o in row.get("options") or []]
-
-
 def select_pool(rows: Sequence[Mapping[str, Any]], settings: PoolSettings) -> list[PoolDecision]:
     """One decision per row. Each row is a reviewed question (reviewed_questions joined with questions):
     question_id, task, abbrev, video_id, state, options, answer, answer_text, target_track_ids, rule_params."""
@@ -200,21 +196,13 @@ def _choose(abbrev: str, items: list[tuple[Mapping[str, Any], str | None]], sett
     else:
         quotas = {None: target}
     taken = {s: 0 for s in quotas}
-    used: dict[str, float] = {}
-    fair: dict[str, float] = {}
-    remaining = sorted(items, key=lambda it: _tiebreak(it[0]["question_id"]))
-    while remaining:
-        open_items = [it for it in remaining if taken.get(it[1], 0) < quotas.get(it[1], 0)]
-        if not open_items:
-            break
-        row, stratum = min(open_items, key=lambda it: used.get(it[0]["answer"], 0) - fair.get(it[0]["answer"], 0))
-        remaining.remove((row, stratum))
-        out[row["question_id"]].selected = True
-        taken[stratum] += 1
-        letters = _letters(row)
-        used[row["answer"]] = used.get(row["answer"], 0) + 1
-        for letter in letters:
-            fair[letter] = fair.get(letter, 0) + 1 / len(letters)
+    remaining = []
+    for row, stratum in sorted(items, key=lambda it: _tiebreak(it[0]["question_id"])):
+        if taken.get(stratum, 0) < quotas.get(stratum, 0):
+            out[row["question_id"]].selected = True
+            taken[stratum] += 1
+        else:
+            remaining.append((row, stratum))
     for row, stratum in remaining:
         d = out[row["question_id"]]
         if stratum is not None and taken.get(stratum, 0) >= quotas.get(stratum, 0):

@@ -79,9 +79,11 @@ EXPORT_ITEMS = TableSpec(
         ("folder", "VARCHAR"),
         ("jsonl", "VARCHAR"),  # task file the item is in
         ("video", "VARCHAR"),  # `Video` as written (relative to the folder)
-        ("answer", "VARCHAR"),
+        ("answer", "VARCHAR"),  # the assembled letter (letters balanced per task)
         ("review_state", "VARCHAR"),
         ("leakage", "VARCHAR"),  # kept (p, share) | not_tested
+        ("stored_answer", "VARCHAR"),  # the letter in the stored (reviewed) question
+        ("letter_order", "JSON"),  # stored letters in exported order: letter_order[i] is now option A, B, ...
     ),
     key=("benchmark",),
     description="The items of the current export of each benchmark and where they are",

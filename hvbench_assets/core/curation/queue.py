@@ -30,9 +30,10 @@ def _decided(decisions: Iterable[Mapping[str, Any]], reviewer: str) -> set[tuple
 
 
 def review_queue(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
-                 assignments: list[Mapping[str, Any]], excluded: frozenset[str], reviewer: str) -> list[Mapping]:
+                 assignments: list[Mapping[str, Any]], excluded: frozenset[str], reviewer: str,
+                 annotations: list[Mapping[str, Any]] = ()) -> list[Mapping]:
     """Questions `reviewer` should review, assigned ones first, then by task and clip."""
-    states = {r["question_id"]: r for r in curate(questions, decisions, excluded, assignments)}
+    states = {r["question_id"]: r for r in curate(questions, decisions, excluded, assignments, annotations)}
     assigned = _assigned(assignments, "review")
     done = _decided(decisions, reviewer)
     out = []
@@ -50,12 +51,12 @@ def review_queue(questions: list[Mapping[str, Any]], decisions: list[Mapping[str
 
 def adjudication_list(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
                       assignments: list[Mapping[str, Any]], excluded: frozenset[str],
-                      reviewer: str | None = None) -> list[dict[str, Any]]:
+                      reviewer: str | None = None, annotations: list[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
     """Disputed questions; with `reviewer`, only those a third person may settle (not one of its reviewers,
     and named when adjudicators were assigned)."""
     adjudicators = _assigned(assignments, "adjudicate")
     out = []
-    for row in curate(questions, decisions, excluded, assignments):
+    for row in curate(questions, decisions, excluded, assignments, annotations):
         if row["state"] != "disputed":
             continue
         if reviewer is not None:

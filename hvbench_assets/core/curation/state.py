@@ -6,8 +6,10 @@ Rules (pure; the asset and the web app call the same function):
   answer, another text, or reject vs keep) make the question `disputed` until an `adjudicate` decision,
   whose verdict then wins.
 - A question assigned to several reviewers stays `unreviewed` until every one of them has decided.
-- Tasks excluded from review by configuration are `not_reviewed` unless someone decided on them anyway
-  (a reviewer may still reject a broken annotation-derived question from its page).
+- Tasks excluded from review by configuration are `not_reviewed` unless someone decided on them anyway.
+- Questions whose answer a human annotated (HC, AST, TSA) are reviewed like generated ones, unless two
+  annotators gave the same answer independently (`annotators_agree`): then they are `not_reviewed` (exported)
+  until someone decides on them.
 - Annotation requests (`awaiting_annotation`, no question text yet) are not questions and get no row.
 """
 
@@ -30,8 +32,10 @@ REASONS = {
     "wrong_label": "wrong label (the facts behind the question are wrong)",
     "other": "other (say why)",
 }
-# AVAD and SCM are reliable by construction; HC, AST and TSA take their truth from a human annotation.
-DEFAULT_EXCLUDED = ("AVAD", "SCM", "HC", "AST", "TSA")
+# AVAD and SCM are reliable by construction. HC, AST and TSA take their truth from one human annotation, which
+# is reviewed like a generated answer unless a second annotator agrees (annotators_agree).
+DEFAULT_EXCLUDED = ("AVAD", "SCM")
+ANNOTATED = {"HC": "count", "AST": "action", "TSA": "action"}
 STATES = ("accepted", "corrected", "rejected", "unreviewed", "disputed", "not_reviewed")
 CURATION_RULE_VERSION = "1"
 
@@ -106,9 +110,41 @@ def apply_verdict(options: list[dict], v: Verdict) -> tuple[list[dict], str | No
     raise ValueError(f"answer letter {v.letter!r} is not among the options {[o.get('letter') for o in options]}")
 
 
+def _agreement_key(abbrev: str, value: Mapping[str, Any]) -> tuple:
+    """What two annotations must share to agree for a task: the count (HC), the start second (TSA), the action
+    text and its second (AST); "ongoing" and "none" agree with themselves."""
+    if value.get("none") or value.get("ongoing"):
+        return ("none",) if value.get("none") else ("ongoing",)
+    if abbrev == "HC":
+        return ("count", value.get("count"))
+    text = " ".join(str(value.get("action") or "").lower().split()).rstrip(".")
+    return ("start", value.get("start_s")) if abbrev == "TSA" else ("action", text, value.get("start_s"))
+
+
+def annotators_agree(question: Mapping[str, Any], annotations: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The annotators (two or more) whose latest annotation of this question's clip and target gives the same
+    answer as the one the question was built from; [] when there is no such agreement."""
+    abbrev, ids = question.get("abbrev"), set(question.get("annotation_ids") or [])
+    kind = ANNOTATED.get(abbrev or "")
+    if kind is None or not ids:
+        return []
+    targets = {int(t) for t in question.get("target_track_ids") or []}
+    mine = [a for a in annotations if a["video_id"] == question.get("video_id") and a["kind"] == kind
+            and (kind == "count" or a.get("track_id") is None or int(a["track_id"]) in targets)]
+    used = [a for a in mine if a["annotation_id"] in ids]
+    if not used:
+        return []
+    latest: dict[str, Mapping[str, Any]] = {}
+    for a in sorted(mine, key=lambda a: (str(a.get("created_at")), a["annotation_id"])):
+        latest[a["annotator"]] = a
+    key = _agreement_key(abbrev, used[-1]["value"])
+    agree = sorted(who for who, a in latest.items() if _agreement_key(abbrev, a["value"]) == key)
+    return agree if len(agree) >= 2 else []
+
+
 def curate_question(question: Mapping[str, Any], decisions: Iterable[Mapping[str, Any]],
                     excluded: frozenset[str] = frozenset(DEFAULT_EXCLUDED),
-                    assigned: Iterable[str] = ()) -> dict[str, Any]:
+                    assigned: Iterable[str] = (), annotations: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """The reviewed_questions row of one question from the decisions made on its current content."""
     chash = question_content_hash(dict(question))
     proposed = question.get("answer")
@@ -128,7 +164,10 @@ def curate_question(question: Mapping[str, Any], decisions: Iterable[Mapping[str
         final = verdict_of(adjudications[-1], proposed)
         reason = f"adjudicated by {adjudications[-1]['reviewer']}"
     elif not verdicts:
-        state = "not_reviewed" if question.get("abbrev") in excluded else "unreviewed"
+        agreed = annotators_agree(question, annotations) if not set(assigned) else []
+        state = "not_reviewed" if question.get("abbrev") in excluded or agreed else "unreviewed"
+        if agreed:
+            reason = f"annotators agree: {', '.join(agreed)}"
     elif len({v.agreement_key for v in verdicts.values()}) > 1:
         state = "disputed"
         reason = "; ".join(f"{r}: {'reject' if v.kind == 'reject' else v.letter + (' (text)' if v.text else '')}"
@@ -161,7 +200,8 @@ def is_question(row: Mapping[str, Any]) -> bool:
 
 def curate(questions: Iterable[Mapping[str, Any]], decisions: Iterable[Mapping[str, Any]],
            excluded: frozenset[str] = frozenset(DEFAULT_EXCLUDED),
-           assignments: Iterable[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+           assignments: Iterable[Mapping[str, Any]] = (),
+           annotations: Iterable[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
     """reviewed_questions rows for every current question (see module doc)."""
     by_q: dict[str, list] = {}
     for d in decisions:
@@ -170,7 +210,8 @@ def curate(questions: Iterable[Mapping[str, Any]], decisions: Iterable[Mapping[s
     for a in assignments:
         if a.get("role", "review") == "review":
             assigned.setdefault(a["question_id"], set()).add(a["reviewer"])
-    rows = [curate_question(q, by_q.get(q["question_id"], []), excluded, assigned.get(q["question_id"], ()))
+    annotations = list(annotations)
+    rows = [curate_question(q, by_q.get(q["question_id"], []), excluded, assigned.get(q["question_id"], ()), annotations)
             for q in questions if is_question(q)]
     return sorted(rows, key=lambda r: (r["task"] or "", r["video_id"] or "", r["question_id"]))
 

@@ -45,8 +45,10 @@ def rebuild_reviewed(warehouse: Warehouse, excluded: frozenset[str], provenance:
     result: list[dict] = []
 
     def build(con):
+        from hvbench_assets.core.tasks.store import ANNOTATIONS
+
         rows = curate(_table_rows(con, QUESTIONS), _table_rows(con, REVIEW_DECISIONS), excluded,
-                      _table_rows(con, REVIEW_ASSIGNMENTS))
+                      _table_rows(con, REVIEW_ASSIGNMENTS), _table_rows(con, ANNOTATIONS))
         con.execute(f'DELETE FROM "{REVIEWED_QUESTIONS.name}"')  # questions that vanished lose their row
         result.extend(rows)
         return [(REVIEWED_QUESTIONS, {"question_id": r["question_id"]}, [r], provenance) for r in rows]
@@ -135,5 +137,5 @@ def human_baseline_of(warehouse: Warehouse, excluded: frozenset[str]) -> dict[st
     from hvbench_assets.core.curation.agreement import human_baseline, reviewer_accuracy
 
     s = load_state(warehouse)
-    reviewed = curate(s["questions"], s["decisions"], excluded, s["assignments"])
+    reviewed = curate(s["questions"], s["decisions"], excluded, s["assignments"], s["annotations"])
     return human_baseline(reviewer_accuracy(s["questions"], s["decisions"], reviewed))

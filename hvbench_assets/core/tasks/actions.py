@@ -12,6 +12,30 @@ from hvbench_assets.core.tasks.replies import BadReply, json_object, normalise, 
 from hvbench_assets.core.tasks.rules import Option, Verdict, check_range, most_present, persons, reject
 
 ONGOING = "This is an ongoing action in the video."
+# The form of every AST action option, the annotated truth and the model's distractors alike (the distractor
+# prompt asks for it), so the right option cannot be told apart by its wording.
+ACTION_PREFIX = "begins to"
+ACTION_WORDS = (3, 10)  # "begins to wave" .. a short phrase
+ACTION_MAX_CHARS = 80
+
+
+def action_form(text: object, prefixed: bool = True) -> tuple[str, str | None]:
+    """(the text in the options' form: one line, no final period, lower-case start; None) or (text, why not)."""
+    if not isinstance(text, str) or not text.strip():
+        return "", "the action text is missing"
+    if any(c in text for c in "\r\n\t"):
+        return text, "the action text must be one line"
+    clean = " ".join(text.split()).rstrip(".").strip()
+    clean = clean[:1].lower() + clean[1:]
+    words = clean.split()
+    lo, hi = ACTION_WORDS if prefixed else (1, ACTION_WORDS[1])
+    if prefixed and not clean.startswith(ACTION_PREFIX + " "):
+        return clean, (f"write it like the distractors: a short action beginning with {ACTION_PREFIX!r} "
+                       f"(e.g. 'begins to wave'), got {clean!r}")
+    if not lo <= len(words) <= hi or len(clean) > ACTION_MAX_CHARS:
+        return clean, (f"write a short action like the distractors ({lo}-{hi} words, at most {ACTION_MAX_CHARS} "
+                       f"characters), got {len(words)} words")
+    return clean, None
 ONGOING_TIMES = (1, 4, 7, 10)
 
 
@@ -105,12 +129,13 @@ def build_ast(ctx: BuildContext) -> Draft | Pending:
         return Pending("failed", f"distractor reply unusable: {exc}", call_ids=calls, annotation_ids=ids)
     seen, kept = {normalise(action)}, []
     for a in actions:
-        if normalise(a) not in seen:
-            kept.append(a.rstrip("."))
-            seen.add(normalise(a))
+        text, problem = action_form(a)
+        if problem is None and normalise(text) not in seen:  # same form as the truth, no repeats
+            kept.append(text)
+            seen.add(normalise(text))
     if len(kept) < 3:
-        return Pending("failed", f"distractor actions repeat the truth or each other: {actions}", call_ids=calls,
-                       annotation_ids=ids)
+        return Pending("failed", f"distractor actions repeat the truth or each other, or are not short "
+                       f"'{ACTION_PREFIX} ...' actions: {actions}", call_ids=calls, annotation_ids=ids)
     return Draft(
         question=f"What does the person in the red box begin to do at second {start}?",
         truth=Option(action, "truth"), distractors=[Option(a, "model") for a in kept[:3]],

@@ -15,7 +15,7 @@ from hvbench_assets.core.tasks.rules import Option, Verdict
 
 @dataclass
 class Draft:
-    """A question whose options still need their letters (the answer slot is balanced across the task)."""
+    """A question whose options still need their letters (the answer slot is drawn from the question id)."""
 
     question: str
     truth: Option

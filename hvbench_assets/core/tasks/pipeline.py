@@ -1,47 +1,28 @@
 """One task family on one clip: select, build, place the answer, and the rows to store.
 
     outcome = run_family(family, labels, ask=..., red_box_video=..., annotation=..., synthesis=...)
-    rows = outcome.rows(balance)       # candidate + question rows, the answer slot balanced across the task
+    question, marking = outcome.question_row()   # a function of this question's own inputs only
 
 Dagster-free: the task assets call it, tests call it on hand-made label rows.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.registry import TaskFamily
-from hvbench_assets.core.tasks.rules import Verdict, assemble, balanced_position
+from hvbench_assets.core.tasks.rules import Verdict, assemble, seeded_position
 from hvbench_assets.core.tasks.store import question_id, rng_for, seed_of
 
 
-@dataclass
-class Balance:
-    """Answer letters used so far by the task's questions on other clips, and the uniform expectation."""
-
-    used: dict[str, float] = field(default_factory=dict)
-    offered: dict[str, float] = field(default_factory=dict)
-
-    def add(self, answer: str | None, options: Sequence[Mapping[str, Any]]) -> None:
-        if not answer or not options:
-            return
-        self.used[answer] = self.used.get(answer, 0) + 1
-        for o in options:
-            self.offered[o["letter"]] = self.offered.get(o["letter"], 0.0) + 1 / len(options)
-
-    @classmethod
-    def from_rows(cls, rows: Sequence[Mapping[str, Any]]) -> Balance:
-        b = cls()
-        for r in rows:
-            opts = r["options"]
-            b.add(r["answer"], json.loads(opts) if isinstance(opts, str) else opts or [])
-        return b
+# the rule that places the right answer in a stored question (2: seeded from the question id alone; 1 balanced
+# it against other clips' questions, so a rerun could change a row); part of every task asset's code version
+ANSWER_SLOT_RULE = "slot2"
 
 
 def blocked_row(family: TaskFamily, reason: str) -> dict[str, Any]:
@@ -82,8 +63,10 @@ class Outcome:
             "question_id": self.qid if v and v.selected else None,
         }
 
-    def question_row(self, balance: Balance) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        """(question row, final marking) or (None, None) when there is no question to store."""
+    def question_row(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """(question row, final marking) or (None, None) when there is no question to store. The row depends on
+        this question's inputs only (the answer slot is drawn from its id), so a rerun on unchanged inputs
+        stores the same row; answer letters are balanced where the benchmark is assembled (core/benchmark/letters.py)."""
         if self.verdict is None or not self.verdict.selected:
             return None, None
         r, fam, v = self.result, self.family, self.verdict
@@ -101,7 +84,7 @@ class Outcome:
                     "answer_text": None, "video_path": None, "marking": None, "rule_params": params,
                     "call_ids": r.call_ids, "annotation_ids": r.annotation_ids}, None
         n = len(r.distractors) + 1
-        position = balanced_position(n, balance.used, balance.offered, rng_for(self.qid + ":slot"))
+        position = seeded_position(n, rng_for(self.qid + ":slot"))
         options, letters = assemble(r.truth, r.distractors, position, rng_for(self.qid + ":order"))
         marking = dict(r.marking)
         if marking["kind"] == "letters" and "letters" not in marking:  # person options get their slot's letter

@@ -108,7 +108,8 @@ FAMILIES: tuple[TaskFamily, ...] = (
     TaskFamily("action_at_specified_time", "AST", ("human_tracks",), ("person_count", "appearance"),
                "L4 gives the model context for distractor actions (BTA's action list once synthesis exists)",
                "red_box", actions.select_ast, actions.build_ast, actions.ActionParams(),
-               prompts=(prompts.ACTION_DISTRACTORS,), annotation="action", truth="human action; model distractors"),
+               prompts=(prompts.ACTION_DISTRACTORS,), annotation="action", truth="human action; model distractors",
+               rule_version="2"),  # 2: distractors must have the truth's form (actions.action_form)
     TaskFamily("time_of_specific_action", "TSA", ("human_tracks",), ("person_count",),
                "the most-present person is an L2 identity", "red_box",
                actions.select_tsa, actions.build_tsa, actions.ActionParams(), annotation="action",

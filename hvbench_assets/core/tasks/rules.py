@@ -149,17 +149,11 @@ def overlap(a: tuple[float, float], b: tuple[float, float]) -> float:
 LETTERS = string.ascii_uppercase
 
 
-def balanced_position(n_options: int, used: Mapping[str, float], offered: Mapping[str, float],
-                      rng: random.Random) -> int:
-    """Where the right answer goes: the letter furthest below its fair share among the task's other
-    questions (`used`: answers per letter; `offered`: expected answers per letter under a uniform
-    placement, the sum of 1/n over questions offering it). Ties are drawn from `rng`. Placing every
-    answer this way keeps each letter within its share + 1."""
-    letters = LETTERS[:n_options]
-    deficit = {c: used.get(c, 0) - offered.get(c, 0.0) for c in letters}
-    low = min(deficit.values())
-    choices = [i for i, c in enumerate(letters) if deficit[c] <= low + 1e-9]
-    return rng.choice(choices)
+def seeded_position(n_options: int, rng: random.Random) -> int:
+    """Where the right answer goes in the stored question: drawn from the question's own generator (seeded by
+    its id), never from other questions, so a rerun on the same inputs stores the same order. The benchmark
+    balances the letters when it is assembled (core/benchmark/letters.py)."""
+    return rng.randrange(n_options)
 
 
 @dataclass(frozen=True)

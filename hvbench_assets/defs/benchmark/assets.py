@@ -11,6 +11,7 @@ from pathlib import Path
 import dagster as dg
 
 from hvbench_assets.core.benchmark.export import EXPORT_CODE_VERSION, ExportError, export_benchmark
+from hvbench_assets.core.benchmark.letters import LETTER_RULE_VERSION, assemble_letters, letter_counts
 from hvbench_assets.core.benchmark.leakage import (
     BLIND_PROMPT_VERSION,
     LEAKAGE_CODE_VERSION,
@@ -23,8 +24,11 @@ from hvbench_assets.core.benchmark.pool import POOL_CODE_VERSION, pool_summary, 
 from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL
 from hvbench_assets.core.benchmark.tasks import TASKS
 from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
-from hvbench_assets.core.media.paths import to_stored
+from hvbench_assets.core.media import MediaError
+from hvbench_assets.core.media.paths import resolve, to_stored
 from hvbench_assets.core.mllm import ModelNotConfigured
+from hvbench_assets.core.render.questions import render_question_video
+from hvbench_assets.core.tasks.labels import LabelsMissing, load_labels
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.benchmark.resources import BenchmarkSettings
 from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions
@@ -216,6 +220,42 @@ def export_items(wh, name: str) -> tuple[list[dict], list[dict]]:
     return items, removed
 
 
+def _lettered_video(wh, settings: HvbenchSettings, video_id: str, marking: dict) -> str:
+    """The question video drawn with the assembled letters (rendered once per clip and marking, then reused)."""
+    labels = load_labels(wh, video_id, ("human_tracks",))
+    path = render_question_video(labels.clip.path, labels.clip.sha256, labels.tracks, marking,
+                                 settings.media_dir(video_id) / "questions")
+    return to_stored(path)
+
+
+def assemble_items(wh, settings: HvbenchSettings, items: list[dict]) -> tuple[list[dict], dict]:
+    """The export items with their answer letters balanced per task (core/benchmark/letters.py) over the items
+    that have a question video; a lettered question whose letters moved gets its video drawn with them.
+    Returns (items, letters section of the manifest)."""
+    markings = {q["question_id"]: q["marking"] for q in wh.rows(QUESTIONS)}
+    present = [i for i in items if (p := resolve(i.get("video_path"))) is not None and p.is_file()]
+    assembled = assemble_letters([{**i, "marking": markings.get(i["question_id"])} for i in present])
+    out = []
+    for item in items:
+        a = assembled.get(item["question_id"])
+        if a is None:
+            out.append(item)
+            continue
+        answer_text = next(o["text"] for o in a.options if o["letter"] == a.answer)
+        new = {**item, "options": a.options, "answer": a.answer, "answer_text": answer_text,
+               "stored_answer": a.stored_answer, "letter_order": a.order}
+        if a.marking is not None:
+            try:
+                new["video_path"] = _lettered_video(wh, settings, item["video_id"], a.marking)
+            except (LabelsMissing, MediaError, OSError, ValueError) as exc:
+                new.update(video_path=None, video_error=f"video with the assembled letters not rendered: {exc}")
+        out.append(new)
+    counts = letter_counts(assembled, {i["question_id"]: i["task"] for i in present})
+    return out, {"rule": LETTER_RULE_VERSION, "per_task": counts,
+                 "how": "per task, each answer moved to the letter furthest below its fair share, in the order of "
+                        "a hash of the question ids; ties keep the stored letter"}
+
+
 def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings, name: str) -> dict:
     """Code versions and label provenance of the exported questions."""
     ids = {i["question_id"] for i in items}
@@ -237,7 +277,7 @@ def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings, name: st
                     "max_share": benchmark.leakage_max_share, "rotations": benchmark.blind_rotations,
                     "status": "tested" if tested else (verdicts[0]["reason"] if verdicts else "not run")},
         "code_versions": {"pool": POOL_CODE_VERSION, "leakage": f"{LEAKAGE_CODE_VERSION}:{BLIND_PROMPT_VERSION}",
-                          "export": EXPORT_CODE_VERSION, "task_rules": rule_versions},
+                          "export": EXPORT_CODE_VERSION, "letters": LETTER_RULE_VERSION, "task_rules": rule_versions},
         "labels": [dict(zip(("label", "table", "backend", "model", "code_version"), lab)) for lab in labels],
     }
 
@@ -248,7 +288,7 @@ def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings, name: st
     deps=["blind_leakage"],
     group_name="benchmark",
     kinds={"python", "json", "video"},
-    code_version=EXPORT_CODE_VERSION,
+    code_version=f"{EXPORT_CODE_VERSION}:{LETTER_RULE_VERSION}",
     description="The benchmark in the published HumanVBench layout: 16 task JSONL files, question videos, manifest.json",
     metadata=table_definition(EXPORT_ITEMS),
 )
@@ -256,10 +296,11 @@ def benchmark_export(context: dg.AssetExecutionContext, settings: HvbenchSetting
                      benchmark: BenchmarkSettings) -> dg.MaterializeResult:
     wh, name = warehouse.get(), context.partition_key
     items, removed = export_items(wh, name)
+    items, letters = assemble_items(wh, settings, items)
     folder = benchmark.folder(settings.data_dir, name)
     try:
         result = export_benchmark(items, folder, {**manifest_facts(wh, items, benchmark, name),
-                                                  "removed_by_leakage": removed})
+                                                  "letters": letters, "removed_by_leakage": removed})
     except ExportError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
     rows = [{**i, "folder": to_stored(folder)} for i in result.items]

@@ -144,7 +144,8 @@ def review_baseline(wh, name: str, evaluation: EvaluationSettings, settings: Hvb
     ids = exported_question_ids(roots[name][0])
     s = load_state(wh)
     questions = [q for q in s["questions"] if q["question_id"] in ids]
-    reviewed = curate(questions, s["decisions"], excluded_tasks(settings.review_exclude), s["assignments"])
+    reviewed = curate(questions, s["decisions"], excluded_tasks(settings.review_exclude), s["assignments"],
+                      s["annotations"])
     return human_baseline(reviewer_accuracy(questions, s["decisions"], reviewed)) or None
 
 

@@ -2,8 +2,9 @@
 
 Each asset depends on exactly the labels its family reads (Table 9 plus what our rules need), so the
 lineage graph is Table 9. Per clip it stores one `task_candidates` verdict and at most one question (the six
-descriptive families and AR also their `synthesis_steps`); re-materializing replaces them in one transaction,
-with the answer slot balanced against the task's questions on other clips under the same lock.
+descriptive families and AR also their `synthesis_steps`); re-materializing replaces them in one transaction.
+A question row is a function of its own inputs (the answer slot is drawn from the question id), so a rerun on
+unchanged inputs stores identical rows; answer letters are balanced when the benchmark is assembled.
 """
 
 
@@ -20,7 +21,7 @@ from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS, step_rows
 from hvbench_assets.core.tasks import annotations
 from hvbench_assets.core.tasks.calls import ModelUnreachable, asker
 from hvbench_assets.core.tasks.labels import PAPER_LABEL, LabelsMissing, load_labels
-from hvbench_assets.core.tasks.pipeline import Balance, blocked_row, preview_markdown, run_family
+from hvbench_assets.core.tasks.pipeline import ANSWER_SLOT_RULE, blocked_row, preview_markdown, run_family
 from hvbench_assets.core.tasks.registry import FAMILIES, TaskFamily
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.defs.executor import FORK_TAG
@@ -44,7 +45,7 @@ _ENSEMBLE = _configured_ensemble()
 def code_version(family: TaskFamily) -> str:
     """Rule version, thresholds, prompts, and (for model-built families) the model that writes them; the
     descriptive families add their answering models and weights."""
-    version = family.fingerprint()
+    version = f"{family.fingerprint()}-{ANSWER_SLOT_RULE}"
     if family.descriptive:
         version += f"-e{_ENSEMBLE}"
     return f"{version}-m{describer_fingerprint(_DESCRIBER)}" if family.needs_model else version
@@ -137,9 +138,7 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
     holder: dict = {}
 
     def build(con):
-        others = con.execute("SELECT answer, options FROM questions WHERE task = ? AND video_id <> ? "
-                             "AND answer IS NOT NULL AND status <> 'rejected'", [family.task, vid]).fetchall()
-        question, marking = outcome.question_row(Balance.from_rows([{"answer": a, "options": o} for a, o in others]))
+        question, marking = outcome.question_row()
         if question is not None and marking is not None:
             question["video_path"] = to_stored(question_video_path(out_dir, clip.path, clip.sha256, marking))
         holder.update(question=question, marking=marking)

@@ -8,7 +8,7 @@ async function send(url, data) {
   const r = await fetch(url, {method: data === undefined ? "GET" : "POST", credentials: "same-origin",
     headers: {"Content-Type": "application/json"}, body: data === undefined ? undefined : JSON.stringify(data)});
   const out = await r.json().catch(() => ({error: r.statusText}));
-  if (!r.ok) throw new Error(out.error || r.statusText);
+  if (!r.ok) throw Object.assign(new Error(out.error || r.statusText), {body: out});
   return out;
 }
 function say(msg, bad) { const s = $("status"); if (s) { s.textContent = msg; s.className = bad ? "bad" : ""; } }
@@ -175,10 +175,17 @@ if (page === "annotate") {
         seconds_spent: (performance.now() - started) / 1000});
       render(out.next);
       say(`saved ${out.annotation_id}: the sensor rebuilds the question`);
-    } catch (err) { say(err.message, true); } finally { busy = false; }
+    } catch (err) {
+      say(err.message, true);
+      // a count far from L2's estimate is stored only when the annotator confirms it explicitly
+      if (err.body && err.body.needs_confirmation && !extra.confirm && confirm(err.message + "\n\nStore it anyway?")) {
+        busy = false;
+        return save({...extra, confirm: true});
+      }
+    } finally { busy = false; }
   }
   function submit() {
-    if (item.kind === "count") return save({count: parseInt($("count").value, 10)});
+    if (item.kind === "count") return save({count: $("count").value});
     if (!$("action").value.trim()) { $("action").focus(); return say("type the action first (e)", true); }
     if (start === null) return say("press t at the second the action starts", true);
     return save({action: $("action").value, start_s: start});

@@ -99,11 +99,49 @@ def test_assigned_reviewers_must_all_decide():
 
 
 def test_excluded_tasks_setting():
-    assert excluded_tasks(None) == {"AVAD", "SCM", "HC", "AST", "TSA"}
+    assert excluded_tasks(None) == {"AVAD", "SCM"}  # annotated answers (HC, AST, TSA) are reviewed too
     assert excluded_tasks("none") == frozenset()
     assert excluded_tasks("avad, Speech_Content_Matching") == {"AVAD", "SCM"}
     with pytest.raises(ValueError, match="XYZ"):
         excluded_tasks("AVAD,XYZ")
+
+
+def ann(aid, who, value, kind="count", track=None, t=0):
+    return {"annotation_id": aid, "video_id": "clip1", "kind": kind, "track_id": track, "value": value,
+            "annotator": who, "created_at": f"2026-01-01T01:00:{t:02d}"}
+
+
+@pytest.mark.parametrize("abbrev,kind,track,values,agreed", [
+    ("HC", "count", None, [("ann", {"count": 5}), ("bob", {"count": 5})], ["ann", "bob"]),
+    ("HC", "count", None, [("ann", {"count": 5}), ("bob", {"count": 6})], []),
+    ("HC", "count", None, [("ann", {"count": 5}), ("ann", {"count": 5})], []),  # one person twice is no agreement
+    ("HC", "count", None, [("ann", {"count": 6}), ("bob", {"count": 5}), ("ann", {"count": 5})], ["ann", "bob"]),
+    ("TSA", "action", 0, [("ann", {"action": "begins to wave", "start_s": 3}),
+                          ("bob", {"action": "begins to raise a hand", "start_s": 3})], ["ann", "bob"]),
+    ("AST", "action", 0, [("ann", {"action": "begins to wave", "start_s": 3}),
+                          ("bob", {"action": "begins to raise a hand", "start_s": 3})], []),
+    ("AST", "action", 0, [("ann", {"action": "begins to wave", "start_s": 3}),
+                          ("bob", {"action": "Begins to  wave.", "start_s": 3})], ["ann", "bob"]),
+    ("TSA", "action", 0, [("ann", {"action": "begins to wave", "start_s": 3}),
+                          ("bob", {"action": "begins to wave", "start_s": 3})], ["ann", "bob"]),
+])
+def test_annotated_answers_need_review_unless_two_annotators_agree(abbrev, kind, track, values, agreed):
+    anns = [ann(f"a{i}", who, v, kind, track, i) for i, (who, v) in enumerate(values)]
+    q = question("qh", abbrev=abbrev, annotation_ids=[anns[-1]["annotation_id"]], target_track_ids=[0])
+    row = curate([q], [], annotations=anns)[0]
+    assert row["state"] == ("not_reviewed" if agreed else "unreviewed")
+    assert row["reason"] == (f"annotators agree: {', '.join(agreed)}" if agreed else None)
+    if agreed:  # a reviewer's decision still counts, and an assignment asks for it
+        assert curate([q], [decision(q, "rev", "reject", reason="wrong_label")], annotations=anns)[0]["state"] == "rejected"
+        assigned = [{"question_id": "qh", "reviewer": "rev", "role": "review"}]
+        assert curate([q], [], assignments=assigned, annotations=anns)[0]["state"] == "unreviewed"
+
+
+def test_an_annotation_of_another_target_does_not_agree():
+    anns = [ann("a0", "ann", {"action": "begins to wave", "start_s": 3}, "action", 0, 0),
+            ann("a1", "bob", {"action": "begins to wave", "start_s": 3}, "action", 7, 1)]
+    q = question("qt", abbrev="TSA", annotation_ids=["a0"], target_track_ids=[0])
+    assert curate([q], [], annotations=anns)[0]["state"] == "unreviewed"
 
 
 def test_record_and_rebuild_in_the_warehouse(tmp_path):

@@ -12,7 +12,7 @@ from hvbench_assets.core.mllm import MODEL_CALLS, MllmClient, RetryPolicy, parse
 from hvbench_assets.core.render.questions import render_question_video
 from hvbench_assets.core.synthesis.calls import SynthesisModels, too_few_answerers
 from hvbench_assets.core.synthesis.ranking import rerank_steps
-from hvbench_assets.core.tasks.pipeline import Balance, run_family
+from hvbench_assets.core.tasks.pipeline import run_family
 from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
 from hvbench_assets_tests.core.tasks.factory import clip_labels, full, track
 from hvbench_assets_tests.core.synthesis.scripted import GOOD_DISTRACTORS, SCORES, TRUTH, Script
@@ -70,7 +70,7 @@ def steps_of(out, name):
 def test_bta_chain_weights_pick_the_weak_models_answer_and_duplicates_are_caught(run, server, script, warehouse):
     script.perturb = [[GOOD_DISTRACTORS[0], GOOD_DISTRACTORS[0], GOOD_DISTRACTORS[2]], GOOD_DISTRACTORS]
     out, models = run("BTA")
-    q, marking = out.question_row(Balance())
+    q, marking = out.question_row()
     assert out.status == "selected", (out.candidate_row(), out.steps)
     assert q["answer_text"] == TRUTH
     assert {o["text"] for o in q["options"]} == {TRUTH, *GOOD_DISTRACTORS}
@@ -101,7 +101,7 @@ def test_bta_chain_weights_pick_the_weak_models_answer_and_duplicates_are_caught
     sent = server.request_count
     again, models2 = run("BTA")
     assert server.request_count == sent and models2.stats.cached == 10
-    assert again.question_row(Balance())[0] == q
+    assert again.question_row()[0] == q
 
 
 def test_eta_caption_without_an_emotion_change_is_rejected(run, script):
@@ -110,7 +110,7 @@ def test_eta_caption_without_an_emotion_change_is_rejected(run, script):
     assert out.status == "rejected" and out.candidate_row()["rule"] == "emotion_change"
     (cap,) = out.steps
     assert cap["status"] == "rejected" and cap["payload"]["parsed"]["emotion_change"] is False
-    assert out.question_row(Balance()) == (None, None)
+    assert out.question_row() == (None, None)
 
 
 def test_bca_caption_without_a_causal_event_is_rejected(run, script):
@@ -147,7 +147,7 @@ def test_er_stores_the_polarity_of_the_truth(run, script):
                       "org/weak": "The person looks calm."}
     script.perturb = [["The person looks sad and annoyed.", "The person looks joyful now.", "The person is quite calm."]]
     out, _ = run("ER")
-    q, _ = out.question_row(Balance())
+    q, _ = out.question_row()
     # totals: draft 10+8+8=26, strong 12+5+5=22, mid 4+9+6=19, weak 18+4+5=27 -> the weak model's "calm"
     assert q["answer_text"] == "The person looks calm." and q["rule_params"]["polarity"] == "neutral"
     assert steps_of(out, "caption")[0]["payload"]["source"] == "labels" and steps_of(out, "caption")[0]["call_id"] is None
@@ -160,7 +160,7 @@ def test_eic_letters_and_merged_duplicate_answers(run, script, tmp_path):
     script.scores = {m: {1: 8, 2: 3} for m in SCORES}
     script.perturb = [["B-sad", "C-happy", "D-happy"]]
     out, _ = run("EIC", labels)
-    q, marking = out.question_row(Balance())
+    q, marking = out.question_row()
     assert marking["letters"] == {"0": "A", "1": "B", "2": "C", "3": "D"}  # left to right
     assert "A, B, C, D" in q["question"] and q["answer_text"] == "B-happy"
     cands = steps_of(out, "total")[0]["payload"]["candidates"]
@@ -179,7 +179,7 @@ def test_h2t_caption_is_the_draft_answer(run, script, tmp_path):
     answers = steps_of(out, "answer")
     assert answers[0]["payload"] == {"candidate": 1, "text": script.h2t_caption, "source": "question"}
     assert answers[2]["status"] == "failed"  # "A man on the right." does not start with "The person is"
-    assert out.status == "selected" and out.question_row(Balance())[0]["answer_text"].startswith("The person is")
+    assert out.status == "selected" and out.question_row()[0]["answer_text"].startswith("The person is")
 
 
 def test_too_few_answerers_names_the_settings(registry):
@@ -209,7 +209,7 @@ def test_ar_records_its_caption_and_question_steps(server, registry, warehouse, 
     out = run_ar(registry, warehouse, tmp_path)
     assert [s["step"] for s in out.steps] == ["caption", "question"]
     assert out.steps[1]["payload"]["answer"] == "positive"
-    assert [s["call_id"] for s in out.steps] == out.question_row(Balance())[0]["call_ids"]
+    assert [s["call_id"] for s in out.steps] == out.question_row()[0]["call_ids"]
 
 
 def test_ar_unreadable_question_is_asked_again_once(server, registry, warehouse, tmp_path):
@@ -220,7 +220,7 @@ def test_ar_unreadable_question_is_asked_again_once(server, registry, warehouse,
         ("caption", "ok", 1), ("question", "failed", 1), ("question", "ok", 2)]
     assert out.steps[1]["payload"]["raw"] == "positive, I think"
     assert "could not be used" in server.requests[-1].prompt
-    assert out.question_row(Balance())[0]["answer_text"] == "Positive"
+    assert out.question_row()[0]["answer_text"] == "Positive"
 
 
 def test_question_that_names_the_winning_answer_is_rejected(run, script):

@@ -10,7 +10,7 @@ import pytest
 from hvbench_assets.core.mllm import MODEL_CALLS, MllmClient, RetryPolicy, parse_registry
 from hvbench_assets.core.render.questions import render_question_video
 from hvbench_assets.core.tasks.calls import asker
-from hvbench_assets.core.tasks.pipeline import Balance, run_family
+from hvbench_assets.core.tasks.pipeline import run_family
 from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
 from hvbench_assets_tests.core.tasks.factory import clip_labels, full, track
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
@@ -64,14 +64,14 @@ def red_box(labels, out_dir):
 def test_scm_distractors_from_the_model(server, ask_factory, warehouse):
     labels = clip_labels(duration_s=6, tracks=[full(0, 6)], speaking=(0,))
     out = run_family(FAMILY_BY_ABBREV["SCM"], labels, ask=ask_factory())
-    q, marking = out.question_row(Balance())
+    q, marking = out.question_row()
     assert q["answer_text"] == TRUTH and len(q["options"]) == 4 and marking == {"kind": "none"}
     assert {o["origin"] for o in q["options"]} == {"truth", "model"}
     assert all(0.7 <= r <= 1.3 for r in q["rule_params"]["build"]["length_ratios"])
     # the call is logged and cached: the same build again sends nothing
     assert warehouse.count(MODEL_CALLS, id=q["call_ids"][0]) == 1
     before = server.request_count
-    assert run_family(FAMILY_BY_ABBREV["SCM"], labels, ask=ask_factory()).question_row(Balance())[0] == q
+    assert run_family(FAMILY_BY_ABBREV["SCM"], labels, ask=ask_factory()).question_row()[0] == q
     assert server.request_count == before
 
 
@@ -88,7 +88,7 @@ def test_ast_needs_annotation_then_asks_for_different_actions(server, ask_factor
     assert run_family(fam, labels, ask=ask_factory(), annotation=lambda t: None).status == "awaiting_annotation"
     assert server.request_count == 0
     ann = {"annotation_id": "a9", "value": {"action": "begins to wave", "start_s": 4}}
-    q, marking = run_family(fam, labels, ask=ask_factory(), annotation=lambda t: ann).question_row(Balance())
+    q, marking = run_family(fam, labels, ask=ask_factory(), annotation=lambda t: ann).question_row()
     assert q["answer_text"] == "begins to wave" and "second 4" in q["question"]
     assert sorted(o["text"] for o in q["options"] if o["origin"] == "model") == \
         ["begins to clap", "begins to drink", "begins to stand up"]
@@ -99,7 +99,7 @@ def test_atd_describes_the_red_boxed_person_and_builds_ranges(server, ask_factor
     t = track(0, 50, 149)  # 2.0 s .. 6.0 s of 10 s: 40 % of the frames
     labels = clip_labels(duration_s=10, tracks=[t, full(1, 10, x=200)], path=video)
     out = run_family(FAMILY_BY_ABBREV["ATD"], labels, ask=ask_factory(), red_box_video=red_box(labels, tmp_path / "q"))
-    q, marking = out.question_row(Balance())
+    q, marking = out.question_row()
     assert q["answer_text"] == "From 2 s to 6 s" and marking == {"kind": "none"}
     assert q["question"].startswith("The person is the one in the red shirt on the left")
     assert len(server.requests[-1].images) == 6  # the describer saw frames of the red-box video
@@ -109,7 +109,7 @@ def test_atd_describes_the_red_boxed_person_and_builds_ranges(server, ask_factor
 def test_t2h_letters_every_person_and_the_description_picks_one(server, ask_factory, video, tmp_path):
     labels = clip_labels(duration_s=10, tracks=[full(i, 10, x=10 + 60 * i) for i in range(4)], path=video)
     out = run_family(FAMILY_BY_ABBREV["T2H"], labels, ask=ask_factory(), red_box_video=red_box(labels, tmp_path / "q"))
-    q, marking = out.question_row(Balance())
+    q, marking = out.question_row()
     assert len(q["options"]) == 4 and all(o["text"] == f"Person {o['letter']}" for o in q["options"])
     target = q["target_track_ids"][0]
     assert marking["letters"][str(target)] == q["answer"]
@@ -122,7 +122,7 @@ def test_t2h_letters_every_person_and_the_description_picks_one(server, ask_fact
 def test_ar_is_provisional_with_fixed_options(server, ask_factory, video, tmp_path):
     labels = clip_labels(duration_s=10, tracks=[full(0, 10)], path=video)
     out = run_family(FAMILY_BY_ABBREV["AR"], labels, ask=ask_factory(), red_box_video=red_box(labels, tmp_path / "q"))
-    q, marking = out.question_row(Balance())
+    q, marking = out.question_row()
     assert q["provisional"] and q["answer_text"] == "Positive" and len(q["call_ids"]) == 2
     assert sorted(o["text"] for o in q["options"]) == ["Indeterminate", "Negative", "Neutral", "Positive"]
     assert q["question"].startswith("What is the attitude") and marking["kind"] == "red_box"

@@ -4,15 +4,14 @@ boundary included (exactly 4 s, exactly 2 and 4 people, presence exactly 1/3, ..
 from __future__ import annotations
 
 import random
-from collections import Counter
 
 import pytest
 
 from hvbench_assets.core.tasks import actions, people, speech, speech_content
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
-from hvbench_assets.core.tasks.pipeline import Balance, run_family
+from hvbench_assets.core.tasks.pipeline import run_family
 from hvbench_assets.core.tasks.registry import FAMILIES, FAMILY_BY_ABBREV
-from hvbench_assets.core.tasks.rules import Option, assemble, balanced_position, integer_range, overlap, persons
+from hvbench_assets.core.tasks.rules import Option, assemble, integer_range, overlap, persons
 from hvbench_assets.core.tasks.store import question_id
 from hvbench_assets_tests.core.tasks.factory import clip_labels, full, track
 
@@ -60,7 +59,7 @@ def test_asd_rejects_no_speech_and_music():
 def test_asd_options_letters_and_truth():
     labels = two_speakers_clip(duration_s=5, n=3, speaking=(2,))
     out = run_family(FAMILY_BY_ABBREV["ASD"], labels)
-    q, marking = out.question_row(Balance())
+    q, marking = out.question_row()
     texts = [o["text"] for o in q["options"]]
     assert len(texts) == 5 and speech.MORE_THAN_ONE in texts and speech.NO_SPEAKER in texts
     # the letter on the speaker's box is the answer, and every person option names its own box letter
@@ -87,8 +86,8 @@ def test_avad_people_and_speaker():
 def test_avad_options_are_segment_starts_and_the_cut_is_seeded():
     assert speech.segment_starts(9.0) == [0, 3, 6] and speech.segment_starts(10.0) == [0, 3, 7]
     labels = clip_labels(duration_s=10, tracks=[full(0, 10)], speaking=(0,))
-    a = run_family(FAMILY_BY_ABBREV["AVAD"], labels).question_row(Balance())
-    b = run_family(FAMILY_BY_ABBREV["AVAD"], labels).question_row(Balance())
+    a = run_family(FAMILY_BY_ABBREV["AVAD"], labels).question_row()
+    b = run_family(FAMILY_BY_ABBREV["AVAD"], labels).question_row()
     assert a == b  # seeded from the question id
     q, marking = a
     assert sorted(o["text"] for o in q["options"]) == ["From second 0", "From second 3", "From second 7"]
@@ -144,10 +143,10 @@ def test_hc_waits_for_a_human_count_then_builds():
     fam = FAMILY_BY_ABBREV["HC"]
     waiting = run_family(fam, labels, annotation=lambda tids: None)
     assert waiting.status == "awaiting_annotation"
-    row, marking = waiting.question_row(Balance())
+    row, marking = waiting.question_row()
     assert row["status"] == "awaiting_annotation" and row["options"] == [] and marking is None
     ann = {"annotation_id": "a1", "value": {"count": 5}}
-    q, marking = run_family(fam, labels, annotation=lambda tids: ann).question_row(Balance())
+    q, marking = run_family(fam, labels, annotation=lambda tids: ann).question_row()
     assert q["answer_text"] == "5" and q["annotation_ids"] == ["a1"] and marking == {"kind": "none"}
     assert q["rule_params"]["build"]["l2_estimate"] == 4
 
@@ -211,11 +210,11 @@ def test_tsa_distractors_and_ongoing():
     labels = clip_labels(duration_s=12, tracks=[full(0, 12)])
     fam = FAMILY_BY_ABBREV["TSA"]
     ongoing = {"annotation_id": "a", "value": {"ongoing": True, "action": "talking"}}
-    q, _ = run_family(fam, labels, annotation=lambda t: ongoing).question_row(Balance())
+    q, _ = run_family(fam, labels, annotation=lambda t: ongoing).question_row()
     assert q["answer_text"] == actions.ONGOING
     assert sorted(o["text"] for o in q["options"] if o["origin"] == "fixed") == ["At 1 s", "At 10 s", "At 4 s", "At 7 s"]
     short = {"annotation_id": "b", "value": {"action": "begins to wave", "start_s": 6}}
-    q, marking = run_family(fam, labels, annotation=lambda t: short).question_row(Balance())
+    q, marking = run_family(fam, labels, annotation=lambda t: short).question_row()
     assert q["answer_text"] == "At 6 s" and actions.ONGOING in [o["text"] for o in q["options"]]
     assert marking == {"kind": "red_box", "track_ids": [0]} and len(q["options"]) == 5
 
@@ -225,20 +224,6 @@ def test_persons_follow_l2_groups_left_to_right():
     tracks = [track(0, 0, 10, x=400), track(1, 0, 10, x=50), track(2, 20, 30, x=410)]
     ps = persons(clip_labels(tracks=tracks, persons=[[0, 2], [1]]))
     assert [p.track_ids for p in ps] == [(1,), (0, 2)] and ps[1].frames == 22
-
-
-def test_balanced_position_keeps_letters_within_share_plus_one():
-    b = Balance()
-    rng = random.Random(0)
-    answers = Counter()
-    for i in range(200):
-        n = rng.choice([3, 4, 5])
-        pos = balanced_position(n, b.used, b.offered, random.Random(i))
-        opts = [{"letter": "ABCDE"[k]} for k in range(n)]
-        b.add(opts[pos]["letter"], opts)
-        answers[opts[pos]["letter"]] += 1
-    for letter, share in b.offered.items():
-        assert answers[letter] <= share + 1, (letter, answers[letter], share)
 
 
 def test_assemble_places_truth_and_letters_persons():
@@ -274,7 +259,7 @@ def test_ask_failure_becomes_failed_candidate():
     labels = clip_labels(duration_s=6, tracks=[full(0, 6)], speaking=(0,))
     out = run_family(FAMILY_BY_ABBREV["SCM"], labels, ask=lambda *a, **k: Garbage())
     assert out.status == "failed" and "no JSON object" in out.candidate_row()["reason"]
-    assert out.question_row(Balance()) == (None, None)
+    assert out.question_row() == (None, None)
     assert isinstance(out.result, Pending) and out.result.call_ids == ["c1"]
     assert not isinstance(out.result, (Draft, BuildContext))
 
