@@ -1,7 +1,6 @@
-"""Offline music / singing detection by signal processing (numpy only).
-
-No music or audio-event model that runs offline ships inside a PyPI package (AST and SenseVoice
-download their weights; inaSpeechSegmenter 0.8's wheel holds no model either), so two measured cues:
+"""Offline music / singing detection by signal processing (numpy only), selectable with
+music_detector="signal"; the default is YAMNet (core.audio.yamnet), which measured better
+(benchmarks/music_detector.py, docs/audio.md). Two cues:
 
 - **sustained tonal peaks**: spectral peaks (300 Hz - 5 kHz) that stay in the same frequency bin
   (+-1 bin) for at least half of a 0.5 s window. Instrument notes, chords and sung vowels hold their

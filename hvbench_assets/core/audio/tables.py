@@ -54,7 +54,7 @@ VOICE_DEMOGRAPHICS = TableSpec(
         ("gender_probs", "JSON"),  # {"male", "female"}: the adult class_probs renormalised
         ("child_prob", "DOUBLE"),  # class_probs["child"]
         ("age_years", "DOUBLE"),
-        ("method", "VARCHAR"),  # model | heuristic
+        ("method", "VARCHAR"),  # model | heuristic (pitch) | mlp+pitch (gender MLP, child from pitch)
         ("pitch_hz", "DOUBLE"),
         ("segments", "JSON"),  # heuristic: class per voiced stretch (mixed voices show up here)
         ("class_probs", "JSON"),  # {"male", "female", "child"} summing to 1, the one input of the decision

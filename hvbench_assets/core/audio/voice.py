@@ -28,7 +28,7 @@ class VoiceDemographics:
     gender_probs: dict = field(default_factory=dict)  # {"male": p, "female": p}
     child_prob: float | None = None
     age_years: float | None = None
-    method: str = "model"  # model | heuristic
+    method: str = "model"  # model | heuristic | mlp+pitch
     pitch_hz: float | None = None  # heuristic only: the baseline (low-percentile) pitch of voiced speech
     segments: list = field(default_factory=list)  # heuristic: per voiced stretch {start_s, end_s, voice_class, ...}
     reason: str | None = None
@@ -164,6 +164,52 @@ class PitchDemographer:
                              "voice_class": d.voice_class, "confidence": d.confidence, "pitch_hz": pitch})
         probs, baseline = self.probabilities(f0)
         return _decided(decide(probs), method="heuristic", pitch_hz=baseline, segments=segments)
+
+
+@dataclass
+class MlpGenderDemographer:
+    """Offline: adult gender from the shipped Keras MLP (core.audio.voice_gender) on the speech part of
+    the clip, child from pitch (the MLP knows only adults): p(child) is PitchDemographer's, and the
+    adult rest is split by the MLP's male probability. `decide` turns that into the row, as for every
+    backend. Voiced stretches (segments) are judged the same way, each on its own audio."""
+
+    pitch: PitchDemographer = field(default_factory=PitchDemographer)
+    min_speech_s: float = 0.5  # less speech than this gives the MLP a mel mean of mostly silence
+    backend: str = "offline"
+    model: str = ""
+
+    def __post_init__(self) -> None:
+        from hvbench_assets.core.published_weights import provenance
+
+        self.model = self.model or f"gender MLP {provenance('voice_gender')} + yin-pitch child rule"
+
+    def combined(self, audio: np.ndarray, f0: np.ndarray) -> tuple[dict, float, float]:
+        """(class probabilities, baseline pitch, MLP male probability) of a stretch of speech."""
+        from hvbench_assets.core.audio.voice_gender import male_probability_of
+
+        pitch_probs, baseline = self.pitch.probabilities(f0)
+        male = male_probability_of(audio)
+        child = pitch_probs["child"]
+        return {"male": (1 - child) * male, "female": (1 - child) * (1 - male), "child": child}, baseline, male
+
+    def estimate(self, audio: np.ndarray) -> VoiceDemographics:
+        f0, times = self.pitch.voiced_pitch(audio)
+        if len(f0) < self.pitch.min_voiced_frames:
+            return VoiceDemographics("unavailable", None, None, method="mlp+pitch",
+                                     reason=f"only {len(f0)} voiced frames; pitch cannot be estimated")
+        spans = vad.speech_segments(vad.speech_probabilities(audio))
+        speech = np.concatenate([audio[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)] for a, b in spans]) if spans else audio
+        if len(speech) < self.min_speech_s * SAMPLE_RATE:
+            speech = audio
+        segments = []
+        for a, b in self.pitch.stretches(times):
+            start, end = float(times[a]), float(times[b - 1]) + 0.02
+            probs, pitch, male = self.combined(audio[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)], f0[a:b])
+            d = decide(probs)
+            segments.append({"start_s": round(start, 2), "end_s": round(end, 2), "voice_class": d.voice_class,
+                             "confidence": d.confidence, "pitch_hz": pitch, "mlp_male": round(male, 3)})
+        probs, baseline, _ = self.combined(speech, f0)
+        return _decided(decide(probs), method="mlp+pitch", pitch_hz=baseline, segments=segments)
 
 
 def _age_gender_model_class():
