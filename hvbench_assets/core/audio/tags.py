@@ -20,7 +20,7 @@ class MusicTags:
     """Music alongside speech: a clip can be speech over music."""
 
     is_music: bool = False
-    score: float = 0.0  # offline: share of the clip's time with music (either detector); AST: its best music-class score
+    score: float = 0.0  # offline: share of the clip's time with music (either detector); AST: best music score
     music_s: float = 0.0
     segments: list[tuple[float, float]] = field(default_factory=list)
     speech_music_s: float = 0.0  # seconds of speech during which music plays (rap over a beat, singing)
@@ -91,7 +91,8 @@ class VadEnergyTagger:
         tags = [{"label": k, "score": round(float(v), 4)} for k, v in sorted(shares.items(), key=lambda kv: -kv[1])]
         tags.append({"label": MUSIC, "score": music.score})
         if "singing_s" in music.evidence:
-            tags.append({"label": SINGING, "score": round(min(1.0, music.evidence["singing_s"] / (len(audio) / SAMPLE_RATE)), 4)})
+            singing = min(1.0, music.evidence["singing_s"] / (len(audio) / SAMPLE_RATE))
+            tags.append({"label": SINGING, "score": round(singing, 4)})
         top = SPEECH if is_speech else MUSIC if music.is_music else max((SILENCE, OTHER), key=lambda k: shares[k])
         return AudioTags(tags, bool(is_speech), top, round(speech_s, 3), segments, round(float(np.median(loud)), 1),
                          music)

@@ -93,6 +93,13 @@ class VoiceDemographer(Protocol):
     def estimate(self, audio: np.ndarray) -> VoiceDemographics: ...
 
 
+def speech_part(audio: np.ndarray, min_s: float = 0.0) -> np.ndarray:
+    """The VAD's speech stretches joined, or the whole audio when they hold less than min_s (or none)."""
+    spans = vad.speech_segments(vad.speech_probabilities(audio))
+    speech = np.concatenate([audio[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)] for a, b in spans]) if spans else audio
+    return speech if spans and len(speech) >= min_s * SAMPLE_RATE else audio
+
+
 def pitch_class(f0_hz: np.ndarray, male_below: float = 165.0, child_above: float = 290.0) -> np.ndarray:
     """Per-frame class index into VOICE_CLASSES from the fundamental frequency."""
     return np.where(f0_hz < male_below, 0, np.where(f0_hz > child_above, 2, 1))
@@ -197,10 +204,7 @@ class MlpGenderDemographer:
         if len(f0) < self.pitch.min_voiced_frames:
             return VoiceDemographics("unavailable", None, None, method="mlp+pitch",
                                      reason=f"only {len(f0)} voiced frames; pitch cannot be estimated")
-        spans = vad.speech_segments(vad.speech_probabilities(audio))
-        speech = np.concatenate([audio[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)] for a, b in spans]) if spans else audio
-        if len(speech) < self.min_speech_s * SAMPLE_RATE:
-            speech = audio
+        speech = speech_part(audio, self.min_speech_s)
         segments = []
         for a, b in self.pitch.stretches(times):
             start, end = float(times[a]), float(times[b - 1]) + 0.02
@@ -273,9 +277,7 @@ class Wav2Vec2Demographer:
         import torch
 
         extractor, net = self.load()
-        segments = vad.speech_segments(vad.speech_probabilities(audio))
-        speech = np.concatenate([audio[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)] for a, b in segments]) if segments else audio
-        speech = speech[: int(self.max_seconds * SAMPLE_RATE)]
+        speech = speech_part(audio)[: int(self.max_seconds * SAMPLE_RATE)]
         inputs = extractor(speech, sampling_rate=SAMPLE_RATE, return_tensors="pt")
         with torch.no_grad():
             _, age, probs = net(inputs["input_values"].to(self.device))

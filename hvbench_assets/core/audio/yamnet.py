@@ -147,7 +147,8 @@ class YamnetMusicDetector:
             frames[int(round(a * rate)) : int(round(b * rate))] = True
         music_s = round(float(sum(b - a for a, b in segments)), 3)
         mean = scores.mean(0)
-        top = [{"label": class_names()[i], "score": round(float(mean[i]), 4)} for i in np.argsort(mean)[::-1][: self.top_k]]
+        best = np.argsort(mean)[::-1][: self.top_k]
+        top = [{"label": class_names()[i], "score": round(float(mean[i]), 4)} for i in best]
         singing_s = round(float((steps_singing >= self.music_threshold).sum() * PATCH_HOP_S), 3)
         evidence = {"method": "yamnet", "patches": len(scores), "music_max": round(float(music.max()), 4),
                     "music_mean": round(float(music.mean()), 4), "singing_s": min(singing_s, round(duration, 3)),
