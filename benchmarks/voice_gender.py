@@ -1,5 +1,6 @@
-"""L10 voice class: the gender MLP with the pitch child rule (voice.MlpGenderDemographer) against the
-pitch rule alone (voice.PitchDemographer), on the same labelled speech.
+"""L10 voice class: the pitch rule alone (voice.PitchDemographer) against the gender MLP with the pitch
+child rule (voice.MlpGenderDemographer) and the blend of both (adult split = mean of the MLP's and the
+pitch rule's male probability), on the same labelled speech.
 
 Run: PYTHONPATH=. .venv/bin/python benchmarks/voice_gender.py   (needs espeak-ng)
 
@@ -88,15 +89,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=Path, default=SAMPLES_GIT, help="git dir of gender-recognition-by-voice")
     args = parser.parse_args()
-    methods = {"pitch": PitchDemographer(), "mlp": MlpGenderDemographer()}
+    methods = {"pitch": PitchDemographer(), "mlp": MlpGenderDemographer(), "blend": MlpGenderDemographer(blend=True)}
     with tempfile.TemporaryDirectory() as tmp:
         items = [("shared clip", c.stem, SHARED_TRUTH[c.stem], load_audio(c))
                  for c in sorted(SHARED.glob("*.mp4")) if c.stem in SHARED_TRUTH]
         items += espeak_items(Path(tmp)) + sample_items(args.samples, Path(tmp))
     spent = dict.fromkeys(methods, 0.0)
     found: dict[str, list] = {m: [] for m in methods}
-    print("| source | item | truth | pitch (Hz) | pitch rule | mlp+pitch |")
-    print("|---|---|---|---|---|---|")
+    print("| source | item | truth | pitch (Hz) | " + " | ".join(methods) + " |")
+    print("|---|---|---|---|" + "---|" * len(methods))
     for source, name, truth, audio in items:
         cells, pitch = [], None
         for m, est in methods.items():
@@ -106,7 +107,7 @@ def main() -> None:
             found[m].append(row.voice_class)
             pitch = pitch or row.pitch_hz
             cells.append(f"{row.voice_class} {row.confidence:.2f}" if row.status == "ok" else row.status)
-        print(f"| {source} | {name} | {truth} | {pitch} | {cells[0]} | {cells[1]} |")
+        print(f"| {source} | {name} | {truth} | {pitch} | " + " | ".join(cells) + " |")
     audio_s = sum(len(a) for *_, a in items) / SAMPLE_RATE
     truths = [t for _, _, t, _ in items]
     sources = [s for s, *_ in items]

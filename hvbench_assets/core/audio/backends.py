@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 MUSIC_DETECTORS = ("yamnet", "signal")  # offline L6 music: YAMNet's AudioSet scores | signal processing
-VOICE_GENDER = ("pitch", "mlp")  # offline L10: pitch alone | the Keras gender MLP (child still from pitch)
+# offline L10 adult gender: pitch alone | the Keras gender MLP | the mean of both (child always from pitch)
+VOICE_GENDER = ("pitch", "mlp", "blend")
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,9 @@ def build(kind: str, cfg: AudioBackendConfig):
     if kind == "voice":
         if cfg.full:
             return voice.Wav2Vec2Demographer(cfg.age_gender_model, cfg.device)
-        return voice.MlpGenderDemographer() if cfg.voice_gender == "mlp" else voice.PitchDemographer()
+        if cfg.voice_gender == "pitch":
+            return voice.PitchDemographer()
+        return voice.MlpGenderDemographer(blend=cfg.voice_gender == "blend")
     if kind == "asd":
         from hvbench_assets.core.speakers.light_asd import LightAsdScorer
         from hvbench_assets.core.speakers.lipsync import LipSyncScorer

@@ -28,7 +28,7 @@ class VoiceDemographics:
     gender_probs: dict = field(default_factory=dict)  # {"male": p, "female": p}
     child_prob: float | None = None
     age_years: float | None = None
-    method: str = "model"  # model | heuristic | mlp+pitch
+    method: str = "model"  # model | heuristic | mlp+pitch | blend
     pitch_hz: float | None = None  # heuristic only: the baseline (low-percentile) pitch of voiced speech
     segments: list = field(default_factory=list)  # heuristic: per voiced stretch {start_s, end_s, voice_class, ...}
     reason: str | None = None
@@ -182,27 +182,37 @@ class MlpGenderDemographer:
 
     pitch: PitchDemographer = field(default_factory=PitchDemographer)
     min_speech_s: float = 0.5  # less speech than this gives the MLP a mel mean of mostly silence
+    blend: bool = False  # adult split = mean of the MLP's and the pitch rule's male probability
     backend: str = "offline"
     model: str = ""
 
     def __post_init__(self) -> None:
         from hvbench_assets.core.published_weights import provenance
 
-        self.model = self.model or f"gender MLP {provenance('voice_gender')} + yin-pitch child rule"
+        adult = "mean of gender MLP and yin pitch" if self.blend else "gender MLP"
+        self.model = self.model or f"{adult} ({provenance('voice_gender')}); child from yin pitch"
+
+    @property
+    def method(self) -> str:
+        return "blend" if self.blend else "mlp+pitch"
 
     def combined(self, audio: np.ndarray, f0: np.ndarray) -> tuple[dict, float, float]:
         """(class probabilities, baseline pitch, MLP male probability) of a stretch of speech."""
         from hvbench_assets.core.audio.voice_gender import male_probability_of
 
         pitch_probs, baseline = self.pitch.probabilities(f0)
-        male = male_probability_of(audio)
+        mlp_male = male_probability_of(audio)
         child = pitch_probs["child"]
-        return {"male": (1 - child) * male, "female": (1 - child) * (1 - male), "child": child}, baseline, male
+        male = mlp_male
+        if self.blend:
+            adult = pitch_probs["male"] + pitch_probs["female"]
+            male = (mlp_male + (pitch_probs["male"] / adult if adult > 0 else 0.5)) / 2
+        return {"male": (1 - child) * male, "female": (1 - child) * (1 - male), "child": child}, baseline, mlp_male
 
     def estimate(self, audio: np.ndarray) -> VoiceDemographics:
         f0, times = self.pitch.voiced_pitch(audio)
         if len(f0) < self.pitch.min_voiced_frames:
-            return VoiceDemographics("unavailable", None, None, method="mlp+pitch",
+            return VoiceDemographics("unavailable", None, None, method=self.method,
                                      reason=f"only {len(f0)} voiced frames; pitch cannot be estimated")
         speech = speech_part(audio, self.min_speech_s)
         segments = []
@@ -213,7 +223,7 @@ class MlpGenderDemographer:
             segments.append({"start_s": round(start, 2), "end_s": round(end, 2), "voice_class": d.voice_class,
                              "confidence": d.confidence, "pitch_hz": pitch, "mlp_male": round(male, 3)})
         probs, baseline, _ = self.combined(speech, f0)
-        return _decided(decide(probs), method="mlp+pitch", pitch_hz=baseline, segments=segments)
+        return _decided(decide(probs), method=self.method, pitch_hz=baseline, segments=segments)
 
 
 def _age_gender_model_class():

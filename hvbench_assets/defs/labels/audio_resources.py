@@ -23,7 +23,7 @@ class AudioModelsResource(dg.ConfigurableResource):
     speaking_min_run: int = DEFAULT_MIN_RUN  # frames; a track speaks when its longest positive run is longer
     veto_min_confidence: float = 0.7  # both voice and face class must be this sure to veto a speaker
     music_detector: str = "yamnet"  # offline L6 music: yamnet (AudioSet model) | signal (tonal peaks + beat)
-    voice_gender: str = "pitch"  # offline L10: pitch (measured better) | mlp (Keras gender MLP, child from pitch)
+    voice_gender: str = "pitch"  # offline L10: pitch | mlp (Keras gender MLP, child from pitch) | blend (mean of both)
 
     def config(self, full: bool) -> AudioBackendConfig:
         return AudioBackendConfig(

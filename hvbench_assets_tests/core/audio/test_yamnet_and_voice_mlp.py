@@ -95,6 +95,7 @@ def test_backends_are_chosen_by_config():
                           YamnetMusicDetector)
     assert isinstance(build("voice", AudioBackendConfig()), voice.PitchDemographer)
     assert isinstance(build("voice", AudioBackendConfig(voice_gender="mlp")), voice.MlpGenderDemographer)
+    assert build("voice", AudioBackendConfig(voice_gender="blend")).blend
     with pytest.raises(ValueError, match="music_detector"):
         AudioBackendConfig(music_detector="ast")
 
@@ -135,6 +136,18 @@ def test_mlp_tells_espeak_voices_apart(tmp_path, variant, truth):
 def test_mlp_on_the_shared_man(man_talking_head):
     row = voice.MlpGenderDemographer().estimate(load_audio(man_talking_head))
     assert row.voice_class == "male" and row.gender_probs["male"] > 0.5
+
+
+def test_blend_averages_the_mlp_and_pitch_male_probabilities(tmp_path):
+    # a low espeak-ng Mandarin female voice: pitch alone says male, the MLP female, their mean female
+    audio = load_audio(synthesize_speech("我的朋友明天要去北京工作，他很高兴。", tmp_path / "s.wav", voice="cmn+f4"))
+    pitch = voice.PitchDemographer().estimate(audio)
+    mlp = voice.MlpGenderDemographer().estimate(audio)
+    blend = voice.MlpGenderDemographer(blend=True).estimate(audio)
+    assert blend.method == "blend" and voice.rule_violations(labels.voice_row(voice.MlpGenderDemographer(blend=True),
+                                                                                audio)) == []
+    expected = (pitch.gender_probs["male"] + mlp.gender_probs["male"]) / 2
+    assert blend.gender_probs["male"] == pytest.approx(expected, abs=2e-3)
 
 
 @pytest.mark.parametrize("audio", [np.zeros(32000, np.float32), sounds.white_noise()], ids=["silence", "noise"])
