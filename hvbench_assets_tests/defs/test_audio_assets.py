@@ -153,8 +153,11 @@ def test_stored_rows_say_speech_over_music_and_unknown_language(tmp_path):
     assert row["language_evidence"]["method"].startswith("pocketsphinx") and not is_trusted_english(row)
 
 
-def test_stored_rows_name_the_selected_music_and_voice_backends(tmp_path, man_talking_head):
+def test_stored_rows_name_the_selected_music_and_voice_backends(tmp_path, man_talking_head, monkeypatch):
+    from hvbench_assets.core.audio import cache
     from hvbench_assets.core.audio.voice import rule_violations
+
+    monkeypatch.setattr(cache, "_MEMO", {})  # leave no decode of the shared clip behind for other tests
 
     music = sounds.video_with_sound(tmp_path / "music.mp4", sounds.piano_with_beat())
     _, wh = run(tmp_path / "music", "music", music, assets=[audio_tags])
