@@ -113,8 +113,8 @@ def test_rows_and_asset_versions_name_the_backend_profile(tmp_path, monkeypatch)
 
     clip = moving_square_video(tmp_path / "tone.mp4", seconds=1.0, tone_hz=440.0)
     _, wh = run(tmp_path, "tone", clip, assets=[audio_tags])
-    assert wh.rows(AUDIO_TAGS, video_id="tone")[0]["code_version"] == "2-offline"
-    assert audio_tags.code_versions_by_key[dg.AssetKey("audio_tags")] == profiled("2")
+    assert wh.rows(AUDIO_TAGS, video_id="tone")[0]["code_version"] == "3-offline"
+    assert audio_tags.code_versions_by_key[dg.AssetKey("audio_tags")] == profiled("3")
     monkeypatch.setenv("HVBENCH_BACKEND_PROFILE", "full")
     assert profiled("1") == "1-full"  # a location started in full mode marks offline rows stale
 
@@ -151,3 +151,39 @@ def test_stored_rows_say_speech_over_music_and_unknown_language(tmp_path):
     row = wh.rows(TRANSCRIPT, video_id="zh")[0]
     assert (row["status"], row["language"]) == ("low_confidence", "unknown") and row["text"]
     assert row["language_evidence"]["method"].startswith("pocketsphinx") and not is_trusted_english(row)
+
+
+def test_stored_rows_name_the_selected_music_and_voice_backends(tmp_path, man_talking_head, monkeypatch):
+    from hvbench_assets.core.audio import cache
+    from hvbench_assets.core.audio.voice import rule_violations
+
+    monkeypatch.setattr(cache, "_MEMO", {})  # leave no decode of the shared clip behind for other tests
+
+    music = sounds.video_with_sound(tmp_path / "music.mp4", sounds.piano_with_beat())
+    _, wh = run(tmp_path / "music", "music", music, assets=[audio_tags])
+    tags = wh.rows(AUDIO_TAGS, video_id="music")[0]  # defaults: YAMNet music, pitch voice
+    assert tags["is_music"] and tags["music_evidence"]["method"] == "yamnet"
+    assert "YAMNet" in tags["model"] and "google-coral/coralmicro" in tags["model"]
+    assert tags["music_evidence"]["top_classes"][0]["label"] == "Music"
+
+    chosen = {"audio_models": AudioModelsResource(music_detector="signal", voice_gender="mlp")}
+    _, wh = run(tmp_path / "man", "man", man_talking_head, assets=[audio_tags, voice_demographics], extra=chosen)
+    tags = wh.rows(AUDIO_TAGS, video_id="man")[0]
+    assert tags["music_evidence"]["method"] == "signal" and "YAMNet" not in tags["model"]
+    voice = wh.rows(VOICE_DEMOGRAPHICS, video_id="man")[0]
+    assert voice["method"] == "mlp+pitch" and "x4nth055/gender-recognition-by-voice" in voice["model"]
+    assert voice["voice_class"] == "male" and rule_violations(voice) == []
+
+
+def test_audio_corrupted_after_probing_fails_naming_the_file(tmp_path):
+    clip = sounds.video_with_sound(tmp_path / "tone.mp4", sounds.tone(3.0))
+    res = resources(tmp_path)
+    wh = res["warehouse"].get()
+    wh.replace(VIDEO_PROBE, {"video_id": "bad"}, [{**probe_video(clip).as_row(), "status": "ok", "reason": None}])
+    clip.write_bytes(clip.read_bytes()[:2000])  # the file breaks after ingest
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("videos", ["bad"])
+    result = dg.materialize([audio_tags], partition_key="bad", resources=res, instance=instance, raise_on_error=False)
+    assert not result.success
+    failure = result.failure_data_for_node("audio_tags").error
+    assert "tone.mp4" in str(failure)

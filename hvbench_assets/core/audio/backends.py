@@ -6,6 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+MUSIC_DETECTORS = ("yamnet", "signal")  # offline L6 music: YAMNet's AudioSet scores | signal processing
+# offline L10 adult gender: pitch alone | the Keras gender MLP | the mean of both (child always from pitch)
+VOICE_GENDER = ("pitch", "mlp", "blend")
+
 
 @dataclass(frozen=True)
 class AudioBackendConfig:
@@ -18,6 +22,14 @@ class AudioBackendConfig:
     age_gender_model: str = "audeering/wav2vec2-large-robust-24-ft-age-gender"
     light_asd_weights: str = ""
     light_asd_windows_s: tuple[float, ...] = (1, 1, 1, 2, 2, 2, 3, 3, 4, 5, 6)  # the reference's multi-window average
+    music_detector: str = "yamnet"  # offline tagger's music overlay, one of MUSIC_DETECTORS
+    voice_gender: str = "pitch"  # offline voice: one of VOICE_GENDER
+
+    def __post_init__(self) -> None:
+        if self.music_detector not in MUSIC_DETECTORS:
+            raise ValueError(f"music_detector must be one of {MUSIC_DETECTORS}, got {self.music_detector!r}")
+        if self.voice_gender not in VOICE_GENDER:
+            raise ValueError(f"voice_gender must be one of {VOICE_GENDER}, got {self.voice_gender!r}")
 
 
 @lru_cache(maxsize=4)
@@ -33,13 +45,23 @@ def build(kind: str, cfg: AudioBackendConfig):
     from hvbench_assets.core.audio import asr, emotion, tags, voice
 
     if kind == "tagger":
-        return tags.AstTagger(cfg.ast_model, device=cfg.device) if cfg.full else tags.VadEnergyTagger()
+        if cfg.full:
+            return tags.AstTagger(cfg.ast_model, device=cfg.device)
+        if cfg.music_detector == "yamnet":
+            from hvbench_assets.core.audio.yamnet import YamnetMusicDetector
+
+            return tags.VadEnergyTagger(music_detector=YamnetMusicDetector())
+        return tags.VadEnergyTagger()
     if kind == "transcriber":
         return asr.SenseVoiceTranscriber(_sensevoice(cfg)) if cfg.full else asr.PocketsphinxTranscriber()
     if kind == "emotion":
         return emotion.SenseVoiceEmotion(_sensevoice(cfg)) if cfg.full else emotion.NoOfflineEmotion()
     if kind == "voice":
-        return voice.Wav2Vec2Demographer(cfg.age_gender_model, cfg.device) if cfg.full else voice.PitchDemographer()
+        if cfg.full:
+            return voice.Wav2Vec2Demographer(cfg.age_gender_model, cfg.device)
+        if cfg.voice_gender == "pitch":
+            return voice.PitchDemographer()
+        return voice.MlpGenderDemographer(blend=cfg.voice_gender == "blend")
     if kind == "asd":
         from hvbench_assets.core.speakers.light_asd import LightAsdScorer
         from hvbench_assets.core.speakers.lipsync import LipSyncScorer

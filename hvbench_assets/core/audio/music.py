@@ -1,7 +1,6 @@
-"""Offline music / singing detection by signal processing (numpy only).
-
-No music or audio-event model that runs offline ships inside a PyPI package (AST and SenseVoice
-download their weights; inaSpeechSegmenter 0.8's wheel holds no model either), so two measured cues:
+"""Offline music / singing detection by signal processing (numpy only), selectable with
+music_detector="signal"; the default is YAMNet (core.audio.yamnet), which measured better
+(benchmarks/music_detector.py, docs/audio.md). Two cues:
 
 - **sustained tonal peaks**: spectral peaks (300 Hz - 5 kHz) that stay in the same frequency bin
   (+-1 bin) for at least half of a 0.5 s window. Instrument notes, chords and sung vowels hold their
@@ -41,6 +40,7 @@ class MusicResult:
     beat_strength: float = 0.0  # best window
     frame_rate: float = FRAME_RATE
     frames: np.ndarray = field(default_factory=lambda: np.zeros(0, bool), repr=False)  # music per frame
+    evidence: dict = field(default_factory=dict)  # what the decision rests on (stored as music_evidence)
 
     def overlap_s(self, segments: list[tuple[float, float]]) -> float:
         """Seconds of `segments` (e.g. the VAD's speech) during which music plays."""
@@ -94,7 +94,7 @@ def beat_strength(mag: np.ndarray, lags_s: tuple[float, float] = (0.3, 1.0), min
     return float(np.clip(ac[lo:hi].max() / ac[0], 0.0, 1.0))
 
 
-def _runs(mask: np.ndarray, rate: float, min_s: float) -> list[tuple[float, float]]:
+def time_runs(mask: np.ndarray, rate: float, min_s: float) -> list[tuple[float, float]]:
     edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
     starts, ends = np.nonzero(edges == 1)[0], np.nonzero(edges == -1)[0]
     return [(round(a / rate, 3), round(b / rate, 3)) for a, b in zip(starts, ends) if (b - a) / rate >= min_s]
@@ -107,10 +107,11 @@ class MusicDetector:
     silence_db: float = -50.0
     smooth_s: float = 1.0
     min_segment_s: float = 1.0  # shorter tonal stretches are held synthetic vowels more often than music
+    model: str = "signal: sustained tonal peaks + beat strength"
 
     def detect(self, audio: np.ndarray) -> MusicResult:
         if len(audio) < N_FFT:
-            return MusicResult(0.0, 0.0)
+            return MusicResult(0.0, 0.0, evidence={"method": "signal", "tonal_share": 0.0, "beat_strength": 0.0})
         mag = _magnitudes(audio)
         n = mag.shape[1]
         frame_db = 10 * np.log10((mag.astype(np.float64) ** 2).sum(0) / (N_FFT / 2) ** 2 + 1e-12)
@@ -127,12 +128,13 @@ class MusicDetector:
                 music[seg] = True  # the whole window: a beat's silences between hits are part of it
         k = int(self.smooth_s * FRAME_RATE) | 1  # majority over 1 s: bridges short gaps, drops blips
         smoothed = np.convolve(music.astype(np.float32), np.ones(k) / k, mode="same") >= 0.5
-        segments = _runs(smoothed, FRAME_RATE, self.min_segment_s)
+        segments = time_runs(smoothed, FRAME_RATE, self.min_segment_s)
         frames = np.zeros(n, bool)
         for a, b in segments:
             frames[int(a * FRAME_RATE) : int(b * FRAME_RATE)] = True
         music_s = round(float(frames.sum()) / FRAME_RATE, 3)
         duration = len(audio) / SAMPLE_RATE
-        return MusicResult(music_s, round(min(1.0, music_s / duration), 4), segments,
-                           round(float(tonal[audible].mean()) if audible.any() else 0.0, 4), round(best_beat, 4),
-                           FRAME_RATE, frames)
+        tonal_share = round(float(tonal[audible].mean()) if audible.any() else 0.0, 4)
+        return MusicResult(music_s, round(min(1.0, music_s / duration), 4), segments, tonal_share, round(best_beat, 4),
+                           FRAME_RATE, frames, {"method": "signal", "tonal_share": tonal_share,
+                                                "beat_strength": round(best_beat, 4)})

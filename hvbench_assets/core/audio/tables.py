@@ -9,7 +9,7 @@ AUDIO_TAGS = TableSpec(
     "audio_tags",
     _STATUS + (
         ("is_speech", "BOOLEAN"),
-        ("sound_type", "VARCHAR"),  # top tag: speech / silence / other_sound offline, an AudioSet class with AST
+        ("sound_type", "VARCHAR"),  # top tag: speech / music / silence / other_sound offline, an AudioSet class with AST
         ("tags", "JSON"),  # [{"label", "score"}] best first
         ("speech_s", "DOUBLE"),
         ("speech_segments", "JSON"),  # [[start_s, end_s], ...] from the VAD
@@ -21,7 +21,7 @@ AUDIO_TAGS = TableSpec(
         ("music_s", "DOUBLE"),
         ("music_segments", "JSON"),  # [[start_s, end_s], ...]
         ("speech_music_s", "DOUBLE"),  # seconds of speech with music under it
-        ("music_evidence", "JSON"),  # {"tonal_share", "beat_strength"} of the offline detector
+        ("music_evidence", "JSON"),  # {"method": yamnet, music_max, top_classes... | signal, tonal_share, beat_strength}
     ),
     description="L6: sound type of the clip, whether it holds speech (gates L7-L10) and music alongside it",
 )
@@ -54,7 +54,7 @@ VOICE_DEMOGRAPHICS = TableSpec(
         ("gender_probs", "JSON"),  # {"male", "female"}: the adult class_probs renormalised
         ("child_prob", "DOUBLE"),  # class_probs["child"]
         ("age_years", "DOUBLE"),
-        ("method", "VARCHAR"),  # model | heuristic
+        ("method", "VARCHAR"),  # model | heuristic (pitch) | mlp+pitch (gender MLP, child from pitch)
         ("pitch_hz", "DOUBLE"),
         ("segments", "JSON"),  # heuristic: class per voiced stretch (mixed voices show up here)
         ("class_probs", "JSON"),  # {"male", "female", "child"} summing to 1, the one input of the decision

@@ -7,12 +7,12 @@ from typing import Protocol
 
 import numpy as np
 
-from hvbench_assets.core.audio import features, vad
+from hvbench_assets.core.audio import audioset, features, vad
 from hvbench_assets.core.audio.music import MusicDetector, MusicResult
 from hvbench_assets.core.audio.weights import load_hf_pair
 from hvbench_assets.core.media import SAMPLE_RATE
 
-SPEECH, SILENCE, OTHER, MUSIC = "speech", "silence", "other_sound", "music"
+SPEECH, SILENCE, OTHER, MUSIC, SINGING = "speech", "silence", "other_sound", "music", "singing"
 
 
 @dataclass(frozen=True)
@@ -20,20 +20,19 @@ class MusicTags:
     """Music alongside speech: a clip can be speech over music."""
 
     is_music: bool = False
-    score: float = 0.0  # offline: share of the clip's time with music; AST: its best music-class score
+    score: float = 0.0  # offline: share of the clip's time with music (either detector); AST: best music score
     music_s: float = 0.0
     segments: list[tuple[float, float]] = field(default_factory=list)
     speech_music_s: float = 0.0  # seconds of speech during which music plays (rap over a beat, singing)
-    evidence: dict = field(default_factory=dict)
+    evidence: dict = field(default_factory=dict)  # the detector's own: {"method", ...}
 
 
 def music_tags(result: MusicResult, speech_segments, min_music_s: float = 1.0, min_share: float = 0.2,
                score: float | None = None, is_music: bool | None = None) -> MusicTags:
-    """MusicTags from the offline detector's timing (and, with AST, the model's own score and decision)."""
+    """MusicTags from a music detector's timing (and, with AST, the model's own score and decision)."""
     found = result.music_s >= min_music_s and result.share >= min_share if is_music is None else is_music
     return MusicTags(bool(found), round(result.share if score is None else score, 4), result.music_s,
-                     [list(s) for s in result.segments], result.overlap_s(speech_segments),
-                     {"tonal_share": result.tonal_share, "beat_strength": result.beat_strength})
+                     [list(s) for s in result.segments], result.overlap_s(speech_segments), dict(result.evidence))
 
 
 @dataclass(frozen=True)
@@ -57,18 +56,22 @@ class AudioTagger(Protocol):
 @dataclass
 class VadEnergyTagger:
     """Offline: silero-vad per 32 ms chunk plus loudness → time shares of speech / silence / other
-    sound. Scores are those shares, so they say how much of the clip each class covers. Music
-    (core.audio.music) is an overlay on those classes: its tag's score is its own time share, and a
-    clip can be speech and music at once."""
+    sound. Scores are those shares, so they say how much of the clip each class covers. Music is an
+    overlay on those classes from `music_detector` (YAMNet's AudioSet scores, core.audio.yamnet, or the
+    signal-processing detector, core.audio.music): its tag's score is its own time share (singing, a
+    part of music, gets its own tag when the detector tells it apart), and a clip can be speech and
+    music at once."""
 
     speech_threshold: float = 0.5
     silence_db: float = -50.0  # absolute floor: quieter chunks are silence
     min_speech_s: float = 0.5  # total speech needed to call the clip speech
     min_speech_share: float = 0.1  # ... and its share of the non-silent time
     backend: str = "offline"
-    model: str = "silero-vad onnx + loudness"
+    music_detector: MusicDetector = field(default_factory=MusicDetector)  # or yamnet.YamnetMusicDetector
 
-    music_detector: MusicDetector = field(default_factory=MusicDetector)
+    @property
+    def model(self) -> str:
+        return f"silero-vad onnx + loudness; music: {self.music_detector.model}"
 
     def tag(self, audio: np.ndarray) -> AudioTags:
         if len(audio) < vad.CHUNK:
@@ -87,15 +90,12 @@ class VadEnergyTagger:
         music = music_tags(self.music_detector.detect(audio), segments)
         tags = [{"label": k, "score": round(float(v), 4)} for k, v in sorted(shares.items(), key=lambda kv: -kv[1])]
         tags.append({"label": MUSIC, "score": music.score})
+        if "singing_s" in music.evidence:
+            singing = min(1.0, music.evidence["singing_s"] / (len(audio) / SAMPLE_RATE))
+            tags.append({"label": SINGING, "score": round(singing, 4)})
         top = SPEECH if is_speech else MUSIC if music.is_music else max((SILENCE, OTHER), key=lambda k: shares[k])
         return AudioTags(tags, bool(is_speech), top, round(speech_s, 3), segments, round(float(np.median(loud)), 1),
                          music)
-
-
-SPEECH_LABELS = {"Speech", "Male speech, man speaking", "Female speech, woman speaking",
-                 "Child speech, kid speaking", "Conversation", "Narration, monologue", "Speech synthesizer"}
-MUSIC_LABELS = {"Music", "Singing", "Song", "Rapping", "Choir", "Musical instrument", "Piano", "Guitar",
-                "Drum", "Drum kit", "Pop music", "Hip hop music", "Rock music", "Vocal music", "A capella"}
 
 
 @dataclass
@@ -136,8 +136,9 @@ class AstTagger:
         labels = net.config.id2label
         order = np.argsort(scores)[::-1]
         tags = [{"label": labels[int(i)], "score": round(float(scores[i]), 4)} for i in order[: self.top_k]]
-        speech_score = max(float(scores[i]) for i, name in labels.items() if name in SPEECH_LABELS) if labels else 0.0
-        music_score = max((float(scores[i]) for i, name in labels.items() if name in MUSIC_LABELS), default=0.0)
+        groups = audioset.group_indices(labels)
+        speech_score = max((float(scores[i]) for i in groups["speech"]), default=0.0)
+        music_score = max((float(scores[i]) for i in groups["music"]), default=0.0)
         is_speech = speech_score >= self.speech_threshold
         # AST is clip-level; the VAD and the offline music detector still give the timing
         segments = vad.speech_segments(vad.speech_probabilities(audio)) if is_speech else []

@@ -28,7 +28,7 @@ class VoiceDemographics:
     gender_probs: dict = field(default_factory=dict)  # {"male": p, "female": p}
     child_prob: float | None = None
     age_years: float | None = None
-    method: str = "model"  # model | heuristic
+    method: str = "model"  # model | heuristic | mlp+pitch | blend
     pitch_hz: float | None = None  # heuristic only: the baseline (low-percentile) pitch of voiced speech
     segments: list = field(default_factory=list)  # heuristic: per voiced stretch {start_s, end_s, voice_class, ...}
     reason: str | None = None
@@ -91,6 +91,13 @@ class VoiceDemographer(Protocol):
     model: str
 
     def estimate(self, audio: np.ndarray) -> VoiceDemographics: ...
+
+
+def speech_part(audio: np.ndarray, min_s: float = 0.0) -> np.ndarray:
+    """The VAD's speech stretches joined, or the whole audio when they hold less than min_s (or none)."""
+    spans = vad.speech_segments(vad.speech_probabilities(audio))
+    speech = np.concatenate([audio[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)] for a, b in spans]) if spans else audio
+    return speech if spans and len(speech) >= min_s * SAMPLE_RATE else audio
 
 
 def pitch_class(f0_hz: np.ndarray, male_below: float = 165.0, child_above: float = 290.0) -> np.ndarray:
@@ -166,6 +173,59 @@ class PitchDemographer:
         return _decided(decide(probs), method="heuristic", pitch_hz=baseline, segments=segments)
 
 
+@dataclass
+class MlpGenderDemographer:
+    """Offline: adult gender from the shipped Keras MLP (core.audio.voice_gender) on the speech part of
+    the clip, child from pitch (the MLP knows only adults): p(child) is PitchDemographer's, and the
+    adult rest is split by the MLP's male probability. `decide` turns that into the row, as for every
+    backend. Voiced stretches (segments) are judged the same way, each on its own audio."""
+
+    pitch: PitchDemographer = field(default_factory=PitchDemographer)
+    min_speech_s: float = 0.5  # less speech than this gives the MLP a mel mean of mostly silence
+    blend: bool = False  # adult split = mean of the MLP's and the pitch rule's male probability
+    backend: str = "offline"
+    model: str = ""
+
+    def __post_init__(self) -> None:
+        from hvbench_assets.core.published_weights import provenance
+
+        adult = "mean of gender MLP and yin pitch" if self.blend else "gender MLP"
+        self.model = self.model or f"{adult} ({provenance('voice_gender')}); child from yin pitch"
+
+    @property
+    def method(self) -> str:
+        return "blend" if self.blend else "mlp+pitch"
+
+    def combined(self, audio: np.ndarray, f0: np.ndarray) -> tuple[dict, float, float]:
+        """(class probabilities, baseline pitch, MLP male probability) of a stretch of speech."""
+        from hvbench_assets.core.audio.voice_gender import male_probability_of
+
+        pitch_probs, baseline = self.pitch.probabilities(f0)
+        mlp_male = male_probability_of(audio)
+        child = pitch_probs["child"]
+        male = mlp_male
+        if self.blend:
+            adult = pitch_probs["male"] + pitch_probs["female"]
+            male = (mlp_male + (pitch_probs["male"] / adult if adult > 0 else 0.5)) / 2
+        return {"male": (1 - child) * male, "female": (1 - child) * (1 - male), "child": child}, baseline, mlp_male
+
+    def estimate(self, audio: np.ndarray) -> VoiceDemographics:
+        f0, times = self.pitch.voiced_pitch(audio)
+        if len(f0) < self.pitch.min_voiced_frames:
+            return VoiceDemographics("unavailable", None, None, method=self.method,
+                                     reason=f"only {len(f0)} voiced frames; pitch cannot be estimated")
+        speech = speech_part(audio, self.min_speech_s)
+        segments = []
+        for a, b in self.pitch.stretches(times):
+            start, end = float(times[a]), float(times[b - 1]) + 0.02
+            probs, pitch, male = self.combined(audio[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)], f0[a:b])
+            d = decide(probs)
+            segments.append({"start_s": round(start, 2), "end_s": round(end, 2), "voice_class": d.voice_class,
+                             "confidence": d.confidence, "pitch_hz": pitch, "mlp_male": round(male, 3)})
+        probs, baseline, _ = self.combined(speech, f0)
+        return _decided(decide(probs), method=self.method, pitch_hz=baseline, segments=segments)
+
+
 def _age_gender_model_class():
     """audeering's age/gender checkpoint stores two small heads next to wav2vec2; transformers has
     no class for it, so it is defined here as on the model card (names must match the state dict)."""
@@ -227,9 +287,7 @@ class Wav2Vec2Demographer:
         import torch
 
         extractor, net = self.load()
-        segments = vad.speech_segments(vad.speech_probabilities(audio))
-        speech = np.concatenate([audio[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)] for a, b in segments]) if segments else audio
-        speech = speech[: int(self.max_seconds * SAMPLE_RATE)]
+        speech = speech_part(audio)[: int(self.max_seconds * SAMPLE_RATE)]
         inputs = extractor(speech, sampling_rate=SAMPLE_RATE, return_tensors="pt")
         with torch.no_grad():
             _, age, probs = net(inputs["input_values"].to(self.device))

@@ -23,7 +23,8 @@ from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
 # transcript 3: the reused recogniser starts each clip from its fresh state; 4: bounded search (maxhmmpf, maxwpf)
-BASE_VERSIONS = {"audio_tags": "2", "transcript": "4", "speech_emotion": "1", "voice_demographics": "3"}
+# audio_tags 3: music from YAMNet by default (music_evidence names the detector)
+BASE_VERSIONS = {"audio_tags": "3", "transcript": "4", "speech_emotion": "1", "voice_demographics": "3"}
 CODE_VERSIONS = {k: profiled(v) for k, v in BASE_VERSIONS.items()}
 
 

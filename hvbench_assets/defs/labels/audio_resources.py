@@ -22,13 +22,16 @@ class AudioModelsResource(dg.ConfigurableResource):
     light_asd_windows_s: list[float] = [1, 1, 1, 2, 2, 2, 3, 3, 4, 5, 6]  # scores averaged over these window lengths
     speaking_min_run: int = DEFAULT_MIN_RUN  # frames; a track speaks when its longest positive run is longer
     veto_min_confidence: float = 0.7  # both voice and face class must be this sure to veto a speaker
+    music_detector: str = "yamnet"  # offline L6 music: yamnet (AudioSet model) | signal (tonal peaks + beat)
+    voice_gender: str = "pitch"  # offline L10: pitch | mlp (Keras gender MLP, child from pitch) | blend (mean of both)
 
     def config(self, full: bool) -> AudioBackendConfig:
         return AudioBackendConfig(
             full=full, device=self.device, ast_model=self.ast_model, sensevoice_model=self.sensevoice_model,
             sensevoice_hub=self.sensevoice_hub, sensevoice_dir=self.sensevoice_dir,
             age_gender_model=self.age_gender_model, light_asd_weights=self.light_asd_weights,
-            light_asd_windows_s=tuple(self.light_asd_windows_s),
+            light_asd_windows_s=tuple(self.light_asd_windows_s), music_detector=self.music_detector,
+            voice_gender=self.voice_gender,
         )
 
     def backend(self, kind: str, full: bool):
@@ -41,6 +44,8 @@ def build_audio_models() -> AudioModelsResource:
         device=env_or("HVBENCH_AUDIO_DEVICE", "cpu"),
         sensevoice_dir=env_or("HVBENCH_SENSEVOICE_DIR", ""),
         light_asd_weights=env_or("HVBENCH_LIGHT_ASD_WEIGHTS", ""),
+        music_detector=env_or("HVBENCH_MUSIC_DETECTOR", "yamnet"),
+        voice_gender=env_or("HVBENCH_VOICE_GENDER", "pitch"),
     )
 
 

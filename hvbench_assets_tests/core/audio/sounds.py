@@ -124,3 +124,42 @@ def video_with_sound(path: Path, audio_16k: np.ndarray, fps: float = 25.0, size=
     t_out = np.arange(int(seconds * AUDIO_RATE)) / AUDIO_RATE
     audio = np.interp(t_out, np.arange(len(audio_16k)) / SR, audio_16k).astype(np.float32)
     return write_video(path, frames(), fps=fps, audio=audio)
+
+
+def beeps(seconds: float = 8.0, hz: float = 1000.0, on_s: float = 0.25, period_s: float = 0.75) -> np.ndarray:
+    """An alarm / reversing signal: a pure tone switched on and off at a steady rate (not music)."""
+    t = _t(seconds)
+    gate = (t % period_s) < on_s
+    return (0.3 * np.sin(2 * np.pi * hz * t) * gate).astype(np.float32)
+
+
+def ticking(seconds: float = 8.0, period_s: float = 0.5) -> np.ndarray:
+    """A clock: short damped clicks at a steady rate (not music)."""
+    rng = np.random.default_rng(11)
+    out = np.zeros(int(seconds * SR), np.float32)
+    click = (0.4 * rng.standard_normal(int(0.01 * SR)) * np.exp(-_t(0.01) * 600)).astype(np.float32)
+    click += (0.3 * np.sin(2 * np.pi * 3000 * _t(0.01)) * np.exp(-_t(0.01) * 400)).astype(np.float32)
+    for start in range(0, len(out) - len(click), int(period_s * SR)):
+        out[start : start + len(click)] += click
+    return out
+
+
+def siren(seconds: float = 8.0, low_hz: float = 600.0, high_hz: float = 1200.0, sweep_s: float = 2.0) -> np.ndarray:
+    """An emergency siren: a tone sweeping up and down (not music)."""
+    t = _t(seconds)
+    f = low_hz + (high_hz - low_hz) * 0.5 * (1 - np.cos(2 * np.pi * t / sweep_s))
+    return (0.3 * np.sin(2 * np.pi * np.cumsum(f) / SR)).astype(np.float32)
+
+
+def hum(seconds: float = 8.0, hz: float = 50.0) -> np.ndarray:
+    """Mains hum: 50 Hz with odd harmonics (not music)."""
+    t = _t(seconds)
+    return (sum(0.1 / k * np.sin(2 * np.pi * hz * k * t) for k in (1, 3, 5, 7))).astype(np.float32)
+
+
+def babble_noise(seconds: float = 8.0) -> np.ndarray:
+    """Pink-ish noise (white noise through a one-pole low-pass): a room / traffic background."""
+    from scipy.signal import lfilter
+
+    y = lfilter([0.03], [1.0, -0.97], np.random.default_rng(5).standard_normal(int(seconds * SR)))
+    return (0.3 * y / np.max(np.abs(y))).astype(np.float32)
