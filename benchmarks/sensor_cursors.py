@@ -33,6 +33,8 @@ def main() -> None:
         raise SystemExit(f"no .mp4 in {args.videos}")
     root = Path(tempfile.mkdtemp(prefix="hvbench_cursors_"))
     os.environ["DAGSTER_HOME"] = str(root / "home")
+    os.environ["HVBENCH_DATA_DIR"] = str(root / "data")  # paths are stored relative to it
+    os.environ["HVBENCH_WAREHOUSE"] = str(root / "data" / "hvbench.duckdb")
     (root / "home").mkdir()
     (root / "home" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
 

@@ -137,9 +137,10 @@ def clip_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings, 
     inbox = settings.inbox
     missing = describer_configured(mllm)
     job = clip_offline_labels_job if missing else clip_labels_job
-    # whatever the state remembers: clips whose rows exist for this content and code version are done
-    done = probed_clips(wh, VIDEO_PROBE_VERSION)
-    full = probed_clips(wh, VIDEO_PROBE_VERSION, after=(VIDEO_CAPTION_TABLE.name, VIDEO_CAPTION_VERSION))
+    # whatever the state remembers: clips whose rows exist for this content and code version (for the full job
+    # also the caption, its MLLM part) are done
+    done = probed_clips(wh, VIDEO_PROBE_VERSION,
+                        after=None if missing else (VIDEO_CAPTION_TABLE.name, VIDEO_CAPTION_VERSION))
     requested = {r["video_id"]: requested[r["video_id"]] for r in rows if r["video_id"] in requested}  # clips gone
     runs = []
     for r in rows:
@@ -148,10 +149,9 @@ def clip_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings, 
         wanted = f"{sha}:{job.name}"
         if requested.get(vid) in (wanted, f"{sha}:{clip_labels_job.name}"):
             continue
-        if full.get(vid) == sha or (missing and done.get(vid) == sha):
-            requested[vid] = f"{sha}:{clip_labels_job.name if full.get(vid) == sha else job.name}"
-            continue
         requested[vid] = wanted
+        if done.get(vid) == sha:
+            continue
         runs.append(dg.RunRequest(partition_key=vid, job_name=job.name,
                                   run_key=f"{vid}:{sha[:16]}:{job.name}",
                                   tags=source_tags(inbox, r["path"], r["start_s"], r["end_s"])))
