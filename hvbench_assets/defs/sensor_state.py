@@ -54,7 +54,8 @@ def save_state(context: dg.SensorEvaluationContext, name: str, state: Any) -> st
         return text  # nowhere to keep it: the state itself is the cursor
     token = hashlib.sha256(text.encode()).hexdigest()[:16]
     stored = _stored(context.instance, name)
-    if token not in stored:
+    if list(stored)[-1:] != [token]:  # newest last, so the one in use is never the one dropped
+        stored.pop(token, None)
         stored = {**dict(list(stored.items())[-(KEEP - 1):]), token: state}
         context.instance.daemon_cursor_storage.set_cursor_values({KEY_PREFIX + name: json.dumps(stored)})
     return token
