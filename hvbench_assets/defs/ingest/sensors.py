@@ -14,12 +14,12 @@ from hvbench_assets.core.media.paths import relative_to_root, resolve, to_stored
 from hvbench_assets.core.mllm.descriptions import VIDEO_CAPTION_TABLE
 from hvbench_assets.core.mllm.registry import ModelNotConfigured
 from hvbench_assets.defs.ingest.assets import SCENE_CLIPS_VERSION, VIDEO_PROBE_VERSION
-from hvbench_assets.defs.labels.descriptions import VIDEO_CAPTION_VERSION
 from hvbench_assets.defs.ingest.jobs import (
     clip_labels_job,
     clip_offline_labels_job,
     raw_video_job,
 )
+from hvbench_assets.defs.labels.descriptions import VIDEO_CAPTION_VERSION
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
