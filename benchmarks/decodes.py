@@ -170,7 +170,7 @@ def main() -> int:
     from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
     from hvbench_assets.defs.mllm_resources import build_mllm_resource
     from hvbench_assets.defs.resources import build_core_resources
-    from hvbench_assets.demo import _apply_partitions, clip_offline_labels_job, raw_video_job  # reconstructable
+    from hvbench_assets.demo import clip_offline_labels_job, raw_video_job  # reconstructable
     from hvbench_assets_tests.decode_counter import DecodeCounts, install
 
     here = DecodeCounts()  # steps that run inside this process (an in-process executor)
@@ -183,6 +183,12 @@ def main() -> int:
     print(f"generated {src.name}: {args.seconds:g} s at {SIZE[0]}x{SIZE[1]} in {time.time() - t0:.0f} s")
     old = time.time() - 3600
     os.utime(src, (old, old))
+
+    def _apply_partitions(result, instance) -> list:
+        """What the daemon does with a sensor result's partition requests; its run requests."""
+        for req in result.dynamic_partitions_requests or []:
+            instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
+        return list(result.run_requests or [])
 
     runs = []  # (label, run_id, input file, before, after) of each job run
     with dg.DagsterInstance.get() as instance:

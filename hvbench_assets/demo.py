@@ -100,26 +100,20 @@ def make_samples(inbox: Path) -> list[Path]:
     return [two_shots, static]
 
 
-def _apply_partitions(result: dg.SensorResult, instance: dg.DagsterInstance) -> list[dg.RunRequest]:
-    """Do what the daemon does with a sensor result's partition requests; return its run requests."""
-    for req in result.dynamic_partitions_requests or []:
-        instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
-    return list(result.run_requests or [])
-
-
-def _execute(job_fn, req: dg.RunRequest, instance: dg.DagsterInstance) -> bool:
-    # the sensor's tags (source file and range) go with the run, as when the daemon launches it
-    tags = {**(req.tags or {}), "dagster/partition": req.partition_key}
-    result = dg.execute_job(dg.reconstructable(job_fn), instance=instance, tags=tags)
+def _launch(tick, job_fn, req: dg.RunRequest, instance: dg.DagsterInstance) -> bool:
+    """Run `req` now, tagged as the daemon tags a run it launches for the sensor (source file and range included)."""
+    result = dg.execute_job(dg.reconstructable(job_fn), instance=instance, tags=tick.run_tags(req),
+                            raise_on_error=False)
+    tick.launched(req, result.run_id)
     return result.success
 
 
 def run(videos: Path | None) -> int:
-    from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
     from hvbench_assets.defs.benchmark.resources import build_benchmark_resource
     from hvbench_assets.defs.evaluation.resources import build_evaluation_resource
     from hvbench_assets.defs.mllm_resources import build_mllm_resource
     from hvbench_assets.defs.resources import build_core_resources
+    from hvbench_assets.defs.sensor_ticks import SensorTicks
 
     resources = {**build_core_resources(), "mllm": build_mllm_resource()}
     # fields set from the environment are EnvVars until Dagster resolves them; resolve them the same way here
@@ -142,31 +136,31 @@ def run(videos: Path | None) -> int:
     for p in placed:
         os.utime(p, (old, old))
     ok = True
-    with dg.DagsterInstance.get() as instance:
-        cursor = None
-        requests = []
+    # sensor ticks as the daemon takes them (stored cursors and ticks): `dagster dev` later goes on from here
+    with dg.DagsterInstance.get() as instance, SensorTicks(instance) as ticks:
+        said = False
         for _ in range(2):  # the sensor wants to see a file unchanged twice
-            ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources)
-            result = inbox_sensor(ctx)
-            cursor = result.cursor
-            requests += _apply_partitions(result, instance)
-        print(f"inbox_sensor requested {len(requests)} raw_video_job run(s)")
-        for req in requests:
-            success = _execute(raw_video_job, req, instance)
-            ok &= success
-            print(f"  raw_videos/{req.partition_key}: {'ok' if success else 'FAILED (see the run in the UI)'}")
-        ctx = dg.build_sensor_context(instance=instance, resources=resources)
-        clips = clip_sensor(ctx)
-        clip_requests = _apply_partitions(clips, instance) if isinstance(clips, dg.SensorResult) else []
-        print(f"clip_sensor requested {len(clip_requests)} per-clip run(s)")
+            with ticks.tick("inbox_sensor") as tick:
+                if not tick.run_requests:
+                    continue
+                said = True
+                print(f"inbox_sensor requested {len(tick.run_requests)} raw_video_job run(s)")
+                for req in tick.run_requests:
+                    success = _launch(tick, raw_video_job, req, instance)
+                    ok &= success
+                    print(f"  raw_videos/{req.partition_key}: {'ok' if success else 'FAILED (see the run in the UI)'}")
+        if not said:
+            print("inbox_sensor requested 0 raw_video_job run(s)")
         jobs = {"clip_labels_job": clip_labels_job, "clip_offline_labels_job": clip_offline_labels_job}
-        for req in clip_requests:
-            print(f"  {req.job_name} videos/{req.partition_key} ...", flush=True)
-            success = _execute(jobs[req.job_name], req, instance)
-            ok &= success
-            print(f"  videos/{req.partition_key}: {'ok' if success else 'FAILED (see the run in the UI)'}")
+        with ticks.tick("clip_sensor") as tick:
+            print(f"clip_sensor requested {len(tick.run_requests)} per-clip run(s)")
+            for req in tick.run_requests:
+                print(f"  {req.job_name} videos/{req.partition_key} ...", flush=True)
+                success = _launch(tick, jobs[req.job_name], req, instance)
+                ok &= success
+                print(f"  videos/{req.partition_key}: {'ok' if success else 'FAILED (see the run in the UI)'}")
         if warehouse.has_table("questions"):  # the clips' questions -> the exported benchmark
-            built, bench_lines = assemble(instance, warehouse, benchmark, settings.data_dir)
+            built, bench_lines = assemble(instance, warehouse, benchmark, settings.data_dir, ticks)
             ok &= built
     print()
     print(summary(warehouse))

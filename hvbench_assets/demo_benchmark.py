@@ -43,14 +43,31 @@ def _run(job_fn, instance: dg.DagsterInstance, partition: str | None = None) -> 
     return dg.execute_job(dg.reconstructable(job_fn), instance=instance, tags=tags).success
 
 
-def assemble(instance: dg.DagsterInstance, warehouse, benchmark, data_dir: str) -> tuple[bool, list[str]]:
-    """Rebuild reviewed_questions, run benchmark_job; lines describing pool, leakage and export."""
+def _curate(instance: dg.DagsterInstance, ticks) -> bool:
+    """curation_job as review_sensor requests it (its cursor stored, so the daemon does not run it again)."""
+    if ticks is None:
+        return _run(curation_job, instance)
+    with ticks.tick("review_sensor") as tick:
+        if not tick.run_requests:  # nothing new since the last curation: rebuilt anyway, as before
+            return _run(curation_job, instance)
+        ok = True
+        for req in tick.run_requests:
+            result = dg.execute_job(dg.reconstructable(curation_job), instance=instance, tags=tick.run_tags(req),
+                                    raise_on_error=False)
+            tick.launched(req, result.run_id)
+            ok &= result.success
+        return ok
+
+
+def assemble(instance: dg.DagsterInstance, warehouse, benchmark, data_dir: str, ticks=None) -> tuple[bool, list[str]]:
+    """Rebuild reviewed_questions (through review_sensor's tick when `ticks`, a SensorTicks, is given), run
+    benchmark_job; lines describing pool, leakage and export."""
     lines = ["== benchmark =="]
     ok = True
     instance.add_dynamic_partitions("eval_benchmarks", [benchmark.name])  # what eval_partitions_sensor does
     for name, fn, partition in (("curation_job (reviewed_questions)", curation_job, None),
                                 (f"benchmark_job ({benchmark.name})", benchmark_job, benchmark.name)):
-        success = _run(fn, instance, partition)
+        success = _curate(instance, ticks) if fn is curation_job else _run(fn, instance, partition)
         ok &= success
         lines.append(f"{name}: {'ok' if success else 'FAILED (see the run in the UI)'}")
         if not success:

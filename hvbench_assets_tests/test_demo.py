@@ -3,6 +3,8 @@ lands inside the repository."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 from pathlib import Path
@@ -31,35 +33,51 @@ def _repo_files() -> dict[str, float]:
     return out
 
 
-@pytest.fixture
-def outside_paths(tmp_path, monkeypatch) -> dict[str, Path]:
+QUEUED_INSTANCE = """telemetry:
+  enabled: false
+run_coordinator:   # as in dagster_home/: runs a sensor requests wait in the queue (no queue daemon runs here)
+  module: dagster._core.run_coordinator
+  class: QueuedRunCoordinator
+"""
+
+
+@pytest.fixture(scope="module")
+def demo_home(tmp_path_factory):
+    """`hvbench demo --videos DIR` with one short moving video (one raw run and one per-clip label run; the
+    generated samples take the same path twice over), every documented path variable pointing outside the
+    repository. The variables stay set for the module's tests."""
+    from hvbench_assets.demo import run
+
+    tmp = tmp_path_factory.mktemp("demo")
     paths = {
-        "HVBENCH_DATA_DIR": tmp_path / "data",
-        "HVBENCH_INBOX_DIR": tmp_path / "drop here",
-        "HVBENCH_WAREHOUSE": tmp_path / "wh" / "bench.duckdb",
-        "DAGSTER_HOME": tmp_path / "home",
+        "HVBENCH_DATA_DIR": tmp / "data",
+        "HVBENCH_INBOX_DIR": tmp / "drop here",
+        "HVBENCH_WAREHOUSE": tmp / "wh" / "bench.duckdb",
+        "DAGSTER_HOME": tmp / "home",
     }
     paths["DAGSTER_HOME"].mkdir()
-    (paths["DAGSTER_HOME"] / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-    for name, p in paths.items():
-        monkeypatch.setenv(name, str(p))
-    return paths
+    (paths["DAGSTER_HOME"] / "dagster.yaml").write_text(QUEUED_INSTANCE)
+    own = tmp / "my videos"
+    own.mkdir()
+    moving_square_video(own / "walk.mp4", seconds=2.0)
+    with pytest.MonkeyPatch.context() as mp:
+        for name, p in paths.items():
+            mp.setenv(name, str(p))
+        before = _repo_files()
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            code = run(own)
+        written = {k: v for k, v in _repo_files().items() if before.get(k) != v}
+        yield {"paths": paths, "code": code, "printed": printed.getvalue(), "written": written}
 
 
 @pytest.mark.slow
-def test_demo_with_every_path_variable_writes_only_there(outside_paths, tmp_path, capsys):
+def test_demo_with_every_path_variable_writes_only_there(demo_home):
     from hvbench_assets.core.warehouse import Warehouse
-    from hvbench_assets.demo import run
 
-    # `hvbench demo --videos DIR` with one short moving video: one raw run and one per-clip label run
-    # (the generated samples take the same path twice over)
-    own = tmp_path / "my videos"
-    own.mkdir()
-    moving_square_video(own / "walk.mp4", seconds=2.0)
-    before = _repo_files()
-    assert run(own) == 0
-    printed = capsys.readouterr().out
-    written = {k: v for k, v in _repo_files().items() if before.get(k) != v}
+    outside_paths, printed = demo_home["paths"], demo_home["printed"]
+    assert demo_home["code"] == 0, printed
+    written = demo_home["written"]
     assert not written, f"the demo wrote inside the repository: {sorted(written)[:20]}"
     # every variable was honoured
     inbox = outside_paths["HVBENCH_INBOX_DIR"]
@@ -70,6 +88,74 @@ def test_demo_with_every_path_variable_writes_only_there(outside_paths, tmp_path
     assert wh.query("SELECT count(*) AS n FROM clips WHERE kept")[0]["n"] >= 1
     assert str(outside_paths["HVBENCH_WAREHOUSE"]) in printed
     assert not (outside_paths["HVBENCH_DATA_DIR"] / "hvbench.duckdb").exists()
+    assert "inbox_sensor requested 1 raw_video_job run(s)" in printed
+    assert "clip_sensor requested 1 per-clip run(s)" in printed
+
+
+@pytest.mark.slow
+def test_the_sensor_daemon_after_the_demo_requests_no_run(demo_home):
+    """`dagster dev` on the instance the demo built: the daemon's first evaluation of every sensor requests
+    nothing, because the demo stored each tick and cursor as the daemon does and tagged its runs the same way."""
+    import dagster as dg
+
+    from hvbench_assets_tests.sensor_daemon import sensor_daemon
+
+    assert demo_home["code"] == 0
+    with dg.DagsterInstance.get() as instance, sensor_daemon(instance) as daemon:
+        by_sensor = {}
+        for r in instance.get_runs():
+            by_sensor.setdefault(r.tags.get("dagster/sensor_name"), []).append(r.tags.get("dagster/run_key"))
+        assert len(by_sensor["inbox_sensor"]) == 1 and len(by_sensor["clip_sensor"]) == 1
+        assert len(by_sensor["review_sensor"]) == 1 and all(by_sensor["review_sensor"])
+        for name in ("inbox_sensor", "clip_sensor", "review_sensor"):
+            cursor = daemon.state(name).instigator_data.cursor
+            assert cursor and len(cursor) == 16, (name, cursor)  # a token: the state is kept out of sight
+            assert daemon.ticks(name)  # the demo's ticks show on the sensor page
+        before = daemon.run_ids()
+        daemon.iterate()
+        assert daemon.run_ids() == before
+        for name in ("inbox_sensor", "clip_sensor", "review_sensor", "annotation_sensor"):
+            newest = daemon.ticks(name)[0]
+            assert newest.timestamp == daemon.now.timestamp(), name  # evaluated by this iteration
+            assert newest.status.value == "SKIPPED", (name, newest.status, newest.error)
+
+
+@pytest.mark.slow
+def test_a_reset_cursor_reruns_nothing_and_a_changed_file_still_runs(demo_home):
+    import time
+
+    import dagster as dg
+
+    from hvbench_assets_tests.sensor_daemon import sensor_daemon
+
+    assert demo_home["code"] == 0
+    with dg.DagsterInstance.get() as instance, sensor_daemon(instance) as daemon:
+        for name in ("inbox_sensor", "clip_sensor", "review_sensor"):
+            daemon.reset_cursor(name)
+        before = daemon.run_ids()
+        daemon.iterate()
+        daemon.iterate()  # the inbox sensor looks at a file twice before it counts as settled
+        assert daemon.run_ids() == before, "a lost cursor ran finished work again"
+        assert daemon.ticks("inbox_sensor")[0].status.value == "SKIPPED"
+        # new content in the same file: its raw run, and once that has split it, the changed clip's run
+        walk = demo_home["paths"]["HVBENCH_INBOX_DIR"] / "walk.mp4"
+        moving_square_video(walk, seconds=2.5, color=(220, 60, 30))
+        old = time.time() - 3600
+        os.utime(walk, (old, old))
+        daemon.iterate()
+        daemon.iterate()
+        new = [instance.get_run_by_id(i) for i in daemon.run_ids() - before]
+        assert [(r.job_name, r.tags["dagster/partition"]) for r in new] == [("raw_video_job", "walk")]
+        assert new[0].status == dg.DagsterRunStatus.QUEUED
+        instance.launch_run(new[0].run_id, daemon.context.create_request_context())  # as the run queue does
+        deadline = time.time() + 300
+        while not instance.get_run_by_id(new[0].run_id).is_finished and time.time() < deadline:
+            time.sleep(1)
+        assert instance.get_run_by_id(new[0].run_id).status == dg.DagsterRunStatus.SUCCESS
+        before = daemon.run_ids()
+        daemon.iterate()
+        new = [instance.get_run_by_id(i) for i in daemon.run_ids() - before]
+        assert [(r.job_name, r.tags["dagster/partition"]) for r in new] == [("clip_offline_labels_job", "walk__000")]
 
 
 def test_demo_says_what_ran_without_what(tmp_path, monkeypatch):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -134,10 +134,13 @@ def fingerprint(f: FileStat) -> str:
     return f"{f.size}-{int(f.mtime * 1000)}"
 
 
-def scan(files: list[FileStat], state: dict, now: float, settle_s: float = 10.0) -> ScanResult:
-    """Decide what to pick up. `state` (the sensor cursor) maps rel_path -> {"fp", "seen", "key",
-    "picked"}; the returned state replaces it. Files that disappeared are forgotten, except their
-    keys, which stay reserved so a later file cannot take over another file's partition."""
+def scan(files: list[FileStat], state: dict, now: float, settle_s: float = 10.0,
+         done: Mapping[str, tuple[str, str]] | None = None) -> ScanResult:
+    """Decide what to pick up. `state` (the sensor's state) maps rel_path -> {"fp", "key", "picked"};
+    the returned state replaces it. Files that disappeared are forgotten, except their keys, which stay
+    reserved so a later file cannot take over another file's partition. `done` (rel_path -> (fingerprint,
+    key)) names files already processed with that content: they count as picked, whatever `state` says."""
+    done = done or {}
     result = ScanResult()
     new_state: dict = {"files": {}, "keys": dict(state.get("keys", {})), "skips": {}}
     old_files: dict = state.get("files", {})
@@ -163,7 +166,11 @@ def scan(files: list[FileStat], state: dict, now: float, settle_s: float = 10.0)
         prev = old_files.get(f.rel_path, {})
         entry = {"fp": fp, "picked": prev.get("picked"), "key": prev.get("key")}
         settled = prev.get("fp") == fp and now - f.mtime >= settle_s
-        if entry["picked"] == fp:
+        if f.rel_path in done and done[f.rel_path][0] == fp:
+            # its rows exist for this content: nothing to run, even when the state was lost
+            entry.update(picked=fp, key=entry["key"] or done[f.rel_path][1])
+            new_state["keys"][entry["key"]] = f.rel_path
+        elif entry["picked"] == fp:
             pass  # already requested with this content
         elif not settled:
             skip(f.rel_path, "waiting for the file to settle (still being copied?)")

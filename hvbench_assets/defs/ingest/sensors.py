@@ -2,24 +2,28 @@
 
 
 import datetime as dt
-import json
 import time
 from pathlib import Path
 
 import dagster as dg
 
+from hvbench_assets.core.ingest.done import probed_clips, split_files
 from hvbench_assets.core.ingest.inbox import list_inbox, scan
 from hvbench_assets.core.ingest.tables import CLIPS, INBOX_SKIPS, RAW_VIDEOS
 from hvbench_assets.core.media.paths import relative_to_root, resolve, to_stored
+from hvbench_assets.core.mllm.descriptions import VIDEO_CAPTION_TABLE
 from hvbench_assets.core.mllm.registry import ModelNotConfigured
+from hvbench_assets.defs.ingest.assets import SCENE_CLIPS_VERSION, VIDEO_PROBE_VERSION
 from hvbench_assets.defs.ingest.jobs import (
     clip_labels_job,
     clip_offline_labels_job,
     raw_video_job,
 )
+from hvbench_assets.defs.labels.descriptions import VIDEO_CAPTION_VERSION
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.sensor_state import load_state, save_state
 
 
 @dg.sensor(
@@ -29,7 +33,7 @@ from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
     description="Adds a `raw_videos` partition per settled inbox file and requests its run; re-runs changed files",
 )
 def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings, warehouse: WarehouseResource):
-    state = json.loads(context.cursor) if context.cursor else {}
+    state = load_state(context, "inbox_sensor", {})
     inbox = settings.inbox
     inbox.mkdir(parents=True, exist_ok=True)
     wh = warehouse.get()
@@ -39,18 +43,23 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings,
     state.setdefault("keys", {}).update({k: _rel(inbox, r["path"]) for k, r in registry.items()})
     for rel, entry in state.setdefault("files", {}).items():
         entry.setdefault("key", known.get(str((inbox / rel).resolve())))
-    result = scan(list_inbox(inbox, settings.inbox_roots), state, now=time.time(), settle_s=settings.inbox_settle_s)
+    result = scan(list_inbox(inbox, settings.inbox_roots), state, now=time.time(), settle_s=settings.inbox_settle_s,
+                  done=split_files(wh, inbox, SCENE_CLIPS_VERSION))
     for path, reason in result.skipped:
         context.log.info(f"passed over {path}: {reason}")
     if result.state["skips"] != state.get("skips"):  # `hvbench status` lists what is passed over now
         record_skips(wh, inbox, result.state["skips"])
+    existing = set(context.instance.get_dynamic_partitions(raw_videos_partitions.name))
+    # the registry is the record of files: an instance that never saw them (a new DAGSTER_HOME) gets them now
+    new_keys = sorted(set(registry) - existing)
     if not result.pickups:
-        return dg.SensorResult(cursor=json.dumps(result.state), skip_reason="no new or changed settled files")
+        return dg.SensorResult(
+            cursor=save_state(context, "inbox_sensor", result.state), skip_reason="no new or changed settled files",
+            dynamic_partitions_requests=[raw_videos_partitions.build_add_request(new_keys)] if new_keys else [])
     if relative_to_root(inbox) is None:
         context.log.warning(f"inbox {inbox} lies outside the data root {settings.data_dir}: raw video paths are "
                             "stored absolute, so every node must mount the inbox at that same path")
-    existing = set(context.instance.get_dynamic_partitions(raw_videos_partitions.name))
-    new_keys, runs = [], []
+    runs = []
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     for p in result.pickups:
         path = inbox / p.rel_path
@@ -60,7 +69,7 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings,
             "path": to_stored(path.resolve()), "file_size": p.size, "mtime": p.mtime, "sha256": None,
             "first_seen": old.get("first_seen") or now,
         }])
-        if p.raw_video_id not in existing:
+        if p.raw_video_id not in existing and p.raw_video_id not in new_keys:
             new_keys.append(p.raw_video_id)
         context.log.info(f"{'changed' if p.changed else 'new'} file {p.rel_path} -> raw_videos/{p.raw_video_id}")
         runs.append(dg.RunRequest(partition_key=p.raw_video_id, run_key=f"{p.raw_video_id}:{p.fingerprint}",
@@ -68,7 +77,7 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings,
     return dg.SensorResult(
         run_requests=runs,
         dynamic_partitions_requests=[raw_videos_partitions.build_add_request(new_keys)] if new_keys else [],
-        cursor=json.dumps(result.state),
+        cursor=save_state(context, "inbox_sensor", result.state),
     )
 
 
@@ -119,7 +128,7 @@ def describer_configured(mllm: MllmResource) -> str | None:
 )
 def clip_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                 mllm: MllmResource):
-    requested: dict = json.loads(context.cursor) if context.cursor else {}
+    requested: dict = load_state(context, "clip_sensor", {})  # video_id -> "<sha256>:<job>" requested
     wh = warehouse.get()
     if not wh.has_table(CLIPS.name):
         return dg.SkipReason("no clips yet")
@@ -128,23 +137,31 @@ def clip_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings, 
     inbox = settings.inbox
     missing = describer_configured(mllm)
     job = clip_offline_labels_job if missing else clip_labels_job
+    # whatever the state remembers: clips whose rows exist for this content and code version (for the full job
+    # also the caption, its MLLM part) are done
+    done = probed_clips(wh, VIDEO_PROBE_VERSION,
+                        after=None if missing else (VIDEO_CAPTION_TABLE.name, VIDEO_CAPTION_VERSION))
+    requested = {r["video_id"]: requested[r["video_id"]] for r in rows if r["video_id"] in requested}  # clips gone
     runs = []
     for r in rows:
+        vid, sha = r["video_id"], r["sha256"]
         # a clip labelled without descriptions is requested again once a describer is configured
-        done = f"{r['sha256']}:{job.name}"
-        if requested.get(r["video_id"]) not in (done, f"{r['sha256']}:{clip_labels_job.name}"):
-            requested[r["video_id"]] = done
-            runs.append(dg.RunRequest(partition_key=r["video_id"], job_name=job.name,
-                                      run_key=f"{r['video_id']}:{r['sha256'][:16]}:{job.name}",
-                                      tags=source_tags(inbox, r["path"], r["start_s"], r["end_s"])))
-    if not runs:
-        return dg.SensorResult(cursor=json.dumps(requested), skip_reason="no new clips")
-    if missing:
-        context.log.info(f"MLLM descriptions skipped for {len(runs)} clip(s): {missing}")
+        wanted = f"{sha}:{job.name}"
+        if requested.get(vid) in (wanted, f"{sha}:{clip_labels_job.name}"):
+            continue
+        requested[vid] = wanted
+        if done.get(vid) == sha:
+            continue
+        runs.append(dg.RunRequest(partition_key=vid, job_name=job.name,
+                                  run_key=f"{vid}:{sha[:16]}:{job.name}",
+                                  tags=source_tags(inbox, r["path"], r["start_s"], r["end_s"])))
     # the warehouse is the record of clips: an instance that never saw them (a new DAGSTER_HOME) gets them now
     known = set(context.instance.get_dynamic_partitions(videos_partitions.name))
-    absent = sorted({r.partition_key for r in runs} - known)
-    return dg.SensorResult(
-        run_requests=runs, cursor=json.dumps(requested),
-        dynamic_partitions_requests=[videos_partitions.build_add_request(absent)] if absent else [],
-    )
+    absent = sorted({r["video_id"] for r in rows} - known)
+    partitions = [videos_partitions.build_add_request(absent)] if absent else []
+    cursor = save_state(context, "clip_sensor", requested)
+    if not runs:
+        return dg.SensorResult(cursor=cursor, skip_reason="no new clips", dynamic_partitions_requests=partitions)
+    if missing:
+        context.log.info(f"MLLM descriptions skipped for {len(runs)} clip(s): {missing}")
+    return dg.SensorResult(run_requests=runs, cursor=cursor, dynamic_partitions_requests=partitions)

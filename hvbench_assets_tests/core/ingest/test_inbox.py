@@ -1,7 +1,7 @@
 import os
 import time
 
-from hvbench_assets.core.ingest.inbox import FileStat, list_inbox, scan
+from hvbench_assets.core.ingest.inbox import FileStat, fingerprint, list_inbox, scan
 
 
 def test_file_is_picked_up_only_after_it_settles(tmp_path):
@@ -36,6 +36,21 @@ def test_changed_content_is_picked_up_again_under_the_same_key():
     s = scan([FileStat("a.mp4", 120, 1500.0)], s, now=2000).state
     again = scan([FileStat("a.mp4", 120, 1500.0)], s, now=2000)
     assert len(again.pickups) == 1 and again.pickups[0].changed and again.pickups[0].raw_video_id == "a"
+
+
+def test_files_done_with_this_content_count_as_picked_whatever_the_state():
+    f = FileStat("Talk.mp4", 100, 1000.0)
+    done = {"Talk.mp4": (fingerprint(f), "talk-1a2b3c")}  # split before, under the key the registry gave it
+    lost = scan([f, FileStat("b.mp4", 50, 1000.0)], {}, now=2000, done=done)
+    assert lost.pickups == [] and lost.state["files"]["Talk.mp4"] == {"fp": fingerprint(f), "picked": fingerprint(f),
+                                                                      "key": "talk-1a2b3c"}
+    assert lost.state["keys"]["talk-1a2b3c"] == "Talk.mp4"
+    assert [p.rel_path for p in scan([f, FileStat("b.mp4", 50, 1000.0)], lost.state, now=2000, done=done).pickups] == ["b.mp4"]
+    # other content under the same name is not done: it settles and is picked up as a change, on its key
+    changed = FileStat("Talk.mp4", 120, 1500.0)
+    state = scan([changed], lost.state, now=2000, done=done).state
+    again = scan([changed], state, now=2000, done=done).pickups
+    assert [(p.raw_video_id, p.changed) for p in again] == [("talk-1a2b3c", True)]
 
 
 def test_non_videos_and_partial_downloads_are_skipped_once_with_a_reason(tmp_path):
