@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
+from hvbench_assets.core.tasks.faces import gate_tracks, with_skipped
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.registry import TaskFamily
 from hvbench_assets.core.tasks.rules import Verdict, assemble, balanced_position
@@ -125,7 +126,8 @@ def run_family(
 ) -> Outcome:
     """Select, then build. `annotation(target track ids)` returns the latest human annotation for the
     family's kind (HC, AST, TSA); model calls happen in the build through `ask`."""
-    verdict = family.select(labels, family.params)
+    labels, skipped = gate_tracks(labels, family.face_gate)
+    verdict = with_skipped(family.select(labels, family.params), skipped)
     if not verdict.selected:
         return Outcome(family, labels, verdict, None, None)
     qid = question_id(family.task, labels.clip.sha256, verdict.target, family.fingerprint())

@@ -133,3 +133,14 @@ def test_ar_garbage_reply_is_a_failed_candidate(server, ask_factory, video, tmp_
     labels = clip_labels(duration_s=10, tracks=[full(0, 10)], path=video)
     out = run_family(FAMILY_BY_ABBREV["AR"], labels, ask=ask_factory(), red_box_video=red_box(labels, tmp_path / "q"))
     assert out.status == "failed" and "no JSON object" in out.candidate_row()["reason"]
+
+
+def test_t2h_boxes_every_person_on_screen_not_only_the_co_present(server, ask_factory, video, tmp_path):
+    # four people share the whole clip, a fifth walks in for 3 s: the target is drawn from the four, but the
+    # fifth is on screen too, so it gets a lettered box and is an option (the paper marks all individuals)
+    tracks = [full(i, 10, x=10 + 60 * i) for i in range(4)] + [track(4, 100, 174, x=260)]
+    labels = clip_labels(duration_s=10, tracks=tracks, path=video)
+    out = run_family(FAMILY_BY_ABBREV["T2H"], labels, ask=ask_factory(), red_box_video=red_box(labels, tmp_path / "q"))
+    q, marking = out.question_row(Balance())
+    assert q["target_track_ids"][0] in range(4) and out.verdict.measured["people_boxed"] == 5
+    assert len(q["options"]) == 5 and sorted(marking["letters"]) == ["0", "1", "2", "3", "4"]
