@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hvbench_assets.core.mllm.client import ChatResult
+from hvbench_assets.core.synthesis.forms import answer_form
 from hvbench_assets.core.synthesis.steps import StepLog
 from hvbench_assets.core.tasks.replies import BadReply, json_object, normalise, person_sentence
 
@@ -95,26 +96,14 @@ def parse_answer(task: str, text: str | None, letters: tuple[str, ...] = ()) -> 
     """An answering model's reply as an option: one sentence; H2T 'The person is ...'; EIC 'B-happy'."""
     if not text or not text.strip():
         raise BadReply("empty answer")
-    if task == "H2T":
-        return person_sentence(text)
     if task == "EIC":
         m = _LETTER_EMOTION.search(text)
         if not m or m.group(1) not in letters:
             raise BadReply(f"answer is not letter-emotion with a letter of {'/'.join(letters)}: {text[:80]!r}")
-        return f"{m.group(1)}-{m.group(2).lower()}"
-    return " ".join(text.strip().strip('"').split())
-
-
-def answer_form(task: str, letters: tuple[str, ...] = ()) -> Callable[[str], str | None] | None:
-    """The form every option of the task must have (H2T, EIC), as a check for distractors."""
-    if task not in ("H2T", "EIC"):
-        return None
-
-    def form(text: str) -> str | None:
-        try:
-            parsed = parse_answer(task, text, letters)
-        except BadReply:
-            return "is not in the answer form" + (" 'The person is ...'" if task == "H2T" else " letter-emotion")
-        return None if normalise(parsed) == normalise(text) else "is not in the answer form"
-
-    return form
+        answer = f"{m.group(1)}-{m.group(2).lower()}"
+    else:
+        answer = person_sentence(text) if task == "H2T" else " ".join(text.strip().strip('"').split())
+    form = answer_form(task, letters)
+    if form and (why := form.fits(answer)):
+        raise BadReply(f"answer {why}: {answer[:120]!r}")
+    return answer
