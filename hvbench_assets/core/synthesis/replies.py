@@ -11,7 +11,7 @@ from typing import Any
 from hvbench_assets.core.mllm.client import ChatResult
 from hvbench_assets.core.synthesis.forms import answer_form
 from hvbench_assets.core.synthesis.steps import StepLog
-from hvbench_assets.core.tasks.replies import BadReply, json_object, normalise, person_sentence
+from hvbench_assets.core.tasks.replies import BadReply, json_object, person_sentence
 
 __all__ = ["BadReply", "Stop", "answer_form", "distractor_list", "flagged", "parse_answer", "parsed_call",
            "question_answer", "retry_note"]
@@ -31,8 +31,9 @@ def retry_note(reason: str) -> str:
 
 def parsed_call(log: StepLog, step: str, call: Callable[[str], ChatResult], parse: Callable[[str | None], Any],
                 what: str) -> tuple[ChatResult, Any, int]:
-    """A writer call whose reply must parse; an unreadable reply is asked again once (with a note, so the
-    retry is a new request), then the chain fails keeping the raw text of both attempts."""
+    """A writer call whose reply must parse and pass `parse`'s checks (BadReply names the problem); an unusable
+    reply is asked again once with a note saying why (so the retry is a new request), then the chain fails
+    keeping the raw text of both attempts. Task builds outside the chain (SCM, AST) use it too."""
     feedback, raws = "", []
     for attempt in (1, 2):
         r = call(feedback)
@@ -47,7 +48,7 @@ def parsed_call(log: StepLog, step: str, call: Callable[[str], ChatResult], pars
             feedback = retry_note(str(exc))
             continue
         return r, value, attempt
-    raise Stop("failed", step, f"{what} unreadable twice: {log.steps[-1]['payload']['error']}; raw replies kept: "
+    raise Stop("failed", step, f"{what} unusable twice: {log.steps[-1]['payload']['error']}; raw replies kept: "
                                + " || ".join(repr((t or "")[:300]) for t in raws))
 
 

@@ -123,6 +123,7 @@ def run_family(
     annotation: Callable[[tuple[int, ...]], Mapping[str, Any] | None] | None = None,
     marked_video: Callable[[Mapping[str, Any]], Path] | None = None,
     synthesis: Any = None,
+    bta_actions: tuple[str, ...] = (),
 ) -> Outcome:
     """Select, then build. `annotation(target track ids)` returns the latest human annotation for the
     family's kind (HC, AST, TSA); model calls happen in the build through `ask`."""
@@ -132,7 +133,7 @@ def run_family(
         return Outcome(family, labels, verdict, None, None)
     qid = question_id(family.task, labels.clip.sha256, verdict.target, family.fingerprint())
     ctx = BuildContext(labels=labels, verdict=verdict, rng=rng_for(qid), params=family.params, ask=ask,
-                       red_box_video=red_box_video, marked_video=marked_video, synthesis=synthesis,
+                       red_box_video=red_box_video, marked_video=marked_video, synthesis=synthesis, bta_actions=bta_actions,
                        annotation=annotation(verdict.target_track_ids) if annotation and family.annotation else None)
     return Outcome(family, labels, verdict, qid, family.build(ctx))
 
