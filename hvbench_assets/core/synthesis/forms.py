@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hvbench_assets.core.synthesis.words import EMOTIONS, content_words, emotion_words
+from hvbench_assets.core.synthesis.words import EMOTIONS, content_words, emotion_words, words
 from hvbench_assets.core.tasks.replies import BadReply, normalise, person_sentence
 
 _LETTER_EMOTION = re.compile(r"^([A-Z])-([a-z]+)$")
@@ -55,7 +55,9 @@ def _action_sequence(text: str) -> str | None:
 def _statement(text: str) -> str | None:
     if text.rstrip().endswith("?"):
         return "is a question, not a statement"
-    return None if len(content_words(text)) >= 3 else "is not a statement about events (fewer than 3 content words)"
+    if len(words(text)) < 3 or not content_words(text):
+        return "is not a statement about events (fewer than 3 words or no content word)"
+    return None
 
 
 def _causal_kind(text: str) -> str:
