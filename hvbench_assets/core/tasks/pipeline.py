@@ -133,7 +133,8 @@ def run_family(
         return Outcome(family, labels, verdict, None, None)
     qid = question_id(family.task, labels.clip.sha256, verdict.target, family.fingerprint())
     ctx = BuildContext(labels=labels, verdict=verdict, rng=rng_for(qid), params=family.params, ask=ask,
-                       red_box_video=red_box_video, marked_video=marked_video, synthesis=synthesis, bta_actions=bta_actions,
+                       red_box_video=red_box_video, marked_video=marked_video, synthesis=synthesis,
+                       bta_actions=bta_actions,
                        annotation=annotation(verdict.target_track_ids) if annotation and family.annotation else None)
     return Outcome(family, labels, verdict, qid, family.build(ctx))
 

@@ -36,8 +36,8 @@ def clip_labels(duration_s: float = 10.0, fps: float = 25.0, tracks: list[Track]
     rows = {
         "human_tracks": [{"video_id": "clip", "track_id": t.track_id, "status": "ok", "clip_frames": frames,
                           "n_frames": t.n_frames, "params": {"detect_fps": detect_fps} if detect_fps else None}
-                         for t in tracks] or [{"video_id": "clip", "track_id": None,
-                                                                         "status": "no_faces", "clip_frames": frames}],
+                         for t in tracks]
+                        or [{"video_id": "clip", "track_id": None, "status": "no_faces", "clip_frames": frames}],
         "person_count": [{"video_id": "clip", "status": "ok" if n else "no_faces", "person_count": n, "persons": groups}],
         "audio_tags": [{"video_id": "clip", "status": "ok", "is_speech": speech, "is_music": music,
                         "sound_type": "speech" if speech else "silence"}],
