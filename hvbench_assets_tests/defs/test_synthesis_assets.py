@@ -18,7 +18,7 @@ from hvbench_assets.core.vision.tables import HUMAN_TRACKS
 from hvbench_assets.defs.labels.descriptions import appearance, facial_description
 from hvbench_assets.defs.resources import WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
-from hvbench_assets_tests.core.synthesis.scripted import TRUTH, Script
+from hvbench_assets_tests.core.synthesis.scripted import KIND_QUESTIONS, KIND_TRUTHS, TRUTH, Script
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
 from hvbench_assets_tests.real_labels import labelled, materialize
 
@@ -43,12 +43,7 @@ def models_file(path, url, weights=WEIGHTS, active=("a1", "a2", "a3")):
 def run(tmp_path_factory):
     root = labelled(tmp_path_factory, "two_people_talking.mp4", "tpt")
     script = Script()
-    script.questions = {
-        "ER": {"question": "Which emotion does the woman in the green shirt show?", "answer": "She looks happy and amused."},
-        "ETA": {"question": "How do the feelings of the woman in the green shirt develop?",
-                "answer": "She is calm at first, then happy."},
-        "BCA": {"question": "Why does the woman in the green shirt pick up the phone?", "answer": "Because it rings."},
-    }
+    script.questions = dict(KIND_QUESTIONS)  # ER, ETA, BCA answered in their kinds; BTA by the default script
     with FakeOpenAIServer(responder=script) as server:
         path = models_file(root / "models.toml", server.base_url)
         result, wh = materialize(root, "tpt", ASSETS, path, describer="w")
@@ -81,7 +76,8 @@ def test_stored_chain_recomputes_to_the_stored_question(run, abbrev):
     by_hand = [sum(s["weight"] * s["payload"]["scores"][str(i)] for s in scores) for i in range(1, n + 1)]
     assert by_hand == total["totals"]
     winner = max(range(n), key=lambda i: (by_hand[i], -i))
-    assert total["candidates"][winner]["text"] == q["answer_text"] == TRUTH  # the weak model's, through the weights
+    # the weak model's, through the weights
+    assert total["candidates"][winner]["text"] == q["answer_text"] == KIND_TRUTHS.get(abbrev, TRUTH)
     assert max(range(n), key=lambda i: (sum(s["payload"]["scores"][str(i + 1)] for s in scores), -i)) != winner
     # the final options: the winner plus the last perturbation, and the check recomputes
     pert = [s for s in steps if s["step"] == "perturbation" and s["status"] == "ok"][-1]["payload"]
@@ -170,6 +166,7 @@ def grid(tmp_path_factory):
     root = labelled(tmp_path_factory, "five_people_grid.mp4", "grid")
     script = Script()
     script.perturb = [H2T_DISTRACTORS]
+    script.questions = {"ER": KIND_QUESTIONS["ER"]}  # ER in its kind; H2T by the answers below
     script.answers = {"org/strong": "The person is the man in the white shirt and tie on the right.",
                       "org/mid": "The person is the girl on the left, holding paper.",
                       "org/weak": "The person is the man in a white shirt in front of a map."}

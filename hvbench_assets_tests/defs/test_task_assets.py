@@ -218,3 +218,36 @@ def test_annotation_flows_back_through_the_sensor(tpt, capsys):
     assert cli(["questions", "--warehouse", wh_path, "--task", "TSA"]) == 0
     out = capsys.readouterr().out
     assert "At 12 s" in out and "<- answer" in out and "annotations: a" in out
+
+
+def test_ast_asset_reads_the_clips_bta_action_list(tpt, tmp_path):
+    """The AST asset takes its distractors from the BTA synthesis of the same clip when one is stored."""
+    from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS, step_rows
+    from hvbench_assets.core.tasks import annotations
+
+    wh = WarehouseResource(path=str(tpt / "wh.duckdb")).get()
+    caption = {"step": "caption", "attempt": 1, "status": "ok", "model": "w", "weight": None, "call_id": None,
+               "cached": None, "payload": {"parsed": {"action_change": True,
+                                                      "action_sequence": "talks, nods, braids her hair, smiles"}}}
+    wh.replace(SYNTHESIS_STEPS, {"video_id": "tpt", "task": "Behavior_Temporal_Analysis"},
+               step_rows([caption], "tpt", "Behavior_Temporal_Analysis", "BTA", "qbta", "test"))
+    track = rows(tpt, TASK_CANDIDATES, video_id="tpt", abbrev="TSA")[0]["target_track_ids"][0]  # AST: blocked, no model
+    annotations.record(wh, "tpt", "action", annotations.action_value("begins to raise her hand", 2), track_id=track)
+    prompts = []
+
+    def reply(req):
+        if "short action" not in req.prompt:  # L4 appearance
+            return "A young woman with dark hair in a green shirt, sitting indoors."
+        prompts.append(req.prompt)
+        return json.dumps({"actions": ["begins to nod", "begins to braid her hair", "begins to smile"]})
+
+    with FakeOpenAIServer(responder=reply) as server:
+        models = tmp_path / "models.toml"
+        models.write_text(f'[models.vl]\nmodel_id = "org/vl"\nbase_url = "{server.base_url}"\nmax_frames = 4\nmax_side = 160\n')
+        materialize(tpt, "tpt", [appearance, TASKS["action_at_specified_time"]], str(models), describer="vl")
+    q = rows(tpt, QUESTIONS, video_id="tpt", abbrev="AST")[0]
+    assert q["rule_params"]["build"]["distractor_source"] == "bta_action_list"
+    assert q["rule_params"]["build"]["bta_actions"] == ["talks", "nods", "braids her hair", "smiles"]
+    assert "talks; nods; braids her hair; smiles" in prompts[-1]
+    assert sorted(o["text"] for o in q["options"]) == ["begins to braid her hair", "begins to nod",
+                                                        "begins to raise her hand", "begins to smile"]

@@ -81,9 +81,17 @@ def caption_and_question(task: SynthesisTask, models: SynthesisModels, subject: 
         q = P.EIC_FIXED_QUESTION.format(letters=", ".join(subject.letters), first=subject.letters[0])
         log.add("question", {"source": "fixed", "question": q, "answer": None})
         return q, None
+    form = answer_form(task.abbrev, subject.letters)
+
+    def parse(text):  # the draft answer is an option too: of the task's form, or asked again once
+        q, a = question_answer(text)
+        if form and (why := form.fits(a)):
+            raise BadReply(f"the answer {why} ({form.name} wanted): {a!r}")
+        return q, a
+
     r, (question, answer), attempt = parsed_call(
         log, "question", lambda fb: models.write(task.question, caption=caption, appearance=subject.appearance,
-                                                 feedback=fb), question_answer, "question")
+                                                 feedback=fb), parse, "question")
     leak = leak_check(question, answer, task.leak_kind, task.leak_share, person=subject.appearance)
     payload = {"question": question, "answer": answer, "key_words": leak.key_words, "leaked": leak.found,
                "allowed_share": leak.allowed_share}
@@ -158,6 +166,7 @@ def _run(task: SynthesisTask, models: SynthesisModels, subject: Subject, log: St
         raise Stop("rejected", "question_leak", f"the question names the winning answer's key words {leak.found}")
     # 5-6. perturb the runners-up, check the four options; one retry with the problems named
     seeds = [candidates[i].text for i in ranking.order[1:4]]
+    form = answer_form(task.abbrev, subject.letters)
     feedback, problems = "", []
     for attempt in (1, 2):
         r = models.write(task.perturb, question=question, truth=win.text,
@@ -173,14 +182,14 @@ def _run(task: SynthesisTask, models: SynthesisModels, subject: Subject, log: St
             feedback = retry_note(str(exc))
             continue
         log.add("perturbation", {"seeds": seeds, "distractors": distractors, "raw": r.text}, call=r, attempt=attempt)
-        check = check_options(win.text, distractors, task.length_band, form=answer_form(task.abbrev, subject.letters))
+        check = check_options(win.text, distractors, task.length_band, form=form)
         log.add("check", {"options": [win.text, *distractors], **check.as_dict()}, "ok" if check.ok else "failed",
                 attempt=attempt)
         if check.ok:
             return _draft(task, subject, log, question, win, distractors, seeds, ranking, check, candidates)
         problems = check.problems
         feedback = ("\nYour previous distractors were rejected: " + "; ".join(problems)
-                    + ". Fix these problems.")
+                    + (f". Every option must be {form.name}" if form else "") + ". Fix these problems.")
     raise Stop("failed", "option_check", "options failed the checks twice: " + "; ".join(problems))
 
 

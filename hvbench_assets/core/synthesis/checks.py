@@ -3,9 +3,10 @@ distinct, of comparable length and never contained in one another."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
+from hvbench_assets.core.synthesis.forms import Form, form_problems
 from hvbench_assets.core.synthesis.words import content_words, emotion_words, stem, words
 from hvbench_assets.core.tasks.replies import normalise
 
@@ -52,15 +53,11 @@ class OptionCheck:
 
 
 def check_options(truth: str, distractors: Sequence[str], band: tuple[float, float] = (0.5, 2.0),
-                  n_options: int = 4, form: Callable[[str], str | None] | None = None) -> OptionCheck:
+                  n_options: int = 4, form: Form | None = None) -> OptionCheck:
     """Exactly `n_options` options; all distinct (after lower-casing and dropping punctuation); each
-    distractor's length within `band` times the truth's (characters); none a substring of another; each
-    distractor in the task's answer form when `form` (text -> problem or None) is given, so the form does
-    not single out the truth."""
-    problems: list[str] = []
-    for i, d in enumerate(distractors):
-        if form and (why := form(d)):
-            problems.append(f"distractor {i + 1} {why}: {d!r}")
+    distractor's length within `band` times the truth's (characters); none a substring of another; the
+    truth and every distractor of the task's `form` (forms.py), so no option stands out by its kind."""
+    problems: list[str] = form_problems(form, truth, list(distractors))
     options = [truth, *distractors]
     if len(options) != n_options:
         problems.append(f"{len(options)} options, {n_options} wanted")

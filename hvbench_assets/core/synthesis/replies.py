@@ -9,8 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from hvbench_assets.core.mllm.client import ChatResult
+from hvbench_assets.core.synthesis.forms import answer_form
 from hvbench_assets.core.synthesis.steps import StepLog
-from hvbench_assets.core.tasks.replies import BadReply, json_object, normalise, person_sentence
+from hvbench_assets.core.tasks.replies import BadReply, json_object, person_sentence
 
 __all__ = ["BadReply", "Stop", "answer_form", "distractor_list", "flagged", "parse_answer", "parsed_call",
            "question_answer", "retry_note"]
@@ -30,8 +31,9 @@ def retry_note(reason: str) -> str:
 
 def parsed_call(log: StepLog, step: str, call: Callable[[str], ChatResult], parse: Callable[[str | None], Any],
                 what: str) -> tuple[ChatResult, Any, int]:
-    """A writer call whose reply must parse; an unreadable reply is asked again once (with a note, so the
-    retry is a new request), then the chain fails keeping the raw text of both attempts."""
+    """A writer call whose reply must parse and pass `parse`'s checks (BadReply names the problem); an unusable
+    reply is asked again once with a note saying why (so the retry is a new request), then the chain fails
+    keeping the raw text of both attempts. Task builds outside the chain (SCM, AST) use it too."""
     feedback, raws = "", []
     for attempt in (1, 2):
         r = call(feedback)
@@ -46,7 +48,7 @@ def parsed_call(log: StepLog, step: str, call: Callable[[str], ChatResult], pars
             feedback = retry_note(str(exc))
             continue
         return r, value, attempt
-    raise Stop("failed", step, f"{what} unreadable twice: {log.steps[-1]['payload']['error']}; raw replies kept: "
+    raise Stop("failed", step, f"{what} unusable twice: {log.steps[-1]['payload']['error']}; raw replies kept: "
                                + " || ".join(repr((t or "")[:300]) for t in raws))
 
 
@@ -95,26 +97,14 @@ def parse_answer(task: str, text: str | None, letters: tuple[str, ...] = ()) -> 
     """An answering model's reply as an option: one sentence; H2T 'The person is ...'; EIC 'B-happy'."""
     if not text or not text.strip():
         raise BadReply("empty answer")
-    if task == "H2T":
-        return person_sentence(text)
     if task == "EIC":
         m = _LETTER_EMOTION.search(text)
         if not m or m.group(1) not in letters:
             raise BadReply(f"answer is not letter-emotion with a letter of {'/'.join(letters)}: {text[:80]!r}")
-        return f"{m.group(1)}-{m.group(2).lower()}"
-    return " ".join(text.strip().strip('"').split())
-
-
-def answer_form(task: str, letters: tuple[str, ...] = ()) -> Callable[[str], str | None] | None:
-    """The form every option of the task must have (H2T, EIC), as a check for distractors."""
-    if task not in ("H2T", "EIC"):
-        return None
-
-    def form(text: str) -> str | None:
-        try:
-            parsed = parse_answer(task, text, letters)
-        except BadReply:
-            return "is not in the answer form" + (" 'The person is ...'" if task == "H2T" else " letter-emotion")
-        return None if normalise(parsed) == normalise(text) else "is not in the answer form"
-
-    return form
+        answer = f"{m.group(1)}-{m.group(2).lower()}"
+    else:
+        answer = person_sentence(text) if task == "H2T" else " ".join(text.strip().strip('"').split())
+    form = answer_form(task, letters)
+    if form and (why := form.fits(answer)):
+        raise BadReply(f"answer {why}: {answer[:120]!r}")
+    return answer

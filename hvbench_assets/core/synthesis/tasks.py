@@ -12,7 +12,7 @@ from hvbench_assets.core.synthesis import prompts as P
 from hvbench_assets.core.synthesis.words import lists_fingerprint
 
 
-CHAIN_VERSION = "3"  # bump when chain.py's steps or checks change what a question comes out as
+CHAIN_VERSION = "4"  # 4: every option (truth, draft answers, distractors) of the task's form (forms.py)  # bump when chain.py's steps or checks change what a question comes out as
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,15 @@ action-time annotation of the red-boxed target; clips and targets as BTA (> 7 s,
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
+from hvbench_assets.core.synthesis.forms import actions
+from hvbench_assets.core.synthesis.replies import Stop, parsed_call
+from hvbench_assets.core.synthesis.steps import StepLog
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.labels import ClipLabels
-from hvbench_assets.core.tasks.prompts import ACTION_DISTRACTORS
+from hvbench_assets.core.tasks.prompts import ACTION_DISTRACTORS, ACTION_FROM_LIST
 from hvbench_assets.core.tasks.replies import BadReply, json_object, normalise, string_list
 from hvbench_assets.core.tasks.rules import Option, Verdict, check_range, most_present, persons, reject
 
@@ -108,6 +112,35 @@ def build_tsa(ctx: BuildContext) -> Draft | Pending:
     )
 
 
+def bta_action_list(steps: list[dict]) -> tuple[str, ...]:
+    """The action list of a clip's BTA synthesis (its ok caption's action sequence, split into actions); ()
+    when BTA has not run, was rejected before its caption, or found no change of action."""
+    for s in reversed(steps):
+        payload = s.get("payload") or {}
+        if isinstance(payload, str):
+            payload = json.loads(payload)
+        parsed = payload.get("parsed") if s.get("step") == "caption" and s.get("status") == "ok" else None
+        if isinstance(parsed, dict) and parsed.get("action_sequence"):
+            return tuple(a.rstrip(".") for a in actions(parsed["action_sequence"]))
+    return ()
+
+
+def action_problems(truth: str, actions: list[str]) -> tuple[list[str], list[str]]:
+    """(kept, problems): distractor actions in the options' form (`action_form`, the rule annotations follow too)
+    that differ from the truth and from each other, so no option stands out by its wording."""
+    kept, problems, seen = [], [], {normalise(truth)}
+    for a in actions:
+        text, problem = action_form(a)
+        if problem is not None:
+            problems.append(f"{a!r}: {problem}")
+        elif normalise(text) in seen:
+            problems.append(f"repeats the truth or another action: {text!r}")
+        else:
+            kept.append(text)
+            seen.add(normalise(text))
+    return kept, problems
+
+
 def build_ast(ctx: BuildContext) -> Draft | Pending:
     ann = _annotation(ctx)
     if isinstance(ann, Pending):
@@ -118,27 +151,30 @@ def build_ast(ctx: BuildContext) -> Draft | Pending:
                        annotation_ids=ids, rule="short_action")
     action, start = value["action"].strip().rstrip("."), int(value["start_s"])
     tids = ctx.verdict.target_track_ids
-    context = " ".join((ctx.labels.by_track("appearance").get(t) or {}).get("text") or "" for t in tids).strip()
-    answer = ctx.ask(ACTION_DISTRACTORS, action=action, context=context or "nothing more")
-    calls = [answer.call_id]
-    if not answer.ok:
-        return Pending("failed", f"distractor call failed: {answer.error}", call_ids=calls, annotation_ids=ids)
+    listed = tuple(ctx.bta_actions or ())
+    if listed:  # the paper's method: pick and edit actions of the clip's BTA list
+        source = "bta_action_list"
+        ask = (lambda fb: ctx.ask(ACTION_FROM_LIST, action=action, actions="; ".join(listed), feedback=fb))
+    else:
+        source = "prompt"
+        context = " ".join((ctx.labels.by_track("appearance").get(t) or {}).get("text") or "" for t in tids).strip()
+        ask = (lambda fb: ctx.ask(ACTION_DISTRACTORS, action=action, context=context or "nothing more", feedback=fb))
+
+    def parse(text):
+        kept, problems = action_problems(action, string_list(json_object(text), "actions", 3))
+        if len(kept) < 3:
+            raise BadReply("distractor actions failed the checks: " + "; ".join(problems))
+        return kept
+
+    log = StepLog()
     try:
-        actions = string_list(json_object(answer.text), "actions", 3)
-    except BadReply as exc:
-        return Pending("failed", f"distractor reply unusable: {exc}", call_ids=calls, annotation_ids=ids)
-    seen, kept = {normalise(action)}, []
-    for a in actions:
-        text, problem = action_form(a)
-        if problem is None and normalise(text) not in seen:  # same form as the truth, no repeats
-            kept.append(text)
-            seen.add(normalise(text))
-    if len(kept) < 3:
-        return Pending("failed", f"distractor actions repeat the truth or each other, or are not short "
-                       f"'{ACTION_PREFIX} ...' actions: {actions}", call_ids=calls, annotation_ids=ids)
+        r, kept, attempt = parsed_call(log, "perturbation", ask, parse, "distractor reply")
+    except Stop as stop:
+        return Pending(stop.status, stop.reason, call_ids=log.call_ids, annotation_ids=ids, rule="distractors")
+    log.add("perturbation", {"raw": r.text, "distractors": kept}, call=r, attempt=attempt)
     return Draft(
         question=f"What does the person in the red box begin to do at second {start}?",
         truth=Option(action, "truth"), distractors=[Option(a, "model") for a in kept[:3]],
-        marking={"kind": "red_box", "track_ids": list(tids)}, call_ids=calls, annotation_ids=ids,
-        details={"start_s": start},
+        marking={"kind": "red_box", "track_ids": list(tids)}, call_ids=log.call_ids, annotation_ids=ids,
+        details={"start_s": start, "distractor_source": source, "bta_actions": list(listed), "attempt": attempt},
     )

@@ -65,3 +65,4 @@ class BuildContext:
     # the question video of any marking ({"kind": "letters", "letters": {...}}), rendered once and shared
     marked_video: Callable[[Mapping[str, Any]], Path] | None = None
     synthesis: Any = None  # core.synthesis.calls.SynthesisModels: writer + answering models (descriptive tasks)
+    bta_actions: tuple[str, ...] = ()  # AST: the action list of the clip's BTA synthesis, when it exists

@@ -156,10 +156,13 @@ def select_t2h(labels: ClipLabels, p: T2hParams) -> Verdict:
     if isinstance(sharing, Verdict):
         return sharing
     ids = {t.track_id for t in sharing}
-    people = [q for q in persons(labels) if set(q.track_ids) & ids]
-    target = _pick(people, labels.clip.sha256)
+    everyone = persons(labels)
+    target = _pick([q for q in everyone if set(q.track_ids) & ids], labels.clip.sha256)
+    m["people_boxed"] = len(everyone)
+    # every person on screen gets a lettered box and is an option (the paper marks all individuals), not only
+    # the co-present ones the target is drawn from
     return Verdict(True, "t2h", f"{len(sharing)} tracks share the longest presence", m, target=list(target.track_ids),
-                   target_track_ids=target.track_ids, persons=tuple(people))
+                   target_track_ids=target.track_ids, persons=tuple(everyone))
 
 
 def _pick(people: list[Person], clip_sha: str) -> Person:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
+from hvbench_assets.core.tasks.faces import gate_tracks, with_skipped
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.registry import TaskFamily
 from hvbench_assets.core.tasks.rules import Verdict, assemble, seeded_position
@@ -105,15 +106,18 @@ def run_family(
     annotation: Callable[[tuple[int, ...]], Mapping[str, Any] | None] | None = None,
     marked_video: Callable[[Mapping[str, Any]], Path] | None = None,
     synthesis: Any = None,
+    bta_actions: tuple[str, ...] = (),
 ) -> Outcome:
     """Select, then build. `annotation(target track ids)` returns the latest human annotation for the
     family's kind (HC, AST, TSA); model calls happen in the build through `ask`."""
-    verdict = family.select(labels, family.params)
+    labels, skipped = gate_tracks(labels, family.face_gate)
+    verdict = with_skipped(family.select(labels, family.params), skipped)
     if not verdict.selected:
         return Outcome(family, labels, verdict, None, None)
     qid = question_id(family.task, labels.clip.sha256, verdict.target, family.fingerprint())
     ctx = BuildContext(labels=labels, verdict=verdict, rng=rng_for(qid), params=family.params, ask=ask,
                        red_box_video=red_box_video, marked_video=marked_video, synthesis=synthesis,
+                       bta_actions=bta_actions,
                        annotation=annotation(verdict.target_track_ids) if annotation and family.annotation else None)
     return Outcome(family, labels, verdict, qid, family.build(ctx))
 

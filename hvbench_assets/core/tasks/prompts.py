@@ -44,7 +44,7 @@ SPEECH_DISTRACTORS = Prompt(
     user=("Here is a sentence someone says in a video:\n\"{text}\"\nWrite three different sentences with a "
           "similar topic and meaning and about the same length ({n_chars} characters, within 30 %), each "
           "clearly different in wording from the original and from each other, so that a listener could tell "
-          "which one was really said. Reply with JSON only: {{\"sentences\": [\"...\", \"...\", \"...\"]}}"),
+          "which one was really said. Reply with JSON only: {{\"sentences\": [\"...\", \"...\", \"...\"]}}{feedback}"),
     n_frames=0,
     params={"temperature": 0.7, "max_tokens": 400},
 )
@@ -54,8 +54,23 @@ ACTION_DISTRACTORS = Prompt(
     system=_SYSTEM,
     user=("A person in a video performs this short action: \"{action}\". What is known about the person and "
           "the clip: {context}. Write three short actions that this person could plausibly do in such a "
-          "clip but that are clearly different from the given action. Begin each with \"begins to\". "
-          "Reply with JSON only: {{\"actions\": [\"...\", \"...\", \"...\"]}}"),
+          "clip but that are clearly different from the given action. Word each like the given action (if it "
+          "begins with \"begins to\", so does each of yours). "
+          "Reply with JSON only: {{\"actions\": [\"...\", \"...\", \"...\"]}}{feedback}"),
+    n_frames=0,
+    params={"temperature": 0.7, "max_tokens": 200},
+)
+
+# AST the paper's way: the distractors come from the actions BTA's synthesis found in the same clip
+ACTION_FROM_LIST = Prompt(
+    name="task_action_distractors_from_list",
+    system=_SYSTEM,
+    user=("A person in a video performs this short action: \"{action}\". Over the whole clip this person does "
+          "these actions, in order: {actions}. Choose three actions from this list that are clearly different from "
+          "the given action, and edit each slightly so it stays clearly different. If the list holds fewer than "
+          "three such actions, make up the missing ones so that they fit the clip. Word each like the given "
+          "action (if it begins with \"begins to\", so does each of yours). "
+          "Reply with JSON only: {{\"actions\": [\"...\", \"...\", \"...\"]}}{feedback}"),
     n_frames=0,
     params={"temperature": 0.7, "max_tokens": 200},
 )

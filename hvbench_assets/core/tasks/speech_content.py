@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hvbench_assets.core.synthesis.replies import Stop, parsed_call
+from hvbench_assets.core.synthesis.steps import StepLog
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.prompts import SPEECH_DISTRACTORS
@@ -75,20 +77,27 @@ def check_sentences(truth: str, candidates: list[str], band: float) -> tuple[lis
 
 def build_scm(ctx: BuildContext) -> Draft | Pending:
     truth = " ".join((ctx.labels.one("transcript") or {})["text"].split())
-    answer = ctx.ask(SPEECH_DISTRACTORS, text=truth, n_chars=len(truth))
-    if not answer.ok:
-        return Pending("failed", f"distractor call failed: {answer.error}", call_ids=[answer.call_id])
+    band = ctx.params.length_band
+
+    def parse(text):  # three sentences of the truth's kind (length within the band), or asked again once
+        kept, problems = check_sentences(truth, string_list(json_object(text), "sentences", 3), band)
+        if len(kept) < 3:
+            raise BadReply("distractors failed the checks: " + "; ".join(problems))
+        return kept, problems
+
+    log = StepLog()
     try:
-        sentences = string_list(json_object(answer.text), "sentences", 3)
-    except BadReply as exc:
-        return Pending("failed", f"distractor reply unusable: {exc}", call_ids=[answer.call_id])
-    kept, problems = check_sentences(truth, sentences, ctx.params.length_band)
-    if len(kept) < 3:
-        return Pending("failed", "distractors failed the checks: " + "; ".join(problems), call_ids=[answer.call_id])
+        r, (kept, problems), attempt = parsed_call(
+            log, "perturbation", lambda fb: ctx.ask(SPEECH_DISTRACTORS, text=truth, n_chars=len(truth), feedback=fb),
+            parse, "distractor reply")
+    except Stop as stop:
+        return Pending(stop.status, stop.reason, call_ids=log.call_ids, rule="distractors")
+    log.add("perturbation", {"raw": r.text, "distractors": kept}, call=r, attempt=attempt)
     return Draft(
         question="Which of these sentences is spoken in the video?",
         truth=Option(truth, "truth"),
         distractors=[Option(s, "model") for s in kept[:3]],
-        marking={"kind": "none"}, call_ids=[answer.call_id],
-        details={"length_ratios": [round(len(s) / len(truth), 2) for s in kept[:3]], "rejected": problems},
+        marking={"kind": "none"}, call_ids=log.call_ids,
+        details={"length_ratios": [round(len(s) / len(truth), 2) for s in kept[:3]], "rejected": problems,
+                 "attempt": attempt},
     )

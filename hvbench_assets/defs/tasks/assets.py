@@ -19,6 +19,7 @@ from hvbench_assets.core.synthesis.calls import SynthesisModels, ensemble_finger
 from hvbench_assets.core.synthesis.rerank import agreement_counts
 from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS, step_rows
 from hvbench_assets.core.tasks import annotations
+from hvbench_assets.core.tasks.actions import bta_action_list
 from hvbench_assets.core.tasks.calls import ModelUnreachable, asker
 from hvbench_assets.core.tasks.labels import PAPER_LABEL, LabelsMissing, load_labels
 from hvbench_assets.core.tasks.pipeline import ANSWER_SLOT_RULE, blocked_row, preview_markdown, run_family
@@ -65,7 +66,7 @@ def task_asset(family: TaskFamily) -> dg.AssetsDefinition:
     @dg.asset(
         name=family.asset,
         partitions_def=videos_partitions,
-        deps=["video_probe", *family.reads],
+        deps=["video_probe", *family.reads, *family.after],
         group_name="tasks",
         kinds={"python", "duckdb", "video"},
         code_version=version,
@@ -122,13 +123,16 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
     def marked_video(marking):
         return render_question_video(clip.path, clip.sha256, labels.tracks, marking, out_dir)
 
+    # AST: the action list of this clip's BTA synthesis (its caption), when BTA found one
+    bta_actions = bta_action_list(wh.rows(SYNTHESIS_STEPS, order_by="seq", video_id=vid, abbrev="BTA")) \
+        if "behavior_temporal_analysis" in family.after else ()
     client = mllm.client(wh) if spec else None
     synthesis = SynthesisModels(client, spec, answerers, vid, family.task) if family.descriptive else None
     try:
         outcome = run_family(
             family, labels, ask=asker(client, spec, vid, family.task) if spec else None, red_box_video=red_box_video,
             annotation=(lambda tids: annotations.latest(wh, vid, family.annotation, tuple(tids))),
-            marked_video=marked_video, synthesis=synthesis,
+            marked_video=marked_video, synthesis=synthesis, bta_actions=bta_actions,
         )
     except ModelUnreachable as exc:
         raise dg.Failure(description=str(exc)) from exc  # transient: a rerun pays only for uncached calls

@@ -21,6 +21,33 @@ GOOD_DISTRACTORS = ["The person waves, stands up, and drinks a glass of juice.",
                     "The person sits down, waves, and drinks a cup of coffee."]
 
 
+# Per kind (ER, ETA, BCA): a question, three answering models' answers of the kind (the weak model's is the
+# truth through the weights, as above) and distractors of the kind; used when `Script.questions` holds the kind
+KIND_QUESTIONS = {
+    "ER": {"question": "Which emotion does the woman in the green shirt show?", "answer": "She looks happy and amused."},
+    "ETA": {"question": "How do the feelings of the woman in the green shirt develop?",
+            "answer": "She is calm at first, then happy."},
+    "BCA": {"question": "Why does the woman in the green shirt pick up the phone?", "answer": "Because it rings."},
+}
+KIND_ANSWERS = {
+    "ER": {"org/strong": "The person looks sad and tense.", "org/mid": "The person looks bored.",
+           "org/weak": "The person looks calm and relaxed."},
+    "ETA": {"org/strong": "The person is angry at first, then calm.", "org/mid": "The person is happy throughout.",
+            "org/weak": "The person is sad at first, then calm, then happy."},
+    "BCA": {"org/strong": "Because a friend calls her name from the door.",
+            "org/mid": "Because she wants to check the time.",
+            "org/weak": "Because the phone on the table starts to ring loudly."},
+}
+KIND_TRUTHS = {k: a["org/weak"] for k, a in KIND_ANSWERS.items()}
+KIND_DISTRACTORS = {
+    "ER": ["The person looks sad and annoyed.", "The person looks joyful and proud.", "The person looks tense and angry."],
+    "ETA": ["The person is sad at first, then angry, then happy.", "The person is calm at first, then sad, then happy.",
+            "The person is sad at first, then happy, then calm."],
+    "BCA": ["Because the doorbell rings loudly at the front door.", "Because the television in the room is switched on.",
+            "Because a friend waves at her from the kitchen door."],
+}
+
+
 class Script:
     """responder(request) -> reply text, by what the prompt asks."""
 
@@ -57,13 +84,15 @@ class Script:
             return self.eta_caption
         if "told apart from everyone else in the video, using their" in p:
             return self.h2t_caption
+        kind = next((k for k, q in self.questions.items() if q["question"] in p and k in KIND_ANSWERS), None)
         if "Draft wrong options" in p:
             attempt = 1 if "previous distractors were rejected" in p else 0
-            return json.dumps({"distractors": self.perturb[min(attempt, len(self.perturb) - 1)]})
+            perturb = [KIND_DISTRACTORS[kind]] if kind else self.perturb
+            return json.dumps({"distractors": perturb[min(attempt, len(perturb) - 1)]})
         if "Score every candidate" in p:
             n = len(re.findall(r"^\d+\. ", p, re.M))
             per = self.scores[model]
             return json.dumps({"scores": {str(i): per.get(i, 1) for i in range(1, n + 1)}})
         if "Answer the question about this video" in p:
-            return self.answers[model]
+            return (KIND_ANSWERS[kind] if kind else self.answers)[model]
         return "?"

@@ -145,7 +145,7 @@ def test_er_stores_the_polarity_of_the_truth(run, script):
                        "answer": "The person looks angry."}
     script.answers = {"org/strong": "The person looks sad and tired.", "org/mid": "The person looks happy.",
                       "org/weak": "The person looks calm."}
-    script.perturb = [["The person looks sad and annoyed.", "The person looks joyful now.", "The person is quite calm."]]
+    script.perturb = [["The person looks sad and annoyed.", "The person looks joyful now.", "The person is quite tense."]]
     out, _ = run("ER")
     q, _ = out.question_row()
     # totals: draft 10+8+8=26, strong 12+5+5=22, mid 4+9+6=19, weak 18+4+5=27 -> the weak model's "calm"
@@ -225,7 +225,7 @@ def test_ar_unreadable_question_is_asked_again_once(server, registry, warehouse,
 
 def test_question_that_names_the_winning_answer_is_rejected(run, script):
     script.question = {"question": "Why does the person in the red shirt look calm?", "answer": "The person looks happy."}
-    script.answers = {"org/strong": "The person looks sad.", "org/mid": "The person looks tired.",
+    script.answers = {"org/strong": "The person looks sad.", "org/mid": "The person looks bored.",
                       "org/weak": "The person looks calm and relaxed."}
     out, _ = run("ER")  # the draft answer passes the leak check; the weak model's winner does not
     assert steps_of(out, "question")[0]["status"] == "ok"
@@ -233,3 +233,66 @@ def test_question_that_names_the_winning_answer_is_rejected(run, script):
     assert total["status"] == "rejected" and total["payload"]["winner_leak"] == ["calm"]
     assert out.status == "rejected" and out.candidate_row()["rule"] == "question_leak"
     assert not steps_of(out, "perturbation")  # nothing spent on a question that gives its answer away
+
+
+# -- every option of the answer's kind (forms.py): good, bad then good, bad twice ---------------------------
+ER_QUESTION = {"question": "Which emotion does the person in the red shirt show?", "answer": "The person looks angry."}
+ER_ANSWERS = {"org/strong": "The person looks sad and tense.", "org/mid": "The person looks happy.",
+              "org/weak": "The person looks calm."}
+ER_GOOD = ["The person looks sad and annoyed.", "The person looks joyful now.", "The person is quite tense."]
+APPEARANCE = ["The person wears a red shirt.", "A woman with dark hair.", "The man on the left in blue."]
+
+
+def er_script(script):
+    script.question, script.answers = dict(ER_QUESTION), dict(ER_ANSWERS)
+
+
+def test_er_good_distractors_pass_the_emotion_form_at_once(run, script):
+    er_script(script)
+    script.perturb = [ER_GOOD]
+    out, _ = run("ER")
+    assert out.status == "selected"
+    assert [s["attempt"] for s in steps_of(out, "perturbation")] == [1] and steps_of(out, "check")[0]["status"] == "ok"
+
+
+def test_er_appearance_distractors_are_asked_again_with_the_problem_named(run, script, server):
+    er_script(script)
+    script.perturb = [APPEARANCE, ER_GOOD]
+    out, _ = run("ER")
+    q, _ = out.question_row()
+    assert out.status == "selected" and {o["text"] for o in q["options"]} == {"The person looks calm.", *ER_GOOD}
+    first, second = steps_of(out, "check")
+    assert first["status"] == "failed" and first["payload"]["problems"][0] == \
+        "distractor 1 names no emotion of the taxonomy: 'The person wears a red shirt.'"
+    retry = next(r.prompt for r in server.requests if "previous distractors were rejected" in r.prompt)
+    assert "names no emotion of the taxonomy" in retry and "Every option must be an emotion of the taxonomy" in retry
+
+
+def test_er_appearance_distractors_twice_is_a_failed_row_with_the_reason(run, script):
+    er_script(script)
+    script.perturb = [APPEARANCE]
+    out, _ = run("ER")
+    row = out.candidate_row()
+    assert out.status == "failed" and row["rule"] == "option_check" and row["question_id"] is not None
+    assert "names no emotion of the taxonomy" in row["reason"] and out.question_row() == (None, None)
+    assert [s["status"] for s in steps_of(out, "check")] == ["failed", "failed"]
+
+
+def test_answers_of_another_kind_are_dropped_and_a_draft_answer_is_asked_again(run, script, server):
+    er_script(script)
+    script.answers["org/mid"] = "The person is a young woman in a green shirt."  # appearance, not an emotion
+    script.perturb = [ER_GOOD]
+    first = {"question": ER_QUESTION["question"], "answer": "The person wears a red shirt."}
+
+    def responder(req):
+        if "Write one question" in req.prompt and "could not be used" not in req.prompt:
+            return json.dumps(first)
+        return script(req)
+
+    server.responder = responder
+    out, _ = run("ER")
+    questions = steps_of(out, "question")
+    assert [q["status"] for q in questions] == ["failed", "ok"] and "names no emotion" in questions[0]["payload"]["error"]
+    mid = next(a for a in steps_of(out, "answer") if a["model"] == "mid")
+    assert mid["status"] == "failed" and "names no emotion of the taxonomy" in mid["payload"]["error"]
+    assert out.status == "selected"

@@ -127,10 +127,11 @@ def test_distractors_must_have_the_answer_form_of_h2t_and_eic():
     eic = answer_form("EIC", ("A", "B", "C", "D"))
     assert check_options("B-happy", ["B-sad", "C-happy", "D-angry"], (0.3, 3.0), form=eic).ok
     bad = check_options("B-happy", ["E-sad", "C happy", "D-angry and sad"], (0.3, 3.0), form=eic)
-    assert [p.split(":")[0] for p in bad.problems] == ["distractor 1 is not in the answer form letter-emotion",
-                                                       "distractor 2 is not in the answer form letter-emotion",
-                                                       "distractor 3 is not in the answer form"]
-    assert answer_form("BTA") is None
+    assert [p.split(":")[0] for p in bad.problems] == [f"distractor {i} is not in the answer form letter-emotion "
+                                                       "(A/B/C/D-emotion)" for i in (1, 2, 3)]
+    assert check_options("B-happy", ["B-sad", "C-tall", "D-angry"], (0.3, 3.0), form=eic).problems == \
+        ["distractor 2 names 'tall', not an emotion of the taxonomy: 'C-tall'"]
+    assert answer_form("AST") is None
 
 
 def test_min_answerers_from_the_registry_file_and_environment():
@@ -154,3 +155,44 @@ def test_score_list_in_candidate_order_and_eic_answer_forms():
         == ["B-happy", "C-angry", "A-surprised", "C-sad"]
     with pytest.raises(BadReply):
         parse_answer("EIC", "D-happy", letters)  # D is not offered
+
+
+def test_every_option_of_the_answers_kind_per_family():
+    from hvbench_assets.core.synthesis.forms import actions, answer_form, form_problems
+
+    er = answer_form("ER")
+    truth = "The person looks happy and relaxed."
+    # the exported question: one emotion, three appearance descriptions
+    appearance = ["The person wears a red shirt and glasses.", "A woman with long dark hair sits indoors.",
+                  "The man in the blue coat stands on the left."]
+    assert [p.split(":")[0] for p in form_problems(er, truth, appearance)] == \
+        [f"distractor {i} names no emotion of the taxonomy" for i in (1, 2, 3)]
+    same = form_problems(er, truth, ["The person seems relaxed and happy.", "The person looks sad.", "She is angry."])
+    assert same == ["options 1 and 2 name the same emotions ['happy', 'relaxed']"]
+    assert form_problems(er, "The person is wearing a hat.", ["The person looks sad.", "Angry.", "Calm."]) == \
+        ["the answer names no emotion of the taxonomy: 'The person is wearing a hat.'"]
+    eta = answer_form("ETA")
+    seq = "The person is calm at first, then surprised, then happy."
+    assert form_problems(eta, seq, ["Calm, then happy, then surprised.", "Calm, then sad.", "Angry, then calm."]) == []
+    assert form_problems(eta, seq, ["First calm, then surprised, and finally happy.", "Calm, then sad.",
+                                    "Angry, then calm."]) == \
+        ["options 1 and 2 name the same emotion sequence ('calm', 'surprised', 'happy')"]
+    bta = answer_form("BTA")
+    assert actions("The person waves, then sits down and drinks water.") == \
+        ["The person waves", "sits down", "drinks water."]
+    assert form_problems(bta, "The person waves, then sits down.", ["The person claps, then stands up.",
+                                                                    "The person wears a red shirt.",
+                                                                    "The person sits down, then waves."]) == \
+        ["distractor 2 is not an action sequence (1 action; at least 2 in order): 'The person wears a red shirt.'"]
+    bca = answer_form("BCA")
+    cause = "The person picks up the phone because it rings."
+    assert form_problems(bca, cause, ["The person drops the phone because it buzzes.",
+                                      "Why does the person pick up the phone?",
+                                      "The person waves at a friend across the room."]) == \
+        ["distractor 2 is a question, not a statement: 'Why does the person pick up the phone?'",
+         "distractor 3 is one event, the answer cause and effect: 'The person waves at a friend across the room.'"]
+    h2t = answer_form("H2T")
+    assert form_problems(h2t, "The person is on the left in red.", ["The person is on the right in blue.",
+                                                                    "The person is in the middle, waving.",
+                                                                    "She looks happy."])[0].startswith(
+        "distractor 3 is not in the answer form 'The person is ...'")

@@ -9,9 +9,14 @@ from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.vision.tables import Track, TrackBox
 
 
-def track(tid: int, first: int, last: int, x: float = 100.0, fps: float = 25.0, size: float = 60.0) -> Track:
+def track(tid: int, first: int, last: int, x: float = 100.0, fps: float = 25.0, size: float = 60.0,
+          detected: int | None = None, face_source: str = "interpolated") -> Track:
+    """`detected`: only the first this many frames have a detected face, the rest `face_source` (a body-only
+    track: detected=0, face_source="estimated"); None: every frame detected."""
+    n = last - first + 1 if detected is None else detected
     boxes = [TrackBox(frame=f, t=f / fps, face=(x, 50.0, x + size, 50.0 + size), body=(x, 50.0, x + size, 200.0),
-                      face_source="detected", body_source="estimated") for f in range(first, last + 1)]
+                      face_source="detected" if f - first < n else face_source, body_source="estimated")
+             for f in range(first, last + 1)]
     return Track(video_id="clip", track_id=tid, first_frame=first, last_frame=last, first_s=first / fps,
                  last_s=last / fps, coverage=0.0, face_size_median=size, fps=fps, face_clip_path=None,
                  body_clip_path=None, boxes=boxes)
@@ -21,7 +26,7 @@ def clip_labels(duration_s: float = 10.0, fps: float = 25.0, tracks: list[Track]
                 persons: list[list[int]] | None = None, people: int | None = None, speech: bool = True,
                 speaking: tuple[int, ...] = (), transcript: dict | None = None, voice: str | None = None,
                 faces: dict[int, dict] | None = None, appearance: bool = True, path: Path | None = None,
-                sha: str = "ab" * 32, music: bool = False) -> ClipLabels:
+                sha: str = "ab" * 32, music: bool = False, detect_fps: float | None = None) -> ClipLabels:
     tracks = tracks if tracks is not None else []
     frames = int(round(duration_s * fps))
     groups = persons if persons is not None else [[t.track_id] for t in tracks]
@@ -30,8 +35,9 @@ def clip_labels(duration_s: float = 10.0, fps: float = 25.0, tracks: list[Track]
                     frame_count=frames, width=640, height=360, has_audio=True, sha256=sha)
     rows = {
         "human_tracks": [{"video_id": "clip", "track_id": t.track_id, "status": "ok", "clip_frames": frames,
-                          "n_frames": t.n_frames} for t in tracks] or [{"video_id": "clip", "track_id": None,
-                                                                         "status": "no_faces", "clip_frames": frames}],
+                          "n_frames": t.n_frames, "params": {"detect_fps": detect_fps} if detect_fps else None}
+                         for t in tracks]
+                        or [{"video_id": "clip", "track_id": None, "status": "no_faces", "clip_frames": frames}],
         "person_count": [{"video_id": "clip", "status": "ok" if n else "no_faces", "person_count": n, "persons": groups}],
         "audio_tags": [{"video_id": "clip", "status": "ok", "is_speech": speech, "is_music": music,
                         "sound_type": "speech" if speech else "silence"}],

@@ -133,3 +133,81 @@ def test_ar_garbage_reply_is_a_failed_candidate(server, ask_factory, video, tmp_
     labels = clip_labels(duration_s=10, tracks=[full(0, 10)], path=video)
     out = run_family(FAMILY_BY_ABBREV["AR"], labels, ask=ask_factory(), red_box_video=red_box(labels, tmp_path / "q"))
     assert out.status == "failed" and "no JSON object" in out.candidate_row()["reason"]
+
+
+def test_t2h_boxes_every_person_on_screen_not_only_the_co_present(server, ask_factory, video, tmp_path):
+    # four people share the whole clip, a fifth walks in for 3 s: the target is drawn from the four, but the
+    # fifth is on screen too, so it gets a lettered box and is an option (the paper marks all individuals)
+    tracks = [full(i, 10, x=10 + 60 * i) for i in range(4)] + [track(4, 100, 174, x=260)]
+    labels = clip_labels(duration_s=10, tracks=tracks, path=video)
+    out = run_family(FAMILY_BY_ABBREV["T2H"], labels, ask=ask_factory(), red_box_video=red_box(labels, tmp_path / "q"))
+    q, marking = out.question_row()
+    assert q["target_track_ids"][0] in range(4) and out.verdict.measured["people_boxed"] == 5
+    assert len(q["options"]) == 5 and sorted(marking["letters"]) == ["0", "1", "2", "3", "4"]
+
+
+# -- distractor checks with one retry (replies.parsed_call, as in the synthesis chain) ------------------------
+SHORT = ["ok", "fine then", "we are testing it"]  # far shorter than the truth: not sentences of its kind
+
+
+def bad_then(good, bad_reply: str):
+    """A responder whose first distractor reply is `bad_reply` and whose retry (the prompt names the problem)
+    is answered by `good`."""
+    return lambda req: good(req.prompt) if "could not be used" in req.prompt else \
+        (bad_reply if ("sentence someone says" in req.prompt or "short action" in req.prompt) else good(req.prompt))
+
+
+def test_scm_short_sentences_are_asked_again_with_the_problem_named(server, ask_factory):
+    server.responder = bad_then(reply_for, json.dumps({"sentences": SHORT}))
+    out = run_family(FAMILY_BY_ABBREV["SCM"], clip_labels(duration_s=6, tracks=[full(0, 6)], speaking=(0,)),
+                     ask=ask_factory())
+    q, _ = out.question_row()
+    assert out.status == "selected" and q["rule_params"]["build"]["attempt"] == 2 and len(q["call_ids"]) == 2
+    assert "length 2 outside" in server.requests[-1].prompt  # the retry named what was wrong
+
+
+def test_scm_bad_twice_is_a_failed_row_with_the_reason(server, ask_factory):
+    server.responder = lambda req: json.dumps({"sentences": SHORT})
+    out = run_family(FAMILY_BY_ABBREV["SCM"], clip_labels(duration_s=6, tracks=[full(0, 6)], speaking=(0,)),
+                     ask=ask_factory())
+    row = out.candidate_row()
+    assert out.status == "failed" and row["rule"] == "distractors" and server.request_count == 2
+    assert "unusable twice" in row["reason"] and "length 2 outside" in row["reason"]
+
+
+ANN = {"annotation_id": "a9", "value": {"action": "begins to wave", "start_s": 4}}
+
+
+def test_ast_distractors_come_from_the_bta_action_list(server, ask_factory, video):
+    from hvbench_assets.core.tasks.actions import bta_action_list
+
+    steps = [{"step": "caption", "status": "ok", "payload": {"parsed": {
+        "action_change": True, "action_sequence": "waves, sits down, drinks water and then claps"}}}]
+    listed = bta_action_list(steps)
+    assert listed == ("waves", "sits down", "drinks water", "claps")
+    server.responder = lambda req: json.dumps({"actions": ["begins to sit down", "begins to drink water",
+                                                           "begins to clap"]})
+    labels = clip_labels(duration_s=10, tracks=[full(0, 10)], path=video)
+    out = run_family(FAMILY_BY_ABBREV["AST"], labels, ask=ask_factory(), annotation=lambda t: ANN, bta_actions=listed)
+    q, _ = out.question_row()
+    assert q["rule_params"]["build"]["distractor_source"] == "bta_action_list"
+    assert "waves; sits down; drinks water; claps" in server.requests[-1].prompt
+    assert sorted(o["text"] for o in q["options"] if o["origin"] == "model") == \
+        ["begins to clap", "begins to drink water", "begins to sit down"]
+    # no BTA list: today's prompt with the L4 context
+    assert bta_action_list([]) == () and bta_action_list([{**steps[0], "status": "rejected"}]) == ()
+    out = run_family(FAMILY_BY_ABBREV["AST"], labels, ask=ask_factory(), annotation=lambda t: ANN)
+    assert out.result.details["distractor_source"] == "prompt" and "What is known" in server.requests[-1].prompt
+
+
+def test_ast_actions_worded_otherwise_are_asked_again_then_fail(server, ask_factory, video):
+    labels = clip_labels(duration_s=10, tracks=[full(0, 10)], path=video)
+    bare = '{"actions": ["clap", "stand up", "drink"]}'  # not "begins to ...", like the annotated action
+    server.responder = bad_then(reply_for, bare)
+    out = run_family(FAMILY_BY_ABBREV["AST"], labels, ask=ask_factory(), annotation=lambda t: ANN)
+    assert out.status == "selected" and out.result.details["attempt"] == 2
+    assert "write it like the distractors" in server.requests[-1].prompt
+    server.responder = lambda req: bare
+    nod = {"annotation_id": "a10", "value": {"action": "begins to nod", "start_s": 5}}  # new requests, not cached
+    out = run_family(FAMILY_BY_ABBREV["AST"], labels, ask=ask_factory(), annotation=lambda t: nod)
+    assert out.status == "failed" and "write it like the distractors" in out.candidate_row()["reason"]
