@@ -7,8 +7,10 @@ import dagster as dg
 from hvbench_assets.core.vision.backends import VisionBackend, build_backend
 from hvbench_assets.core.vision.count import SAME_PERSON_DISTANCE
 from hvbench_assets.core.vision.demographics import (
+    ConfidenceRule,
     DeepFaceDemographics,
     DemographicsEstimator,
+    build_estimator,
 )
 from hvbench_assets.core.vision.pipeline import TrackingParams
 from hvbench_assets.defs.resources import env_or
@@ -33,6 +35,10 @@ class VisionResource(dg.ConfigurableResource):
     deepface_detector: str = "retinaface"  # full: any DeepFace detector backend
     same_person_distance: float = SAME_PERSON_DISTANCE
     demographics_samples: int = 8
+    demographics_model: str = "ssrnet"  # offline L3: ssrnet | utkface-tflite | none (unavailable rows)
+    demographics_margin: float = -1.0  # face-crop margin per side (share of the face box); < 0: the model's default
+    demographics_min_share: float = 0.75  # a track's gender (and child/adult) vote share needed for an `ok` row
+    demographics_min_accuracy: float = 0.9  # an offline model's measured per-track gender accuracy needed for `ok`
 
     def backend(self, profile: str) -> VisionBackend:
         return build_backend(profile, face_detector=self.face_detector, upsample=self.upsample, rescue=self.rescue,
@@ -46,8 +52,16 @@ class VisionResource(dg.ConfigurableResource):
                               max_gap_s=self.max_gap_s, min_track_s=self.min_track_s, rescue_fps=self.rescue_fps)
 
     def demographics_estimator(self, profile: str) -> DemographicsEstimator | None:
-        """None offline (no packaged model); the DeepFace estimator in full mode (fails fast when missing)."""
-        return DeepFaceDemographics() if profile == "full" else None
+        """DeepFace in full mode (fails fast when missing); offline the shipped `demographics_model`, or None
+        (`none`: unavailable rows)."""
+        if profile == "full":
+            return DeepFaceDemographics()
+        if self.demographics_model == "none":
+            return None
+        return build_estimator(self.demographics_model, None if self.demographics_margin < 0 else self.demographics_margin)
+
+    def demographics_rule(self) -> ConfidenceRule:
+        return ConfidenceRule(min_share=self.demographics_min_share, min_accuracy=self.demographics_min_accuracy)
 
 
 @dg.definitions
@@ -56,4 +70,5 @@ def resources() -> dg.Definitions:
         face_detector=env_or("HVBENCH_FACE_DETECTOR", "yunet"),
         yolo_weights=env_or("HVBENCH_YOLO_WEIGHTS", "yolov8n.pt"),
         deepface_detector=env_or("HVBENCH_DEEPFACE_DETECTOR", "retinaface"),
+        demographics_model=env_or("HVBENCH_DEMOGRAPHICS_MODEL", "ssrnet"),
     )})

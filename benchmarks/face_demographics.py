@@ -1,0 +1,165 @@
+"""Accuracy of the offline L3 demographics (gender, child/adult) against the old offline backend (no model:
+`unavailable`, i.e. no answer), per face crop and per L1 track.
+
+Labelled items:
+- frames: every hand-labelled face box of ../shared/videos (hvbench_assets_tests/data/face_boxes.json, pose
+  `ignore` left out) cut as L1 cuts its face clips (a square of 1.5 x the box, 224 px), plus the faces YuNet
+  finds in scikit-image's `astronaut` (Eileen Collins: female adult) and `camera` (the cameraman: male adult).
+  Truth from the clips' README: two_people_talking two young women, two_children two little girls,
+  man_talking_head a man; five_people_grid by panel (x < 480, < 1120, else).
+- tracks: the L1 tracks of the four shared clips (offline YuNet tracker), truth by clip and panel as above;
+  each track is summarised from `--samples` crops of its face clip with the confidence rule of L3.
+
+Run: PYTHONPATH=. .venv/bin/python benchmarks/face_demographics.py [--work DIR] [--samples 8]
+(`--work` keeps the L1 tracks between runs.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hvbench_assets.core.render.crops import crop_to  # noqa: E402
+from hvbench_assets.core.vision import HUMAN_TRACK_BOXES, HUMAN_TRACKS, load_tracks  # noqa: E402
+from hvbench_assets.core.vision.backends import build_backend  # noqa: E402
+from hvbench_assets.core.vision.boxes import square_around  # noqa: E402
+from hvbench_assets.core.vision.demographics import (  # noqa: E402
+    CHILD_BELOW_YEARS,
+    L1_FACE_MARGIN,
+    ConfidenceRule,
+    build_estimator,
+    demographics_rows,
+)
+from hvbench_assets.core.warehouse import Warehouse  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "videos"
+CLIPS = ("man_talking_head.mp4", "two_children.mp4", "two_people_talking.mp4", "five_people_grid.mp4")
+TRUTH = {"two_people_talking": ("female", "adult"), "two_children": ("female", "child"),
+         "man_talking_head": ("male", "adult")}
+# (name, margin): the estimators compared; margin = face-box share added per side before the model's resize
+CANDIDATES = (("ssrnet", 0.1), ("ssrnet", 0.25), ("ssrnet", 0.4), ("utkface-tflite", 0.0), ("utkface-tflite", 0.1))
+
+
+def truth_of(clip: str, x_centre: float) -> tuple[str, str]:
+    """(gender, age class) of a face in `clip` centred at x (source pixels)."""
+    if clip == "five_people_grid":
+        clip = "two_people_talking" if x_centre < 480 else "two_children" if x_centre < 1120 else "man_talking_head"
+    return TRUTH[clip]
+
+
+def labelled_faces() -> list[tuple[str, np.ndarray, tuple[str, str]]]:
+    """(name, L1-style 224 px face crop, truth) for every labelled face."""
+    import skimage.data
+
+    from hvbench_assets.core.vision.detectors import YuNetFaceDetector
+    from hvbench_assets_tests.face_set import real_frames
+
+    out = []
+    for fr in real_frames(SHARED):
+        for f in fr.faces:
+            if f.pose == "ignore":
+                continue
+            crop = crop_to(fr.image, square_around(f.box, L1_FACE_MARGIN), 224, 224)
+            out.append((fr.name, crop, truth_of(fr.name.split("@")[0], (f.box[0] + f.box[2]) / 2)))
+    stills = {"astronaut": (cv2.cvtColor(skimage.data.astronaut(), cv2.COLOR_RGB2BGR), ("female", "adult")),
+              "camera": (cv2.cvtColor(skimage.data.camera(), cv2.COLOR_GRAY2BGR), ("male", "adult"))}
+    detector = YuNetFaceDetector()
+    for name, (img, truth) in stills.items():
+        for det in detector.detect(img)[:1]:
+            out.append((name, crop_to(img, square_around(det.box, L1_FACE_MARGIN), 224, 224), truth))
+    return out
+
+
+def l1_tracks(work: Path) -> tuple[Warehouse, dict[str, list]]:
+    """The L1 tracks of the shared clips (computed once per work folder)."""
+    from hvbench_assets.core.vision.pipeline import track_video
+
+    wh = Warehouse(work / "wh.duckdb")
+    backend = None
+    out = {}
+    for clip in CLIPS:
+        vid = Path(clip).stem
+        if not wh.rows(HUMAN_TRACKS, video_id=vid):
+            backend = backend or build_backend("offline")
+            res = track_video(SHARED / clip, work / vid, backend)
+            wh.replace(HUMAN_TRACKS, {"video_id": vid}, res.tracks)
+            wh.replace(HUMAN_TRACK_BOXES, {"video_id": vid}, res.boxes)
+        out[vid] = load_tracks(wh, vid)
+    return wh, out
+
+
+def track_truth(vid: str, track) -> tuple[str, str]:
+    return truth_of(vid, float(np.mean([(b.face[0] + b.face[2]) / 2 for b in track.boxes])))
+
+
+def frame_scores(estimator, faces) -> dict:
+    attrs = estimator.analyze([c for _, c, _ in faces])
+    g = [a is not None and a.gender == t[0] for a, (_, _, t) in zip(attrs, faces)]
+    c = [a is not None and ("child" if a.age < CHILD_BELOW_YEARS else "adult") == t[1] for a, (_, _, t) in zip(attrs, faces)]
+    male = [i for i, (_, _, t) in enumerate(faces) if t[0] == "male"]
+    female = [i for i, (_, _, t) in enumerate(faces) if t[0] == "female"]
+    return {"gender": np.mean(g), "male_recall": np.mean([g[i] for i in male]), "female_recall": np.mean([g[i] for i in female]),
+            "age_class": np.mean(c), "child_recall": np.mean([c[i] for i, (_, _, t) in enumerate(faces) if t[1] == "child"])}
+
+
+def track_scores(rows_truth: list[tuple[dict, tuple[str, str]]]) -> dict:
+    ok = [(r, t) for r, t in rows_truth if r["status"] == "ok"]
+    voted = [(r, t) for r, t in rows_truth if r.get("gender")]
+    return {
+        "n": len(rows_truth), "ok": len(ok),
+        "vote_gender": np.mean([r["gender"] == t[0] for r, t in voted]) if voted else float("nan"),
+        "vote_age": np.mean([r["age_class"] == t[1] for r, t in voted]) if voted else float("nan"),
+        "ok_gender": np.mean([r["gender"] == t[0] for r, t in ok]) if ok else float("nan"),
+        "ok_age": np.mean([r["age_class"] == t[1] for r, t in ok]) if ok else float("nan"),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", type=Path, default=None)
+    ap.add_argument("--samples", type=int, default=8)
+    ap.add_argument("--verbose", "-v", action="store_true")
+    args = ap.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="face_demographics_"))
+    work.mkdir(parents=True, exist_ok=True)
+    faces = labelled_faces()
+    wh, tracks = l1_tracks(work)
+    n_tracks = sum(len(v) for v in tracks.values())
+    rule = ConfidenceRule(min_accuracy=0.0)  # measure: the accuracy gate must not hide what is measured
+    print(f"labelled faces: {len(faces)} ({sum(t[0] == 'male' for _, _, t in faces)} male, "
+          f"{sum(t[1] == 'child' for _, _, t in faces)} child); L1 tracks: {n_tracks} on {len(tracks)} clips; "
+          f"track rule: vote share >= {rule.min_share}")
+    print(f"{'estimator':24} | {'per crop: gender':>16} {'male':>5} {'female':>6} {'child/adult':>11} {'child':>5} | "
+          f"{'per track: vote gender':>22} {'age':>5} | {'confident':>9} {'gender':>6} {'age':>5}")
+    na = "  -  "
+    print(f"{'old offline (unavailable)':24} | {'no answer':>16} {na:>5} {na:>6} {'no answer':>11} {na:>5} | "
+          f"{'no answer':>22} {na:>5} | {f'0/{n_tracks}':>9} {na:>6} {na:>5}")
+    for name, margin in CANDIDATES:
+        est = build_estimator(name, margin)
+        f = frame_scores(est, faces)
+        rows_truth = []
+        for vid, trs in tracks.items():
+            rows = demographics_rows(trs, est, samples=args.samples, rule=rule)
+            for tr, r in zip(trs, rows):
+                rows_truth.append((r, track_truth(vid, tr)))
+                if args.verbose:
+                    print(f"    {name}@{margin} {vid} track {tr.track_id}: truth {track_truth(vid, tr)} -> {r['status']} "
+                          f"{r.get('gender')} {r.get('gender_share')} {r.get('age_class')} age {r.get('age')} {r.get('reason') or ''}")
+        t = track_scores(rows_truth)
+        print(f"{f'{name} margin {margin}':24} | {f['gender']:16.2f} {f['male_recall']:5.2f} {f['female_recall']:6.2f} "
+              f"{f['age_class']:11.2f} {f['child_recall']:5.2f} | {t['vote_gender']:22.2f} {t['vote_age']:5.2f} | "
+              f"{str(t['ok']) + '/' + str(t['n']):>9} {t['ok_gender']:6.2f} {t['ok_age']:5.2f}")
+    print("per track: vote = the track's majority over its sampled crops, every track; confident = tracks whose "
+          "gender and child/adult votes both reach the share, and their accuracy (what AVSM and the veto may read)")
+
+
+if __name__ == "__main__":
+    main()
