@@ -154,3 +154,11 @@ def test_malformed_crops_are_skipped_not_fatal(ssrnet, labelled_crops):
 def test_unknown_model_name_is_refused():
     with pytest.raises(ValueError, match="ssrnet"):
         build_estimator("nope")
+
+
+def test_other_weights_are_refused_as_ssrnet():
+    from hvbench_assets.core.published_weights import weight_path
+    from hvbench_assets.core.vision.ssrnet import SsrNet, load_h5
+
+    with pytest.raises(ValueError, match="not SSR-Net"):
+        SsrNet(load_h5(weight_path("voice_gender")), v=1)
