@@ -11,7 +11,8 @@ Labelled items:
   each track is summarised from `--samples` crops of its face clip with the confidence rule of L3.
 
 Run: PYTHONPATH=. .venv/bin/python benchmarks/face_demographics.py [--work DIR] [--samples 8]
-(`--work` keeps the L1 tracks between runs.)
+(`--work` keeps the L1 tracks between runs.) Speed: each estimator's L3 time over all tracks against reading the
+same sampled crops without a model (the old offline path decoded nothing; the full path decodes these crops).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import cv2
@@ -33,7 +35,9 @@ from hvbench_assets.core.vision.backends import build_backend  # noqa: E402
 from hvbench_assets.core.vision.boxes import square_around  # noqa: E402
 from hvbench_assets.core.vision.demographics import (  # noqa: E402
     CHILD_BELOW_YEARS,
+    FaceAttributes,
     L1_FACE_MARGIN,
+    MEASURED,
     ConfidenceRule,
     build_estimator,
     demographics_rows,
@@ -100,6 +104,25 @@ def track_truth(vid: str, track) -> tuple[str, str]:
     return truth_of(vid, float(np.mean([(b.face[0] + b.face[2]) / 2 for b in track.boxes])))
 
 
+class CropReader:
+    """Decodes the sampled crops and answers nothing: the time base for the estimators."""
+
+    model = method = "crop-reader"
+    measured_accuracy = None
+
+    def analyze(self, faces):
+        return [FaceAttributes(30.0, "-", None) for _ in faces]
+
+
+def l3_seconds(tracks: dict, estimator, samples: int) -> tuple[float, list[tuple[dict, tuple[str, str], object]]]:
+    t0 = time.perf_counter()
+    out = []
+    for vid, trs in tracks.items():
+        rows = demographics_rows(trs, estimator, samples=samples, rule=ConfidenceRule(min_accuracy=0.0))
+        out += [(r, track_truth(vid, tr), tr) for tr, r in zip(trs, rows)]
+    return time.perf_counter() - t0, out
+
+
 def frame_scores(estimator, faces) -> dict:
     attrs = estimator.analyze([c for _, c, _ in faces])
     g = [a is not None and a.gender == t[0] for a, (_, _, t) in zip(attrs, faces)]
@@ -131,7 +154,7 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="face_demographics_"))
     work.mkdir(parents=True, exist_ok=True)
     faces = labelled_faces()
-    wh, tracks = l1_tracks(work)
+    _, tracks = l1_tracks(work)
     n_tracks = sum(len(v) for v in tracks.values())
     rule = ConfidenceRule(min_accuracy=0.0)  # measure: the accuracy gate must not hide what is measured
     print(f"labelled faces: {len(faces)} ({sum(t[0] == 'male' for _, _, t in faces)} male, "
@@ -142,21 +165,28 @@ def main() -> None:
     na = "  -  "
     print(f"{'old offline (unavailable)':24} | {'no answer':>16} {na:>5} {na:>6} {'no answer':>11} {na:>5} | "
           f"{'no answer':>22} {na:>5} | {f'0/{n_tracks}':>9} {na:>6} {na:>5}")
+    base_s, _ = l3_seconds(tracks, CropReader(), args.samples)
+    speeds, stale = [], []
     for name, margin in CANDIDATES:
         est = build_estimator(name, margin)
         f = frame_scores(est, faces)
-        rows_truth = []
-        for vid, trs in tracks.items():
-            rows = demographics_rows(trs, est, samples=args.samples, rule=rule)
-            for tr, r in zip(trs, rows):
-                rows_truth.append((r, track_truth(vid, tr)))
-                if args.verbose:
-                    print(f"    {name}@{margin} {vid} track {tr.track_id}: truth {track_truth(vid, tr)} -> {r['status']} "
-                          f"{r.get('gender')} {r.get('gender_share')} {r.get('age_class')} age {r.get('age')} {r.get('reason') or ''}")
+        secs, results = l3_seconds(tracks, est, args.samples)
+        speeds.append((f"{name} margin {margin}", secs))
+        rows_truth = [(r, t) for r, t, _ in results]
+        if args.verbose:
+            for r, t, tr in results:
+                print(f"    {name}@{margin} {tr.video_id} track {tr.track_id} ({tr.face_size_median:.0f} px): truth {t} -> "
+                      f"{r['status']} {r.get('gender')} {r.get('gender_share')} {r.get('age_class')} "
+                      f"age {r.get('age') or 0:.1f} {r.get('reason') or ''}")
         t = track_scores(rows_truth)
+        if abs(MEASURED.get((name, margin), -1.0) - round(float(t["ok_gender"]), 2)) > 0.005:
+            stale.append(f"{name}@{margin}: measured {t['ok_gender']:.2f}, MEASURED says {MEASURED.get((name, margin))}")
         print(f"{f'{name} margin {margin}':24} | {f['gender']:16.2f} {f['male_recall']:5.2f} {f['female_recall']:6.2f} "
               f"{f['age_class']:11.2f} {f['child_recall']:5.2f} | {t['vote_gender']:22.2f} {t['vote_age']:5.2f} | "
               f"{str(t['ok']) + '/' + str(t['n']):>9} {t['ok_gender']:6.2f} {t['ok_age']:5.2f}")
+    print(f"speed over {n_tracks} tracks x {args.samples} crops: reading the crops alone {base_s:.2f} s; "
+          + "; ".join(f"{k} {v:.2f} s ({v / base_s:.2f}x)" for k, v in speeds))
+    print("MEASURED in core/vision/demographics.py " + ("differs: " + "; ".join(stale) if stale else "matches these figures"))
     print("per track: vote = the track's majority over its sampled crops, every track; confident = tracks whose "
           "gender and child/adult votes both reach the share, and their accuracy (what AVSM and the veto may read)")
 

@@ -129,3 +129,15 @@ def test_the_quick_detection_size_is_a_resource_setting():
     assert pipeline._resolved(VisionResource().tracking_params(), backend).quick_max_side == 320
     assert pipeline._resolved(VisionResource(quick_max_side=0).tracking_params(), backend).quick_max_side == 0
     assert VisionResource(quick_max_side=400).tracking_params().quick_max_side == 400
+
+
+def test_demographics_settings_choose_the_offline_model_and_rule():
+    from hvbench_assets.core.vision.demographics import SsrNetDemographics, UtkFaceTfliteDemographics
+
+    vision = VisionResource()
+    assert isinstance(vision.demographics_estimator("offline"), SsrNetDemographics)
+    assert vision.demographics_rule("offline").min_accuracy == 0.9 and vision.demographics_rule("full").min_accuracy == 0.0
+    tflite = VisionResource(demographics_model="utkface-tflite", demographics_margin=0.1).demographics_estimator("offline")
+    assert isinstance(tflite, UtkFaceTfliteDemographics) and tflite.margin == 0.1 and tflite.measured_accuracy == 0.5
+    assert VisionResource(demographics_model="none").demographics_estimator("offline") is None
+    assert VisionResource(demographics_margin=0.2).demographics_estimator("offline").measured_accuracy is None

@@ -58,7 +58,8 @@ class ConfidenceRule:
     """When an offline row may be used: a clear track vote and a model measured accurate enough."""
 
     min_share: float = 0.75  # share of the winning gender (and of the winning child/adult class) among crops
-    min_accuracy: float = 0.9  # the estimator's measured per-track gender accuracy must reach this
+    min_accuracy: float = 0.9  # the estimator's measured per-track gender accuracy must reach this (0: no gate;
+    # above 0 an estimator without a measured figure gives low_confidence rows)
 
 
 def reframe(face_clip_image: np.ndarray, margin: float, size: int, clip_margin: float = L1_FACE_MARGIN) -> np.ndarray:
@@ -182,7 +183,7 @@ class DeepFaceDemographics:
         require_deepface_weights(list(weights or self.WEIGHTS), "age/gender/race (L3 demographics)")
         self.model = "deepface-age-gender-race"
         self.method = "deepface"
-        self.measured_accuracy = None  # not measured here: only the vote share decides
+        self.measured_accuracy = None  # not measured here: the full profile's rule has no accuracy gate
 
     def analyze(self, faces: Sequence[np.ndarray]) -> list[FaceAttributes | None]:
         out: list[FaceAttributes | None] = []
@@ -228,6 +229,9 @@ def summarize(attrs: Sequence[FaceAttributes], child_below_years: float = CHILD_
 def confidence_problem(summary: dict, estimator: DemographicsEstimator, rule: ConfidenceRule) -> str | None:
     """Why a summarised track may not be used (None: it may)."""
     acc = estimator.measured_accuracy
+    if rule.min_accuracy > 0 and acc is None:
+        return (f"{estimator.method}: no measured per-track gender accuracy for this model and margin "
+                f"(benchmarks/face_demographics.py); required {rule.min_accuracy:.2f}")
     if acc is not None and acc < rule.min_accuracy:
         return (f"{estimator.method}: measured per-track gender accuracy {acc:.2f} < required {rule.min_accuracy:.2f} "
                 "(benchmarks/face_demographics.py)")

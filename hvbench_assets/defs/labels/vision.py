@@ -181,7 +181,7 @@ def demographics(context: dg.AssetExecutionContext, settings: HvbenchSettings, w
     else:
         try:
             out = demographics_rows(load_tracks(warehouse.get(), vid), estimator, samples=vision.demographics_samples,
-                                    rule=vision.demographics_rule())
+                                    rule=vision.demographics_rule(profile))
         except MediaError as exc:
             raise dg.Failure(description=f"demographics for {vid}: {exc}") from exc
     model = estimator.model if estimator is not None else "none (demographics_model=none)"

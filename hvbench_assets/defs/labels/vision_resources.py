@@ -60,8 +60,11 @@ class VisionResource(dg.ConfigurableResource):
             return None
         return build_estimator(self.demographics_model, None if self.demographics_margin < 0 else self.demographics_margin)
 
-    def demographics_rule(self) -> ConfidenceRule:
-        return ConfidenceRule(min_share=self.demographics_min_share, min_accuracy=self.demographics_min_accuracy)
+    def demographics_rule(self, profile: str) -> ConfidenceRule:
+        """The vote-share rule everywhere; the measured-accuracy gate for the offline models only (DeepFace,
+        the paper's model, is not measured here)."""
+        return ConfidenceRule(min_share=self.demographics_min_share,
+                              min_accuracy=0.0 if profile == "full" else self.demographics_min_accuracy)
 
 
 @dg.definitions

@@ -118,13 +118,14 @@ def test_share_rule_boundary(plain_clip, male_votes, min_share, status):
 
 @pytest.mark.parametrize("measured, required, status", [(0.9, 0.9, "ok"), (0.89, 0.9, "low_confidence"),
                                                         (0.74, 0.75, "low_confidence"), (0.74, 0.7, "ok"),
-                                                        (None, 0.9, "ok")])
+                                                        (None, 0.9, "low_confidence"), (None, 0.0, "ok")])
 def test_measured_accuracy_rule_boundary(plain_clip, measured, required, status):
     est = _Votes(["female"] * 8, measured_accuracy=measured)
     row = demographics_rows([_track(0, plain_clip, 8)], est, samples=8, rule=ConfidenceRule(min_accuracy=required))[0]
     assert row["status"] == status
     if status == "low_confidence":
         assert "measured per-track gender accuracy" in row["reason"] and face_class(row) is None
+        assert ("no measured" in row["reason"]) is (measured is None)
     else:
         assert face_class(row).label == "female"
 
