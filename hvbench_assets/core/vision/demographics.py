@@ -22,6 +22,7 @@ import numpy as np
 
 from hvbench_assets.core.media import MediaError, iter_frames
 from hvbench_assets.core.media.paths import to_stored
+from hvbench_assets.core.render.crops import crop_to
 from hvbench_assets.core.vision.full import require, require_deepface_weights
 
 OFFLINE_REASON = (
@@ -65,8 +66,6 @@ class ConfidenceRule:
 def reframe(face_clip_image: np.ndarray, margin: float, size: int, clip_margin: float = L1_FACE_MARGIN) -> np.ndarray:
     """The centred square of an L1 face-clip frame with `margin` (share of the face box per side) around the
     face, scaled to size x size; margins wider than the clip's are padded black."""
-    from hvbench_assets.core.render.crops import crop_to
-
     h, w = face_clip_image.shape[:2]
     half = min(h, w) / 2 * (1 + 2 * margin) / (1 + 2 * clip_margin)
     cx, cy = w / 2, h / 2

@@ -48,7 +48,9 @@ def _conv(x: np.ndarray, w: dict, name: str) -> np.ndarray:
     if kh == 1 and kw == 1:
         return x @ k[0, 0] + b
     win = sliding_window_view(x, (kh, kw), axis=(1, 2))  # n, h', w', cin, kh, kw
-    return np.einsum("nhwcij,ijcd->nhwd", win, k, optimize=True) + b
+    n, h2, w2 = win.shape[:3]
+    cols = win.reshape(n * h2 * w2, -1)  # im2col: one float32 matmul per convolution
+    return (cols @ k.transpose(2, 0, 1, 3).reshape(-1, k.shape[3])).reshape(n, h2, w2, -1) + b
 
 
 def _bn(x: np.ndarray, w: dict, name: str) -> np.ndarray:

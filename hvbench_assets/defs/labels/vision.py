@@ -9,6 +9,7 @@ from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
 from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.media.paths import stored_columns
 from hvbench_assets.core.media.run_folders import remove_replaced, run_folder
+from hvbench_assets.core.published_weights import WeightsUnavailable
 from hvbench_assets.core.render.keyframe import render_key_frame
 from hvbench_assets.core.vision import (
     DEMOGRAPHICS,
@@ -18,7 +19,6 @@ from hvbench_assets.core.vision import (
     load_tracks,
 )
 from hvbench_assets.core.vision.count import TrackSpan, count_people
-from hvbench_assets.core.published_weights import WeightsUnavailable
 from hvbench_assets.core.vision.demographics import demographics_rows
 from hvbench_assets.core.vision.detectors import BackendUnavailable
 from hvbench_assets.core.vision.pipeline import track_video
