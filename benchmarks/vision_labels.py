@@ -69,7 +69,7 @@ class _CropReader:
     model = "crop-reader"
 
     method = "crop-reader"
-    measured_accuracy = None
+    measured_accuracy = measured_age_accuracy = None
 
     def analyze(self, faces):
         return [FaceAttributes(0.0, "-", "-") for _ in faces]

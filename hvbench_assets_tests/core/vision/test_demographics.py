@@ -45,7 +45,7 @@ class _BrightnessModel:
 
     model = "brightness-stand-in"
     method = "brightness"
-    measured_accuracy = None
+    measured_accuracy = measured_age_accuracy = None
 
     def analyze(self, faces):
         return [FaceAttributes(float(f.mean()), "Man" if f.mean() < 120 else "Woman", "x") for f in faces]

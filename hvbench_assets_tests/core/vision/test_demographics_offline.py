@@ -95,11 +95,13 @@ class _Votes:
     model = "votes"
     method = "votes"
 
-    def __init__(self, genders: list[str], measured_accuracy: float | None):
-        self.genders, self.measured_accuracy = genders, measured_accuracy
+    def __init__(self, genders: list[str], measured_accuracy: float | None, age: float = 30.0,
+                 measured_age_accuracy: float | None = 1.0):
+        self.genders, self.age = genders, age
+        self.measured_accuracy, self.measured_age_accuracy = measured_accuracy, measured_age_accuracy
 
     def analyze(self, faces):
-        return [FaceAttributes(30.0, g, None, 1.0 if g == "male" else 0.0) for g, _ in zip(self.genders, faces)]
+        return [FaceAttributes(self.age, g, None, 1.0 if g == "male" else 0.0) for g, _ in zip(self.genders, faces)]
 
 
 @pytest.fixture(scope="module")
@@ -108,26 +110,47 @@ def plain_clip(tmp_path_factory):
     return _clip_of(tmp_path_factory.mktemp("plain"), "noise", [rng.integers(0, 255, (224, 224, 3), np.uint8)] * 8)
 
 
+def _row(clip, est, **rule):
+    return demographics_rows([_track(0, clip, 8)], est, samples=8, rule=ConfidenceRule(**rule))[0]
+
+
 @pytest.mark.parametrize("male_votes, min_share, status", [(6, 0.75, "ok"), (5, 0.75, "low_confidence"),
                                                            (5, 0.6, "ok"), (4, 0.5, "ok"), (4, 0.51, "low_confidence")])
 def test_share_rule_boundary(plain_clip, male_votes, min_share, status):
     est = _Votes(["male"] * male_votes + ["female"] * (8 - male_votes), measured_accuracy=1.0)
-    row = demographics_rows([_track(0, plain_clip, 8)], est, samples=8, rule=ConfidenceRule(min_share=min_share))[0]
+    row = _row(plain_clip, est, min_share=min_share)
     assert row["status"] == status, row
+    if status == "low_confidence":
+        assert "split gender vote" in row["reason"]
 
 
 @pytest.mark.parametrize("measured, required, status", [(0.9, 0.9, "ok"), (0.89, 0.9, "low_confidence"),
                                                         (0.74, 0.75, "low_confidence"), (0.74, 0.7, "ok"),
                                                         (None, 0.9, "low_confidence"), (None, 0.0, "ok")])
 def test_measured_accuracy_rule_boundary(plain_clip, measured, required, status):
-    est = _Votes(["female"] * 8, measured_accuracy=measured)
-    row = demographics_rows([_track(0, plain_clip, 8)], est, samples=8, rule=ConfidenceRule(min_accuracy=required))[0]
+    row = _row(plain_clip, _Votes(["female"] * 8, measured_accuracy=measured), min_accuracy=required)
     assert row["status"] == status
     if status == "low_confidence":
         assert "measured per-track gender accuracy" in row["reason"] and face_class(row) is None
         assert ("no measured" in row["reason"]) is (measured is None)
     else:
         assert face_class(row).label == "female"
+
+
+@pytest.mark.parametrize("age_measured, required, status", [(0.9, 0.9, "ok"), (0.89, 0.9, "low_confidence")])
+def test_a_child_needs_only_the_child_adult_figure(plain_clip, age_measured, required, status):
+    """A child's class does not depend on gender: with gender short of the gate (or split), a child row is ok
+    without a gender as long as the child/adult figure holds; an adult's row is not."""
+    child = _Votes(["male"] * 4 + ["female"] * 4, measured_accuracy=0.5, age=6.0, measured_age_accuracy=age_measured)
+    row = _row(plain_clip, child, min_accuracy=required)
+    assert row["status"] == status and row["age_class"] == "child"
+    if status == "ok":
+        assert row["gender"] is None and row["votes"]["gender"] == {"male": 4, "female": 4}
+        assert "gender left out" in row["reason"] and face_class(row).label == "child"
+    else:
+        assert "child/adult accuracy 0.89 < required 0.90" in row["reason"] and face_class(row) is None
+    adult = _Votes(["female"] * 8, measured_accuracy=0.5, age=30.0, measured_age_accuracy=age_measured)
+    assert _row(plain_clip, adult, min_accuracy=required)["status"] == "low_confidence"
 
 
 def test_bad_crops_give_failed_rows_and_leave_other_tracks(ssrnet, labelled_crops, tmp_path):
