@@ -174,7 +174,7 @@ def demographics(context: dg.AssetExecutionContext, settings: HvbenchSettings, w
     profile = _profile(settings)
     try:
         estimator = vision.demographics_estimator(profile)
-    except (BackendUnavailable, WeightsUnavailable) as exc:
+    except (BackendUnavailable, WeightsUnavailable, ValueError) as exc:  # ValueError: an unknown model name
         raise dg.Failure(description=f"demographics for {vid}: {exc}") from exc
     if not any(r["status"] == "ok" for r in rows):
         out = [{"track_id": None, "status": "no_faces", "reason": "no L1 face tracks in this clip"}]

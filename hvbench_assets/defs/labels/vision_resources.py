@@ -37,8 +37,9 @@ class VisionResource(dg.ConfigurableResource):
     demographics_samples: int = 8
     demographics_model: str = "ssrnet"  # offline L3: ssrnet | utkface-tflite | none (unavailable rows)
     demographics_margin: float = -1.0  # face-crop margin per side (share of the face box); < 0: the model's default
-    demographics_min_share: float = 0.75  # a track's gender (and child/adult) vote share needed for an `ok` row
-    demographics_min_accuracy: float = 0.9  # an offline model's measured per-track gender accuracy needed for `ok`
+    demographics_min_share: float = 0.75  # a track's child/adult (and, for an adult, gender) vote share for `ok`
+    demographics_min_accuracy: float = 0.9  # an offline model's measured per-track child/adult (and, for an adult,
+    # gender) accuracy for `ok` (docs/demographics.md); 0: no gate
 
     def backend(self, profile: str) -> VisionBackend:
         return build_backend(profile, face_detector=self.face_detector, upsample=self.upsample, rescue=self.rescue,
