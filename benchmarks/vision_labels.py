@@ -68,6 +68,9 @@ class _CropReader:
 
     model = "crop-reader"
 
+    method = "crop-reader"
+    measured_accuracy = measured_age_accuracy = None
+
     def analyze(self, faces):
         return [FaceAttributes(0.0, "-", "-") for _ in faces]
 

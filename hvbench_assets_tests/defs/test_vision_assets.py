@@ -54,8 +54,11 @@ def test_single_person_clip_end_to_end(tmp_path, man_talking_head, dagster_home)
     count = wh.rows(PERSON_COUNT, video_id="man")[0]
     assert count["person_count"] == 1 and count["status"] == "ok" and "track" in count["method"]
     demo = wh.rows(DEMOGRAPHICS, video_id="man")
-    assert [(d["track_id"], d["status"]) for d in demo] == [(0, "unavailable")]
-    assert demo[0]["age"] is None and demo[0]["gender"] is None and "DeepFace" in demo[0]["reason"]
+    # offline SSR-Net reads him right, but its measured per-track accuracy (0.73) is below the required 0.9
+    assert [(d["track_id"], d["status"]) for d in demo] == [(0, "low_confidence")]
+    assert demo[0]["gender"] == "male" and demo[0]["gender_share"] == 1.0 and demo[0]["age_class"] == "adult"
+    assert demo[0]["method"] == "ssrnet-v1" and "SSR-Net" in demo[0]["model"] and "sha256" in demo[0]["model"]
+    assert "measured per-track gender accuracy 0.73 < required 0.90" in demo[0]["reason"]
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
     assert checks == {"face_presence_ratio": True, "track_boxes_complete": True}
     mat = result.asset_materializations_for_node("human_tracks")[0]
@@ -126,3 +129,15 @@ def test_the_quick_detection_size_is_a_resource_setting():
     assert pipeline._resolved(VisionResource().tracking_params(), backend).quick_max_side == 320
     assert pipeline._resolved(VisionResource(quick_max_side=0).tracking_params(), backend).quick_max_side == 0
     assert VisionResource(quick_max_side=400).tracking_params().quick_max_side == 400
+
+
+def test_demographics_settings_choose_the_offline_model_and_rule():
+    from hvbench_assets.core.vision.demographics import SsrNetDemographics, UtkFaceTfliteDemographics
+
+    vision = VisionResource()
+    assert isinstance(vision.demographics_estimator("offline"), SsrNetDemographics)
+    assert vision.demographics_rule("offline").min_accuracy == 0.9 and vision.demographics_rule("full").min_accuracy == 0.0
+    tflite = VisionResource(demographics_model="utkface-tflite", demographics_margin=0.1).demographics_estimator("offline")
+    assert isinstance(tflite, UtkFaceTfliteDemographics) and tflite.margin == 0.1 and tflite.measured_accuracy == 0.5
+    assert VisionResource(demographics_model="none").demographics_estimator("offline") is None
+    assert VisionResource(demographics_margin=0.2).demographics_estimator("offline").measured_accuracy is None

@@ -102,17 +102,23 @@ DEMOGRAPHICS = TableSpec(
     (
         ("video_id", "VARCHAR"),
         ("track_id", "INTEGER"),  # NULL on the single no_faces row
-        ("status", "VARCHAR"),  # ok | unavailable | no_faces | failed
+        ("status", "VARCHAR"),  # ok | low_confidence (not used downstream) | unavailable | no_faces | failed
         ("reason", "VARCHAR"),
         ("age", "DOUBLE"),  # median over sampled face crops
         ("gender", "VARCHAR"),  # mode
         ("gender_share", "DOUBLE"),  # vote share of the mode
-        ("race", "VARCHAR"),  # mode
+        ("race", "VARCHAR"),  # mode (NULL offline: no race model)
         ("race_share", "DOUBLE"),
-        ("votes", "JSON"),  # {"gender": {...}, "race": {...}, "ages": [...]}
-        ("n_samples", "INTEGER"),
+        ("votes", "JSON"),  # {"gender": {...}, "age_class": {...}, "race": {...}, "ages": [...], "male_scores": [...]}
+        ("n_samples", "INTEGER"),  # crops analysed
+        ("method", "VARCHAR"),  # estimator: ssrnet-v1 | utkface-tflite-v1 | deepface (model + weights: provenance)
+        ("age_class", "VARCHAR"),  # child | adult (mode over crops, child below CHILD_BELOW_YEARS)
+        ("age_confidence", "DOUBLE"),  # vote share of age_class
+        ("male_score", "DOUBLE"),  # mean male probability over crops (offline models)
+        ("n_unusable", "INTEGER"),  # sampled crops that could not be analysed
     ),
-    description="L3: per-track age / gender / race from face crops (status unavailable when no model)",
+    description="L3: per-track age / gender / race from face crops (low_confidence when the vote is split or the "
+                "model measured too inaccurate; unavailable when no model)",
 )
 
 Box = tuple[float, float, float, float]

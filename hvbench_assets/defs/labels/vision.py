@@ -9,6 +9,7 @@ from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
 from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.media.paths import stored_columns
 from hvbench_assets.core.media.run_folders import remove_replaced, run_folder
+from hvbench_assets.core.published_weights import WeightsUnavailable
 from hvbench_assets.core.render.keyframe import render_key_frame
 from hvbench_assets.core.vision import (
     DEMOGRAPHICS,
@@ -31,7 +32,7 @@ HUMAN_TRACKS_VERSION = profiled("9")  # 5: YuNet faces by default (small and tur
 # (dlib's own within 1e-6); 9: offline body boxes from YOLOX-nano persons (was: estimated from the face),
 # a box holding the face only near its bottom no longer matches it, faceless_bodies per clip
 PERSON_COUNT_VERSION = profiled("1")
-DEMOGRAPHICS_VERSION = profiled("1")
+DEMOGRAPHICS_VERSION = profiled("2")  # 2: offline SSR-Net estimator, low_confidence rule, age class
 PAPER_FACE_RATIO = 0.65  # the paper keeps clips whose sampled frames show a face at least this often
 
 
@@ -169,7 +170,8 @@ def person_count(context: dg.AssetExecutionContext, warehouse: WarehouseResource
     kinds={"python", "duckdb"},
     code_version=DEMOGRAPHICS_VERSION,
     pool="cpu",
-    description="L3: per-track age (median), gender and race (mode, vote share) from face crops; unavailable offline",
+    description="L3: per-track age (median), child/adult, gender and race (mode, vote share) from face crops; offline "
+                "SSR-Net (no race), low_confidence when the vote is split or the model is measured too inaccurate",
     metadata=table_definition(DEMOGRAPHICS),
 )
 def demographics(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
@@ -179,23 +181,25 @@ def demographics(context: dg.AssetExecutionContext, settings: HvbenchSettings, w
     profile = _profile(settings)
     try:
         estimator = vision.demographics_estimator(profile)
-    except BackendUnavailable as exc:
+    except (BackendUnavailable, WeightsUnavailable, ValueError) as exc:  # ValueError: an unknown model name
         raise dg.Failure(description=f"demographics for {vid}: {exc}") from exc
     if not any(r["status"] == "ok" for r in rows):
         out = [{"track_id": None, "status": "no_faces", "reason": "no L1 face tracks in this clip"}]
     else:
         try:
-            out = demographics_rows(load_tracks(warehouse.get(), vid), estimator, samples=vision.demographics_samples)
+            out = demographics_rows(load_tracks(warehouse.get(), vid), estimator, samples=vision.demographics_samples,
+                                    rule=vision.demographics_rule(profile))
         except MediaError as exc:
             raise dg.Failure(description=f"demographics for {vid}: {exc}") from exc
-    model = estimator.model if estimator is not None else "none (no packaged age/gender/race model)"
+    model = estimator.model if estimator is not None else "none (demographics_model=none)"
     warehouse.get().replace(DEMOGRAPHICS, {"video_id": vid}, out,
                             provenance={"backend": profile, "model": model, "code_version": DEMOGRAPHICS_VERSION})
     statuses = sorted({r["status"] for r in out})
     return dg.MaterializeResult(metadata=materialization({
         **row_counts(warehouse.get(), DEMOGRAPHICS, len(out)),
         "rows": len(out), "status": ", ".join(statuses), "model": model,
-        "preview": _preview(out, ["track_id", "status", "age", "gender", "gender_share", "race", "race_share", "reason"]),
+        "preview": _preview(out, ["track_id", "status", "age", "age_class", "gender", "gender_share", "male_score",
+                                  "race", "reason"]),
     }))
 
 

@@ -7,8 +7,10 @@ import dagster as dg
 from hvbench_assets.core.vision.backends import VisionBackend, build_backend
 from hvbench_assets.core.vision.count import SAME_PERSON_DISTANCE
 from hvbench_assets.core.vision.demographics import (
+    ConfidenceRule,
     DeepFaceDemographics,
     DemographicsEstimator,
+    build_estimator,
 )
 from hvbench_assets.core.vision.pipeline import TrackingParams
 from hvbench_assets.defs.resources import env_or
@@ -36,6 +38,11 @@ class VisionResource(dg.ConfigurableResource):
     deepface_detector: str = "retinaface"  # full: any DeepFace detector backend
     same_person_distance: float = SAME_PERSON_DISTANCE
     demographics_samples: int = 8
+    demographics_model: str = "ssrnet"  # offline L3: ssrnet | utkface-tflite | none (unavailable rows)
+    demographics_margin: float = -1.0  # face-crop margin per side (share of the face box); < 0: the model's default
+    demographics_min_share: float = 0.75  # a track's child/adult (and, for an adult, gender) vote share for `ok`
+    demographics_min_accuracy: float = 0.9  # an offline model's measured per-track child/adult (and, for an adult,
+    # gender) accuracy for `ok` (docs/demographics.md); 0: no gate
 
     def backend(self, profile: str) -> VisionBackend:
         return build_backend(profile, face_detector=self.face_detector, upsample=self.upsample, rescue=self.rescue,
@@ -50,8 +57,19 @@ class VisionResource(dg.ConfigurableResource):
                               max_gap_s=self.max_gap_s, min_track_s=self.min_track_s, rescue_fps=self.rescue_fps)
 
     def demographics_estimator(self, profile: str) -> DemographicsEstimator | None:
-        """None offline (no packaged model); the DeepFace estimator in full mode (fails fast when missing)."""
-        return DeepFaceDemographics() if profile == "full" else None
+        """DeepFace in full mode (fails fast when missing); offline the shipped `demographics_model`, or None
+        (`none`: unavailable rows)."""
+        if profile == "full":
+            return DeepFaceDemographics()
+        if self.demographics_model == "none":
+            return None
+        return build_estimator(self.demographics_model, None if self.demographics_margin < 0 else self.demographics_margin)
+
+    def demographics_rule(self, profile: str) -> ConfidenceRule:
+        """The vote-share rule everywhere; the measured-accuracy gate for the offline models only (DeepFace,
+        the paper's model, is not measured here)."""
+        return ConfidenceRule(min_share=self.demographics_min_share,
+                              min_accuracy=0.0 if profile == "full" else self.demographics_min_accuracy)
 
 
 @dg.definitions
@@ -61,4 +79,5 @@ def resources() -> dg.Definitions:
         person_detector=env_or("HVBENCH_PERSON_DETECTOR", "yolox"),
         yolo_weights=env_or("HVBENCH_YOLO_WEIGHTS", "yolov8n.pt"),
         deepface_detector=env_or("HVBENCH_DEEPFACE_DETECTOR", "retinaface"),
+        demographics_model=env_or("HVBENCH_DEMOGRAPHICS_MODEL", "ssrnet"),
     )})

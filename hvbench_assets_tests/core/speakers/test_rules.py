@@ -39,6 +39,8 @@ def test_classes_from_label_rows():
     assert voice_class({"status": "no_speech", "voice_class": None}) is None
     # the L3 row as stored offline: unavailable -> the veto is skipped
     assert face_class({"status": "unavailable", "age": None, "gender": None}) is None
+    # an offline row with a split vote or a model measured below the required accuracy: not used either
+    assert face_class({"status": "low_confidence", "age": 30.0, "gender": "male", "gender_share": 1.0}) is None
     assert face_class({"status": "ok", "age": 41.0, "gender": "Man", "gender_share": 0.9}) == PersonClass("male", 0.9)
     assert face_class({"status": "ok", "age": 8.0, "gender": "Woman", "gender_share": 0.7}).label == "child"
     assert face_class(None) is None

@@ -112,6 +112,9 @@ def test_avsm_voice_matches_exactly_one_face_class():
 def test_avsm_offline_l3_is_a_clear_rejection_and_coverage_is_strict():
     labels = clip_labels(duration_s=5, tracks=[full(0, 5), full(1, 5, x=300)], voice="male")
     assert speech.select_avsm(labels, speech.AvsmParams()).reason == "face class unknown for 2 person(s) (L3 unavailable)"
+    unsure = {t: {"status": "low_confidence", "age": 30, "gender": "male", "gender_share": 1.0} for t in (0, 1)}
+    labels = clip_labels(duration_s=5, tracks=[full(0, 5), full(1, 5, x=300)], voice="male", faces=unsure)
+    assert speech.select_avsm(labels, speech.AvsmParams()).reason == "face class unknown for 2 person(s) (L3 low_confidence)"
     # 67 % exactly is not more than 67 %
     short = track(1, 0, int(0.67 * 125) - 1, x=300)
     labels = clip_labels(duration_s=5, tracks=[full(0, 5), short], voice="male")

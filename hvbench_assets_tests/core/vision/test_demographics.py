@@ -7,6 +7,7 @@ import numpy as np
 from hvbench_assets.core.media import write_video
 from hvbench_assets.core.vision.demographics import (
     OFFLINE_REASON,
+    ConfidenceRule,
     FaceAttributes,
     demographics_rows,
     sample_face_crops,
@@ -31,9 +32,11 @@ def test_summary_takes_median_age_and_mode_with_vote_share():
     attrs = [FaceAttributes(30, "Man", "white"), FaceAttributes(34, "Man", "asian"),
              FaceAttributes(50, "Woman", "white"), FaceAttributes(31, "Man", "white")]
     s = summarize(attrs)
-    assert s["age"] == 32.5 and s["gender"] == "Man" and s["gender_share"] == 0.75
+    # DeepFace's Man / Woman are stored as male / female, as the offline models and L10 name them
+    assert s["age"] == 32.5 and s["gender"] == "male" and s["gender_share"] == 0.75
     assert s["race"] == "white" and s["race_share"] == 0.75 and s["n_samples"] == 4
-    assert s["votes"]["gender"] == {"Man": 3, "Woman": 1}
+    assert s["votes"]["gender"] == {"male": 3, "female": 1}
+    assert s["age_class"] == "adult" and s["age_confidence"] == 1.0 and s["male_score"] is None
 
 
 class _BrightnessModel:
@@ -41,6 +44,8 @@ class _BrightnessModel:
     which crops were sampled."""
 
     model = "brightness-stand-in"
+    method = "brightness"
+    measured_accuracy = measured_age_accuracy = None
 
     def analyze(self, faces):
         return [FaceAttributes(float(f.mean()), "Man" if f.mean() < 120 else "Woman", "x") for f in faces]
@@ -49,10 +54,10 @@ class _BrightnessModel:
 def test_rows_sample_the_face_crop_clip_evenly(tmp_path):
     tr = _track(tmp_path, n=30)
     assert len(sample_face_crops(tr.face_clip_path, tr.n_frames, samples=8)) == 8
-    row = demographics_rows([tr], _BrightnessModel(), samples=5)[0]
-    assert row["status"] == "ok" and row["n_samples"] == 5
+    row = demographics_rows([tr], _BrightnessModel(), samples=5, rule=ConfidenceRule(min_share=0.6, min_accuracy=0.0))[0]
+    assert row["status"] == "ok" and row["n_samples"] == 5 and row["method"] == "brightness"
     # frames 0, 7, 14, 22, 29 have brightness 0..232; the median sampled frame is 14 -> ~112
-    assert abs(row["age"] - 112) < 6 and row["gender"] == "Man" and row["gender_share"] == 0.6
+    assert abs(row["age"] - 112) < 6 and row["gender"] == "male" and row["gender_share"] == 0.6
 
 
 def test_missing_crop_clip_is_a_failed_row(tmp_path):
