@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hvbench_assets.core.tasks import humans
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.registry import TaskFamily
@@ -125,7 +126,8 @@ def run_family(
 ) -> Outcome:
     """Select, then build. `annotation(target track ids)` returns the latest human annotation for the
     family's kind (HC, AST, TSA); model calls happen in the build through `ask`."""
-    verdict = family.select(labels, family.params)
+    labels, not_people = humans.real_people(labels)
+    verdict = humans.noted(family.select(labels, family.params), not_people, labels)
     if not verdict.selected:
         return Outcome(family, labels, verdict, None, None)
     qid = question_id(family.task, labels.clip.sha256, verdict.target, family.fingerprint())
