@@ -34,32 +34,36 @@ from hvbench_assets_tests.face_kinds import KINDS, labelled_items  # noqa: E402
 SHARED = ROOT.parent / "shared" / "videos"
 MODEL_PATH = ROOT / "hvbench_assets" / "core" / "vision" / "real_human_model.json"
 LOG_FEATURES = ("grain", "nonrigid")  # heavy-tailed: logged before standardising
+# saturation and nonrigid are measured and stored but not weighted: with them the held-out real recall fell
+# (0.88 vs 0.96 at the threshold below), the warm-lit real clips are saturated and still listeners move little
+MODEL_FEATURES = ("colours", "flat", "grain", "outline", "skin", "chroma")
 C = 0.3  # inverse L2 strength: small, few items
-MODEL_VERSION = "1"  # bump when the features, the labelled set or C change
+THRESHOLD = 0.4  # below 0.5: a real person dropped loses all their questions; drawings and statues score < 0.3
+MODEL_VERSION = "2"  # bump when the features, the labelled set, C or the threshold change
 
 
 def collect(work: Path, n_drawn: int) -> list[dict]:
-    """One row per L1 track: item, kind, group, label and the face statistics (cached in work/tracks.json)."""
-    cache = work / "tracks.json"
-    if cache.exists():
-        return json.loads(cache.read_text())
+    """One row per L1 track: item, kind, group, label and the face statistics (cached per clip in work/tracks/)."""
     backend = build_backend("offline")
     rows = []
+    (work / "tracks").mkdir(parents=True, exist_ok=True)
     for item in labelled_items(SHARED, work / "clips", n_drawn=n_drawn):
-        res = track_video(item.path, work / "l1" / item.name, backend)
-        for tr in res.tracks:
-            pairs = realness.sample_pairs(tr["face_clip_path"])
-            rows.append({"item": item.name, "kind": item.kind, "group": item.source or item.name, "human": item.human,
-                         "track_id": tr["track_id"], "face_px": tr["face_size_median"],
-                         "features": realness.face_statistics(pairs)})
-        print(f"  {item.name}: {len(res.tracks)} track(s)", file=sys.stderr)
-    cache.write_text(json.dumps(rows))
+        cache = work / "tracks" / f"{item.name}.json"
+        if not cache.exists():
+            res = track_video(item.path, work / "l1" / item.name, backend)
+            cache.write_text(json.dumps([
+                {"item": item.name, "kind": item.kind, "group": item.source or item.name, "human": item.human,
+                 "track_id": tr["track_id"], "face_px": tr["face_size_median"],
+                 "features": realness.face_statistics(realness.sample_pairs(tr["face_clip_path"]))}
+                for tr in res.tracks]))
+            print(f"  {item.name}: {len(res.tracks)} track(s)", file=sys.stderr)
+        rows += json.loads(cache.read_text())
     return rows
 
 
 def _matrix(rows: list[dict]) -> np.ndarray:
     return np.array([[np.log1p(r["features"][f]) if f in LOG_FEATURES else r["features"][f]
-                      for f in realness.FEATURES] for r in rows])
+                      for f in MODEL_FEATURES] for r in rows])
 
 
 def fit(rows: list[dict], version: str) -> dict:
@@ -68,8 +72,8 @@ def fit(rows: list[dict], version: str) -> dict:
     x, y = _matrix(rows), np.array([r["human"] for r in rows], int)
     mean, scale = x.mean(0), x.std(0) + 1e-9
     lr = LogisticRegression(C=C, class_weight="balanced", max_iter=2000).fit((x - mean) / scale, y)
-    f = list(realness.FEATURES)
-    return {"version": version, "features": f, "log": list(LOG_FEATURES),
+    f = list(MODEL_FEATURES)
+    return {"version": version, "features": f, "log": [x for x in LOG_FEATURES if x in f], "threshold": THRESHOLD,
             "coef": dict(zip(f, np.round(lr.coef_[0], 5).tolist())), "intercept": round(float(lr.intercept_[0]), 5),
             "mean": dict(zip(f, np.round(mean, 6).tolist())), "scale": dict(zip(f, np.round(scale, 6).tolist())),
             "C": C, "class_weight": "balanced", "n_items": len(rows),
@@ -96,9 +100,10 @@ def pr(pred: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
 
 def report(title: str, rows: list[dict], scores: np.ndarray) -> None:
     y = np.array([r["human"] for r in rows], bool)
-    new = scores >= realness.THRESHOLD
+    new = scores >= THRESHOLD
     old = np.ones(len(rows), bool)
     print(f"\n{title}: {len(rows)} tracks ({int(y.sum())} real, {int((~y).sum())} not persons)")
+    print(f"threshold {THRESHOLD}, statistics weighted: {', '.join(MODEL_FEATURES)}")
     print(f"{'method':<44} {'real P':>7} {'real R':>7} {'not-person P':>13} {'not-person R':>13} {'acc':>6}")
     for name, pred in (("old: every detected face is a person", old), ("face statistics (held out)", new)):
         p, r = pr(pred, y)
@@ -113,11 +118,14 @@ def report(title: str, rows: list[dict], scores: np.ndarray) -> None:
 
 
 def main() -> None:
+    global MODEL_FEATURES
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", type=Path, default=Path("/tmp/real_humans_bench"))
     ap.add_argument("--drawn", type=int, default=16)
+    ap.add_argument("--features", default=",".join(MODEL_FEATURES), help="comma-separated statistics to weight")
     ap.add_argument("--write-model", action="store_true")
     args = ap.parse_args()
+    MODEL_FEATURES = tuple(args.features.split(","))
     t0 = time.perf_counter()
     rows = collect(args.work, args.drawn)
     t1 = time.perf_counter()
@@ -126,9 +134,9 @@ def main() -> None:
     keep = [i for i, r in enumerate(rows) if r["group"] != "five_people_grid.mp4"]
     report("without five_people_grid's group", [rows[i] for i in keep], scores[keep])
     wrong = [(rows[i]["item"], rows[i]["track_id"], round(float(scores[i]), 2)) for i in range(len(rows))
-             if (scores[i] >= realness.THRESHOLD) != rows[i]["human"]]
+             if (scores[i] >= THRESHOLD) != rows[i]["human"]]
     print(f"\nwrong (held out): {wrong}")
-    print(f"\nL1 + statistics of every clip: {t1 - t0:.0f} s (cached in {args.work}/tracks.json)")
+    print(f"\nL1 + statistics of the clips not cached yet: {t1 - t0:.0f} s (cache: {args.work}/tracks/)")
     if args.write_model:
         model = fit(rows, MODEL_VERSION)
         MODEL_PATH.write_text(json.dumps(model, indent=1) + "\n")

@@ -104,7 +104,7 @@ def _fit(img: np.ndarray, w: int = W, h: int = H) -> np.ndarray:
     return out
 
 
-def _frames(src: Path, seconds: float) -> Iterator[np.ndarray]:
+def _frames(src: Path, seconds: float | None) -> Iterator[np.ndarray]:
     for fr in iter_frames(src, end_s=seconds):
         yield fr.image
 
@@ -215,8 +215,9 @@ def statue_clip(dst: Path, src: Path, seed: int, seconds: float = 4.0) -> Path:
     return write_video(dst, (frame(i) for i in range(int(seconds * FPS))), fps=FPS)
 
 
-def real_variant(dst: Path, src: Path, variant: str, seconds: float = 6.0) -> Path:
-    """`src` as it is (`plain`), shrunk (`small`), hard-compressed (`crf`), brighter (`bright`) or mirrored."""
+def real_variant(dst: Path, src: Path, variant: str, seconds: float | None = None) -> Path:
+    """`src` (whole, or its first `seconds`) as it is (`plain`), shrunk (`small`), hard-compressed (`crf`),
+    brighter (`bright`) or mirrored."""
     fps = probe_video(src, count_frames=False).fps
 
     def edit(img: np.ndarray) -> np.ndarray:

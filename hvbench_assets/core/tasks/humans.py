@@ -40,7 +40,7 @@ def real_people(labels: ClipLabels) -> tuple[ClipLabels, dict[int, str]]:
 
 
 def noted(verdict: Verdict, skipped: dict[int, str], labels: ClipLabels) -> Verdict:
-    """The family's verdict with the skipped tracks in `measured`; a clip left with no real person is
+    """The family's verdict with the skipped tracks in `measured` (its reason stays the family's); a clip left with no real person is
     rejected by the `real_human` rule instead of the family's own (which would only say "no face")."""
     if not skipped:
         return verdict
@@ -48,5 +48,4 @@ def noted(verdict: Verdict, skipped: dict[int, str], labels: ClipLabels) -> Verd
     if not labels.tracks and not verdict.selected:
         why = "; ".join(f"track {t}: {w}" for t, w in sorted(skipped.items()))
         return reject("real_human", f"no real person in the clip ({why})", measured)
-    return replace(verdict, measured=measured,
-                   reason=f"{verdict.reason} (tracks {sorted(skipped)} skipped: not real people)")
+    return replace(verdict, measured=measured)

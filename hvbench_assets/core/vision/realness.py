@@ -11,11 +11,12 @@ The statistics, each over the centre of the face crop (the face itself, not its 
 - flat: share of pixels with almost no gradient (flat fills);
 - grain: median absolute difference to a 3x3 median filter (sensor noise and skin texture);
 - outline: share of pixels much darker than their neighbourhood (black ink lines);
-- saturation: mean HSV saturation (cartoon palettes are saturated; stone and print casts are not);
+- saturation: mean HSV saturation (stored, not weighted: see benchmarks/real_humans.py);
 - skin: share of pixels in a photographed-skin chroma range (YCrCb);
 - chroma: spread of the Cr channel inside skin-like pixels (grey statues have none);
 - nonrigid: the change between frames 0.2 s apart left after the best affine alignment (a photo on a
-  card or a statue moves as one rigid piece; faces talk and blink).
+  card or a statue moves as one rigid piece; faces talk and blink). Stored, not weighted: it did not
+  separate a print from a still listener in the labelled clips.
 """
 
 from __future__ import annotations
@@ -33,12 +34,13 @@ import numpy as np
 from hvbench_assets.core.media import MediaError, iter_frames, probe_video
 from hvbench_assets.core.vision.tables import Track
 
-FEATURES = ("colours", "flat", "grain", "outline", "saturation", "skin", "chroma", "nonrigid")
+FEATURES = ("colours", "flat", "grain", "outline", "saturation", "skin", "chroma", "nonrigid")  # measured
 STATS_METHOD = "face-statistics logistic regression"
-THRESHOLD = 0.5  # score >= THRESHOLD: a real person
 
-# Fitted by `benchmarks/real_humans.py --write-model` (standardised features; see docs/real-humans.md for the held-out figures).
+# Fitted by `benchmarks/real_humans.py --write-model`: the statistics it weights (a subset of FEATURES), their
+# standardisation, coefficients and the threshold (docs/real-humans.md has the held-out figures).
 MODEL: dict = json.loads((Path(__file__).with_name("real_human_model.json")).read_text())
+THRESHOLD = float(MODEL.get("threshold", 0.5))  # score >= THRESHOLD: a real person
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,6 @@ def test_a_selected_verdict_names_the_skipped_tracks_and_labels_without_verdicts
     labels = _verdicts(clip_labels(tracks=[full(i, x=50 + 100 * i) for i in range(4)]), {0: True, 1: True, 2: True, 3: False})
     kept, skipped = real_people(labels)
     v = noted(select_hc(kept, HcParams()), skipped, kept)
-    assert v.selected and "tracks [3] skipped" in v.reason and v.measured["people"] == 3
+    assert v.selected and list(v.measured["not_real_people"]) == ["3"] and v.measured["people"] == 3
     plain = clip_labels(tracks=[full(0)])  # hand-made labels without human_verdicts: unchanged
     assert real_people(plain) == (plain, {})
