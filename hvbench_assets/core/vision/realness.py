@@ -4,10 +4,12 @@ printed photos and faces on screens; none of those is a person for any task.
 Offline the verdict is a logistic regression over interpretable statistics of the track's face-crop clip
 (`face_statistics`), with standardisation and coefficients fitted by benchmarks/real_humans.py on the
 labelled clips of hvbench_assets_tests/face_kinds.py and committed below (`MODEL`). With a describer model
-the track's face crops are also shown to it (core/mllm/prompts.py REAL_HUMAN) and both scores are averaged.
+the track's face crops are also shown to it (core/mllm/prompts.py REAL_HUMAN) and both scores are combined
+(DESCRIBER_WEIGHT).
 
 The statistics, each over the centre of the face crop (the face itself, not its margin):
-- colours: log2 of the distinct colours at 4 bits per channel (drawings use few flat colours);
+- colours: log2 of the distinct colours at 4 bits per channel (flat fills, but anti-aliased ink edges and
+  compression add colours: it counts only beside the others);
 - flat: share of pixels with almost no gradient (flat fills);
 - grain: median absolute difference to a 3x3 median filter (sensor noise and skin texture);
 - outline: share of pixels much darker than their neighbourhood (black ink lines);
@@ -41,6 +43,9 @@ STATS_METHOD = "face-statistics logistic regression"
 # standardisation, coefficients and the threshold (docs/real-humans.md has the held-out figures).
 MODEL: dict = json.loads((Path(__file__).with_name("real_human_model.json")).read_text())
 THRESHOLD = float(MODEL.get("threshold", 0.5))  # score >= THRESHOLD: a real person
+# With a describer its score counts twice the statistics': it sees what they cannot (a card's edge, a TV set),
+# and a confident "not real" (0.1, confidence 0.9) outvotes any statistics score below 1.
+DESCRIBER_WEIGHT = 2 / 3
 
 
 @dataclass(frozen=True)
@@ -172,15 +177,15 @@ Ask = Callable[[Sequence[np.ndarray]], Opinion]
 
 def judge(pairs: Sequence[tuple[np.ndarray, np.ndarray | None]], params: RealHumanParams = RealHumanParams(),
           ask: Ask | None = None) -> tuple[Verdict, Opinion | None]:
-    """The verdict from face-crop frame pairs. With `ask` (the describer) its score and the statistics'
-    are averaged; an unusable answer leaves the statistics alone and is named in the reasons."""
+    """The verdict from face-crop frame pairs. With `ask` (the describer) the score is the weighted mean of
+    its score and the statistics' (DESCRIBER_WEIGHT); an unusable answer leaves the statistics alone and is named in the reasons."""
     feats = face_statistics(pairs, params.centre)
     p, reasons = stats_score(feats)
     method, score, opinion = f"{STATS_METHOD} {MODEL['version']}", p, None
     if ask is not None:
         opinion = ask([a for a, _ in pairs])
         if opinion.score is not None:
-            score = (p + opinion.score) / 2
+            score = (1 - DESCRIBER_WEIGHT) * p + DESCRIBER_WEIGHT * opinion.score
             method += " + describer"
             reasons = [f"describer: {opinion.answer}"] + reasons
         else:
@@ -214,7 +219,7 @@ def parse_opinion(text: str | None, call_id: str | None = None) -> Opinion:
 
 def version(describer: str | None = None) -> str:
     """What the verdict depends on: rule, committed coefficients, and the describer's prompt and model."""
-    base = f"rh1-s{MODEL['version']}-{hashlib.sha256(json.dumps(MODEL, sort_keys=True).encode()).hexdigest()[:8]}"
+    base = f"rh1-w{DESCRIBER_WEIGHT:.2f}-s{MODEL['version']}-{hashlib.sha256(json.dumps(MODEL, sort_keys=True).encode()).hexdigest()[:8]}"
     return base if describer is None else f"{base}+{describer}"
 
 

@@ -47,7 +47,7 @@ def test_cartoonized_real_clip_is_not_human(man_talking_head, tmp_path):
     assert rows and all(not r["is_human"] for r in rows), rows
 
 
-def test_describer_opinion_is_averaged_in(drawn):
+def test_describer_opinion_is_weighed_in(drawn):
     asked = []
 
     def ask(frames):
@@ -57,7 +57,8 @@ def test_describer_opinion_is_averaged_in(drawn):
     rows = verdict_rows(drawn, ask=ask, describer="p1-m1")
     stats = verdict_rows(drawn)
     for r, s in zip(rows, stats):
-        assert r["score"] == pytest.approx((s["stats_score"] + 1.0) / 2, abs=1e-3)
+        w = realness.DESCRIBER_WEIGHT
+        assert r["score"] == pytest.approx((1 - w) * s["stats_score"] + w * 1.0, abs=1e-3)
         assert r["model_score"] == 1.0 and r["call_id"] == "call-1" and r["method"].endswith("+ describer")
         assert r["version"].endswith("+p1-m1") and r["reasons"][0].startswith("describer: real")
     assert asked and all(n >= 8 for n in asked)
