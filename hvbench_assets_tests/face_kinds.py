@@ -83,9 +83,9 @@ def _cartoon_frame(rng_seed: int, t: float) -> np.ndarray:
         cv2.line(img, (ex - er, ey - int(er * 1.6)), (ex + er, ey - int(er * 1.8)), (20, 20, 20), line + 1, cv2.LINE_AA)
     cv2.line(img, (cx, cy + 2), (cx - 7, cy + int(r * 0.3)), (40, 40, 40), line, cv2.LINE_AA)
     mouth = abs(np.sin(t * 9.0)) * r * 0.18  # talking
-    cv2.ellipse(img, (cx, cy + int(r * 0.6)), (int(r * 0.35), int(2 + mouth)), 0, 0, 360, (40, 30, 110), -1, cv2.LINE_AA)
-    cv2.ellipse(img, (cx, cy + int(r * 0.6)), (int(r * 0.35), int(2 + mouth)), 0, 0, 360, (20, 20, 20), line,
-                cv2.LINE_AA)
+    lips = ((cx, cy + int(r * 0.6)), (int(r * 0.35), int(2 + mouth)))
+    cv2.ellipse(img, *lips, 0, 0, 360, (40, 30, 110), -1, cv2.LINE_AA)
+    cv2.ellipse(img, *lips, 0, 0, 360, (20, 20, 20), line, cv2.LINE_AA)
     return img
 
 
@@ -97,7 +97,8 @@ def drawn_clip(dst: Path, seed: int, seconds: float = 4.0) -> Path:
 def _fit(img: np.ndarray, w: int = W, h: int = H) -> np.ndarray:
     """`img` scaled to fit w x h and centred on black."""
     k = min(w / img.shape[1], h / img.shape[0])
-    small = cv2.resize(img, (max(1, int(img.shape[1] * k)), max(1, int(img.shape[0] * k))), interpolation=cv2.INTER_AREA)
+    size = (max(1, int(img.shape[1] * k)), max(1, int(img.shape[0] * k)))
+    small = cv2.resize(img, size, interpolation=cv2.INTER_AREA)
     out = np.zeros((h, w, 3), np.uint8)
     y, x = (h - small.shape[0]) // 2, (w - small.shape[1]) // 2
     out[y:y + small.shape[0], x:x + small.shape[1]] = small

@@ -33,7 +33,7 @@ def _reply(real: bool):
         if "real human being" in req.prompt:
             return json.dumps({"real": real, "confidence": 0.9, "what": "a person" if real else "a cartoon"})
         if "attitude" in req.prompt.lower() and "JSON" in req.prompt:
-            return json.dumps({"question": "What is the person's attitude towards the listener?", "attitude": "positive"})
+            return json.dumps({"question": "What is the person's attitude to the listener?", "attitude": "positive"})
         return "A face looking ahead with a calm expression."
     return responder
 

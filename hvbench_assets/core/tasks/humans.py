@@ -40,8 +40,9 @@ def real_people(labels: ClipLabels) -> tuple[ClipLabels, dict[int, str]]:
 
 
 def noted(verdict: Verdict, skipped: dict[int, str], labels: ClipLabels) -> Verdict:
-    """The family's verdict with the skipped tracks in `measured` (its reason stays the family's); a clip left with no real person is
-    rejected by the `real_human` rule instead of the family's own (which would only say "no face")."""
+    """The family's verdict with the skipped tracks in `measured` (its reason stays the family's); a clip
+    left with no real person is rejected by the `real_human` rule instead of the family's own (which would
+    only say "no face")."""
     if not skipped:
         return verdict
     measured = {**verdict.measured, "not_real_people": {str(t): why for t, why in sorted(skipped.items())}}

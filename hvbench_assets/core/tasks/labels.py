@@ -38,9 +38,9 @@ LABEL_TABLES: dict[str, TableSpec] = {
     "transcript": TRANSCRIPT,
     "voice_demographics": VOICE_DEMOGRAPHICS,
 }
-PAPER_LABEL = {"human_tracks": "L1", "human_verdicts": "L1", "person_count": "L2", "demographics": "L3", "appearance": "L4",
-               "facial_description": "L5", "audio_tags": "L6", "speaker_scores": "L7", "transcript": "L8",
-               "voice_demographics": "L10"}
+PAPER_LABEL = {"human_tracks": "L1", "human_verdicts": "L1", "person_count": "L2", "demographics": "L3",
+               "appearance": "L4", "facial_description": "L5", "audio_tags": "L6", "speaker_scores": "L7",
+               "transcript": "L8", "voice_demographics": "L10"}
 
 
 class LabelsMissing(LookupError):

@@ -122,7 +122,10 @@ def nonrigid_change(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.abs(aligned[inner, inner] - gb[inner, inner]).mean())
 
 
-def sample_pairs(clip: str | Path, params: RealHumanParams = RealHumanParams()) -> list[tuple[np.ndarray, np.ndarray | None]]:
+Pair = tuple[np.ndarray, np.ndarray | None]
+
+
+def sample_pairs(clip: str | Path, params: RealHumanParams = RealHumanParams()) -> list[Pair]:
     """`params.samples` evenly spaced frames of a face-crop clip, each with the frame `pair_gap_s` later
     (None past the end), decoded in one pass."""
     info = probe_video(clip)
@@ -136,7 +139,7 @@ def sample_pairs(clip: str | Path, params: RealHumanParams = RealHumanParams()) 
     return [(frames[f], frames.get(f + gap)) for f in firsts if f in frames]
 
 
-def face_statistics(pairs: Sequence[tuple[np.ndarray, np.ndarray | None]], centre: float = 0.6) -> dict[str, float]:
+def face_statistics(pairs: Sequence[Pair], centre: float = 0.6) -> dict[str, float]:
     """Medians of the per-frame statistics and of `nonrigid` over the pairs."""
     if not pairs:
         raise ValueError("no face-crop frames to measure")
@@ -175,10 +178,11 @@ class Opinion:
 Ask = Callable[[Sequence[np.ndarray]], Opinion]
 
 
-def judge(pairs: Sequence[tuple[np.ndarray, np.ndarray | None]], params: RealHumanParams = RealHumanParams(),
+def judge(pairs: Sequence[Pair], params: RealHumanParams = RealHumanParams(),
           ask: Ask | None = None) -> tuple[Verdict, Opinion | None]:
     """The verdict from face-crop frame pairs. With `ask` (the describer) the score is the weighted mean of
-    its score and the statistics' (DESCRIBER_WEIGHT); an unusable answer leaves the statistics alone and is named in the reasons."""
+    its score and the statistics' (DESCRIBER_WEIGHT); an unusable answer leaves the statistics alone and is
+    named in the reasons."""
     feats = face_statistics(pairs, params.centre)
     p, reasons = stats_score(feats)
     method, score, opinion = f"{STATS_METHOD} {MODEL['version']}", p, None
@@ -213,13 +217,14 @@ def parse_opinion(text: str | None, call_id: str | None = None) -> Opinion:
     except (TypeError, ValueError):
         conf = 0.75
     what = str(obj.get("what") or "").strip()[:120]
-    return Opinion(conf if real else 1.0 - conf, f"{'real' if real else 'not real'} ({conf:.2f}){': ' + what if what else ''}",
-                   call_id)
+    said = f"{'real' if real else 'not real'} ({conf:.2f}){': ' + what if what else ''}"
+    return Opinion(conf if real else 1.0 - conf, said, call_id)
 
 
 def version(describer: str | None = None) -> str:
     """What the verdict depends on: rule, committed coefficients, and the describer's prompt and model."""
-    base = f"rh1-w{DESCRIBER_WEIGHT:.2f}-s{MODEL['version']}-{hashlib.sha256(json.dumps(MODEL, sort_keys=True).encode()).hexdigest()[:8]}"
+    coefficients = hashlib.sha256(json.dumps(MODEL, sort_keys=True).encode()).hexdigest()[:8]
+    base = f"rh1-w{DESCRIBER_WEIGHT:.2f}-s{MODEL['version']}-{coefficients}"
     return base if describer is None else f"{base}+{describer}"
 
 

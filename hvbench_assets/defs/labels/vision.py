@@ -1,4 +1,5 @@
-"""L1-L3 vision labels per clip: human_tracks (with crop clips), person_count, demographics, and checks."""
+"""L1-L3 vision labels per clip: human_tracks (with crop clips), human_verdicts, person_count, demographics, and
+checks."""
 
 
 from pathlib import Path
@@ -9,10 +10,11 @@ from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
 from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.media.paths import stored_columns
 from hvbench_assets.core.media.run_folders import remove_replaced, run_folder
-from hvbench_assets.core.render.keyframe import render_key_frame
 from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
 from hvbench_assets.core.mllm.prompts import REAL_HUMAN
+from hvbench_assets.core.render.keyframe import render_key_frame
+from hvbench_assets.core.tasks.calls import ModelUnreachable
 from hvbench_assets.core.vision import (
     DEMOGRAPHICS,
     HUMAN_TRACK_BOXES,
@@ -23,7 +25,6 @@ from hvbench_assets.core.vision import (
 )
 from hvbench_assets.core.vision.count import TrackSpan, count_people
 from hvbench_assets.core.vision.demographics import demographics_rows
-from hvbench_assets.core.tasks.calls import ModelUnreachable
 from hvbench_assets.core.vision.detectors import BackendUnavailable
 from hvbench_assets.core.vision.pipeline import track_video
 from hvbench_assets.core.vision.realness import RealHumanParams, real_human_asker, verdict_rows

@@ -40,7 +40,8 @@ def test_clip_without_real_people_is_rejected_by_the_real_human_rule():
 
 
 def test_a_selected_verdict_names_the_skipped_tracks_and_labels_without_verdicts_stay():
-    labels = _verdicts(clip_labels(tracks=[full(i, x=50 + 100 * i) for i in range(4)]), {0: True, 1: True, 2: True, 3: False})
+    labels = _verdicts(clip_labels(tracks=[full(i, x=50 + 100 * i) for i in range(4)]),
+                       {0: True, 1: True, 2: True, 3: False})
     kept, skipped = real_people(labels)
     v = noted(select_hc(kept, HcParams()), skipped, kept)
     assert v.selected and list(v.measured["not_real_people"]) == ["3"] and v.measured["people"] == 3
