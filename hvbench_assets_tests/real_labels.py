@@ -17,13 +17,14 @@ from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.labels.audio import audio_tags, transcript, voice_demographics
 from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.labels.speakers import speaker_scores
-from hvbench_assets.defs.labels.vision import demographics, human_tracks, person_count
+from hvbench_assets.defs.labels.vision import demographics, human_tracks, human_verdicts, person_count
 from hvbench_assets.defs.labels.vision_resources import VisionResource
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 from hvbench_assets_tests.conftest import shared_clip
 
-LABELS = [audio_tags, transcript, voice_demographics, human_tracks, person_count, demographics, speaker_scores]
+LABELS = [audio_tags, transcript, voice_demographics, human_tracks, person_count, demographics, speaker_scores,
+          human_verdicts]
 _BUILT: dict[tuple[str, str], Path] = {}
 # The clip of the speaker-based tasks (ASD, AVAD): the talking man of man_talking_head twice in a row beside the
 # front woman of two_people_talking frozen on one frame (a still listener), with his voice. 10 s, two people,

@@ -21,7 +21,8 @@ from hvbench_assets.defs.executor import machine_cores
 from hvbench_assets_tests.pipeline_runs import ingest_inbox, new_clips, talking_clip, use_data_root
 
 ASSETS = ["video_probe", "audio_tags", "transcript", "human_tracks"]
-L7_CHAIN = ["voice_demographics", "person_count", "demographics", "speaker_scores", "active_speaker_detection"]
+L7_CHAIN = ["voice_demographics", "person_count", "demographics", "speaker_scores", "human_verdicts",
+            "active_speaker_detection"]
 VOLATILE = {"materialized_at"}
 
 

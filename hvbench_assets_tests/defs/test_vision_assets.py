@@ -23,6 +23,7 @@ from hvbench_assets.defs.labels.vision import (
     track_boxes_complete,
 )
 from hvbench_assets.defs.labels.vision_resources import VisionResource
+from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 from hvbench_assets_tests.media_factory import moving_square_video
 
@@ -94,11 +95,12 @@ def test_vision_modules_define_assets_checks_and_resource():
         dg.Definitions(assets=dg.load_assets_from_modules([vision]),
                        asset_checks=dg.load_asset_checks_from_modules([vision])),
         vision_resources.resources(),
-        dg.Definitions(resources={"settings": HvbenchSettings(), "warehouse": WarehouseResource()}),
+        dg.Definitions(resources={"settings": HvbenchSettings(), "warehouse": WarehouseResource(),
+                                  "mllm": MllmResource()}),  # human_verdicts asks the describer when one is set
     )
     graph = d.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
-    assert {"human_tracks", "person_count", "demographics"} <= keys
+    assert {"human_tracks", "person_count", "demographics", "human_verdicts"} <= keys
     assert {c.name for c in graph.asset_check_keys} == {"face_presence_ratio", "track_boxes_complete"}
     assert isinstance(d.resources["vision"], VisionResource)
 

@@ -77,4 +77,18 @@ VIDEO_CAPTION = Prompt(
     params={"temperature": 0.0, "max_tokens": 320},
 )
 
-PROMPTS = {p.name: p for p in (APPEARANCE, FACIAL_DESCRIPTION, VIDEO_CAPTION)}
+REAL_HUMAN = Prompt(
+    name="real_human",
+    system="You check face crops for a dataset that must contain only real, living people filmed by a camera.",
+    user=(
+        "The frames are taken in order from a clip cropped around one face. Is this face a real human being "
+        "filmed directly? Answer no when it is drawn, painted, animated or computer-rendered, a doll, mask or "
+        "statue, a printed photo or poster, or a person shown on a screen inside the scene. Reply with JSON "
+        'only: {"real": true or false, "confidence": a number from 0.5 to 1, "what": a few words on what the '
+        "face is}."
+    ),
+    n_frames=4,
+    params={"temperature": 0.0, "max_tokens": 80},
+)
+
+PROMPTS = {p.name: p for p in (APPEARANCE, FACIAL_DESCRIPTION, VIDEO_CAPTION, REAL_HUMAN)}

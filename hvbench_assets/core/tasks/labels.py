@@ -15,12 +15,20 @@ from hvbench_assets.core.audio.tables import AUDIO_TAGS, TRANSCRIPT, VOICE_DEMOG
 from hvbench_assets.core.ingest.tables import ClipInfo, ClipNotFound, load_clip
 from hvbench_assets.core.mllm.descriptions import APPEARANCE_TABLE, FACIAL_DESCRIPTION_TABLE
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
-from hvbench_assets.core.vision.tables import DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, Track, load_tracks
+from hvbench_assets.core.vision.tables import (
+    DEMOGRAPHICS,
+    HUMAN_TRACKS,
+    HUMAN_VERDICTS,
+    PERSON_COUNT,
+    Track,
+    load_tracks,
+)
 from hvbench_assets.core.warehouse import TableSpec, Warehouse
 
 # label asset -> its table (the asset key and the table name are the same words)
 LABEL_TABLES: dict[str, TableSpec] = {
     "human_tracks": HUMAN_TRACKS,
+    "human_verdicts": HUMAN_VERDICTS,
     "person_count": PERSON_COUNT,
     "demographics": DEMOGRAPHICS,
     "appearance": APPEARANCE_TABLE,
@@ -30,9 +38,9 @@ LABEL_TABLES: dict[str, TableSpec] = {
     "transcript": TRANSCRIPT,
     "voice_demographics": VOICE_DEMOGRAPHICS,
 }
-PAPER_LABEL = {"human_tracks": "L1", "person_count": "L2", "demographics": "L3", "appearance": "L4",
-               "facial_description": "L5", "audio_tags": "L6", "speaker_scores": "L7", "transcript": "L8",
-               "voice_demographics": "L10"}
+PAPER_LABEL = {"human_tracks": "L1", "human_verdicts": "L1", "person_count": "L2", "demographics": "L3",
+               "appearance": "L4", "facial_description": "L5", "audio_tags": "L6", "speaker_scores": "L7",
+               "transcript": "L8", "voice_demographics": "L10"}
 
 
 class LabelsMissing(LookupError):

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from hvbench_assets.core.tasks import humans
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.faces import gate_tracks, with_skipped
 from hvbench_assets.core.tasks.labels import ClipLabels
@@ -110,8 +111,9 @@ def run_family(
 ) -> Outcome:
     """Select, then build. `annotation(target track ids)` returns the latest human annotation for the
     family's kind (HC, AST, TSA); model calls happen in the build through `ask`."""
-    labels, skipped = gate_tracks(labels, family.face_gate)
-    verdict = with_skipped(family.select(labels, family.params), skipped)
+    people, not_people = humans.real_people(labels)
+    labels, skipped = gate_tracks(people, family.face_gate)
+    verdict = humans.noted(with_skipped(family.select(labels, family.params), skipped), not_people, people)
     if not verdict.selected:
         return Outcome(family, labels, verdict, None, None)
     qid = question_id(family.task, labels.clip.sha256, verdict.target, family.fingerprint())

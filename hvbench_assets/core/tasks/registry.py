@@ -56,7 +56,8 @@ class TaskFamily:
 
     @property
     def reads(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(self.labels + self.ours))
+        """Table 9's labels, ours, and for every family the real-human verdicts (core/tasks/humans.py)."""
+        return tuple(dict.fromkeys(self.labels + self.ours + ("human_verdicts",)))
 
     def fingerprint(self) -> str:
         """Rule version, thresholds and prompts: any change makes a new code version."""

@@ -4,6 +4,7 @@ from hvbench_assets.core.vision.tables import (
     DEMOGRAPHICS,
     HUMAN_TRACK_BOXES,
     HUMAN_TRACKS,
+    HUMAN_VERDICTS,
     PERSON_COUNT,
     Box,
     Track,
@@ -14,6 +15,6 @@ from hvbench_assets.core.vision.tables import (
 )
 
 __all__ = [
-    "DEMOGRAPHICS", "HUMAN_TRACKS", "HUMAN_TRACK_BOXES", "PERSON_COUNT", "Box", "Track", "TrackBox",
+    "DEMOGRAPHICS", "HUMAN_TRACKS", "HUMAN_TRACK_BOXES", "HUMAN_VERDICTS", "PERSON_COUNT", "Box", "Track", "TrackBox",
     "boxes_by_frame", "letter_tracks", "load_tracks",
 ]

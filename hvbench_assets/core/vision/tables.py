@@ -121,6 +121,29 @@ DEMOGRAPHICS = TableSpec(
                 "model measured too inaccurate; unavailable when no model)",
 )
 
+HUMAN_VERDICTS = TableSpec(
+    "human_verdicts",
+    (
+        ("video_id", "VARCHAR"),
+        ("track_id", "INTEGER"),  # NULL on the single no_faces row
+        ("status", "VARCHAR"),  # ok | no_faces | failed (no verdict: the crop clip could not be read)
+        ("reason", "VARCHAR"),
+        ("is_human", "BOOLEAN"),  # a real, photographed person (not drawn, animated, a statue, a print, a screen)
+        ("score", "DOUBLE"),  # belief in a real person, 0..1 (is_human: score >= threshold)
+        ("threshold", "DOUBLE"),
+        ("method", "VARCHAR"),  # e.g. "face-statistics logistic regression 1 + describer"
+        ("version", "VARCHAR"),  # rule, coefficients and prompt: changes whenever the verdict may
+        ("reasons", "JSON"),  # the strongest evidence, in words
+        ("stats_score", "DOUBLE"),  # the face statistics' own score
+        ("features", "JSON"),  # the face statistics (core/vision/realness.py)
+        ("model_score", "DOUBLE"),  # the describer's, when one is configured
+        ("model_answer", "VARCHAR"),
+        ("call_id", "VARCHAR"),  # model_calls.id of the describer's answer
+        ("n_samples", "INTEGER"),  # face-crop frames measured
+    ),
+    description="L1 verdict per track: is the face a real person (drawn, animated, statue, printed, on-screen: no)",
+)
+
 Box = tuple[float, float, float, float]
 
 

@@ -1,4 +1,5 @@
-"""L1-L3 vision labels per clip: human_tracks (with crop clips), person_count, demographics, and checks."""
+"""L1-L3 vision labels per clip: human_tracks (with crop clips), human_verdicts, person_count, demographics, and
+checks."""
 
 from collections import Counter
 from pathlib import Path
@@ -9,12 +10,17 @@ from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
 from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.media.paths import stored_columns
 from hvbench_assets.core.media.run_folders import remove_replaced, run_folder
+from hvbench_assets.core.mllm import ModelNotConfigured
+from hvbench_assets.core.mllm.descriptions import describer_fingerprint
+from hvbench_assets.core.mllm.prompts import REAL_HUMAN
 from hvbench_assets.core.published_weights import WeightsUnavailable
 from hvbench_assets.core.render.keyframe import render_key_frame
+from hvbench_assets.core.tasks.calls import ModelUnreachable
 from hvbench_assets.core.vision import (
     DEMOGRAPHICS,
     HUMAN_TRACK_BOXES,
     HUMAN_TRACKS,
+    HUMAN_VERDICTS,
     PERSON_COUNT,
     load_tracks,
 )
@@ -22,7 +28,11 @@ from hvbench_assets.core.vision.count import TrackSpan, count_people
 from hvbench_assets.core.vision.demographics import demographics_rows
 from hvbench_assets.core.vision.detectors import BackendUnavailable
 from hvbench_assets.core.vision.pipeline import track_video
+from hvbench_assets.core.vision.realness import RealHumanParams, real_human_asker, verdict_rows
+from hvbench_assets.core.vision.realness import version as realness_version
+from hvbench_assets.defs.labels.descriptions import _DESCRIBER
 from hvbench_assets.defs.labels.vision_resources import VisionResource
+from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.metadata import image, materialization, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
@@ -33,6 +43,9 @@ HUMAN_TRACKS_VERSION = profiled("9")  # 5: YuNet faces by default (small and tur
 # a box holding the face only near its bottom no longer matches it, faceless_bodies per clip
 PERSON_COUNT_VERSION = profiled("1")
 DEMOGRAPHICS_VERSION = profiled("2")  # 2: offline SSR-Net estimator, low_confidence rule, age class
+# the verdict's rule and coefficients, and the describer's prompt and model (asked when one is configured)
+HUMAN_VERDICTS_VERSION = realness_version(f"p{REAL_HUMAN.fingerprint}-m{describer_fingerprint(_DESCRIBER)}"
+                                          if _DESCRIBER else None)
 PAPER_FACE_RATIO = 0.65  # the paper keeps clips whose sampled frames show a face at least this often
 
 
@@ -200,6 +213,50 @@ def demographics(context: dg.AssetExecutionContext, settings: HvbenchSettings, w
         "rows": len(out), "status": ", ".join(statuses), "model": model,
         "preview": _preview(out, ["track_id", "status", "age", "age_class", "gender", "gender_share", "male_score",
                                   "race", "reason"]),
+    }))
+
+
+@dg.asset(
+    partitions_def=videos_partitions,
+    deps=[human_tracks],
+    group_name="labels",
+    kinds={"python", "duckdb"},
+    code_version=HUMAN_VERDICTS_VERSION,
+    pool="cpu",
+    description="L1: per-track verdict 'real human' (drawn, animated, statue, printed or on-screen faces are not "
+                "persons): face statistics, plus the describer's look when one is configured",
+    metadata=table_definition(HUMAN_VERDICTS),
+)
+def human_verdicts(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
+                   mllm: MllmResource) -> dg.MaterializeResult:
+    vid = context.partition_key
+    wh = warehouse.get()
+    rows = _tracks_rows(warehouse, vid)
+    ask, describer, model = None, None, "face statistics (core/vision/real_human_model.json)"
+    try:
+        spec = mllm.describer()
+    except ModelNotConfigured:
+        spec = None
+    if spec is not None:
+        ask = real_human_asker(mllm.client(wh), spec, vid)
+        describer = f"p{REAL_HUMAN.fingerprint}-m{describer_fingerprint(spec)}"
+        model += f" + {spec.model_id}"
+    if not any(r["status"] == "ok" for r in rows):
+        out = [{"track_id": None, "status": "no_faces", "reason": "no L1 face tracks in this clip"}]
+    else:
+        try:
+            out = verdict_rows(load_tracks(wh, vid), RealHumanParams(), ask, describer)
+        except ModelUnreachable as exc:
+            raise dg.Failure(description=f"human_verdicts of {vid}: {exc}") from exc  # a rerun pays only new calls
+    wh.replace(HUMAN_VERDICTS, {"video_id": vid}, out,
+               provenance={"backend": "offline" if spec is None else spec.backend, "model": model,
+                           "code_version": HUMAN_VERDICTS_VERSION})
+    judged = [r for r in out if r["status"] == "ok"]
+    return dg.MaterializeResult(metadata=materialization({
+        **row_counts(wh, HUMAN_VERDICTS, len(out)),
+        "tracks": len(judged), "not_human": sum(not r["is_human"] for r in judged),
+        "failed": sum(r["status"] == "failed" for r in out), "model": model,
+        "preview": _preview(out, ["track_id", "status", "is_human", "score", "stats_score", "model_answer", "reason"]),
     }))
 
 

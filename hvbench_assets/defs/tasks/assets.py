@@ -18,7 +18,7 @@ from hvbench_assets.core.render.questions import question_video_path, render_que
 from hvbench_assets.core.synthesis.calls import SynthesisModels, ensemble_fingerprint, too_few_answerers
 from hvbench_assets.core.synthesis.rerank import agreement_counts
 from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS, step_rows
-from hvbench_assets.core.tasks import annotations
+from hvbench_assets.core.tasks import annotations, humans
 from hvbench_assets.core.tasks.actions import bta_action_list
 from hvbench_assets.core.tasks.calls import ModelUnreachable, asker
 from hvbench_assets.core.tasks.labels import PAPER_LABEL, LabelsMissing, load_labels
@@ -46,7 +46,7 @@ _ENSEMBLE = _configured_ensemble()
 def code_version(family: TaskFamily) -> str:
     """Rule version, thresholds, prompts, and (for model-built families) the model that writes them; the
     descriptive families add their answering models and weights."""
-    version = f"{family.fingerprint()}-{ANSWER_SLOT_RULE}"
+    version = f"{family.fingerprint()}-{ANSWER_SLOT_RULE}-h{humans.RULE_VERSION}"
     if family.descriptive:
         version += f"-e{_ENSEMBLE}"
     return f"{version}-m{describer_fingerprint(_DESCRIBER)}" if family.needs_model else version
