@@ -123,10 +123,13 @@ def build_network():
             self.audioEncoder = AudioEncoder()
             self.GRU = BGRU(128)
 
-        def forward(self, audio_mfcc, faces):  # (B, 4T, 13), (B, T, 112, 112) uint8-range
+        def encode(self, audio_mfcc, faces):  # (B, 4T, 13), (B, T, 112, 112) uint8-range -> B, T, 128
             v = self.visualEncoder(((faces / 255.0 - 0.4161) / 0.1688).unsqueeze(1))
             a = self.audioEncoder(audio_mfcc.unsqueeze(1).transpose(2, 3))
-            return self.GRU(a + v)  # B, T, 128
+            return a + v
+
+        def forward(self, audio_mfcc, faces):
+            return self.GRU(self.encode(audio_mfcc, faces))  # B, T, 128
 
     class Head(nn.Module):
         def __init__(self):
@@ -142,6 +145,14 @@ def build_network():
 
         def forward(self, audio_mfcc, faces):
             return self.lossAV.FC(self.model(audio_mfcc, faces))[..., 1]  # B, T: class-1 logit
+
+        # the two halves, run apart by the batched scorer (core/speakers/asd_batch.py): the encoders see
+        # each frame's neighbours only within +-ENCODER_REACH frames, the GRU back-end the whole window
+        def encode(self, audio_mfcc, faces):
+            return self.model.encode(audio_mfcc, faces)
+
+        def head(self, fused):  # B, T, 128 -> B, T
+            return self.lossAV.FC(self.model.GRU(fused))[..., 1]
 
     return LightASD()
 
