@@ -18,8 +18,10 @@ class AudioModelsResource(dg.ConfigurableResource):
     sensevoice_hub: str = "ms"  # ms (ModelScope) | hf
     sensevoice_dir: str = ""  # local folder with a pre-seeded SenseVoiceSmall (model.pt ...)
     age_gender_model: str = "audeering/wav2vec2-large-robust-24-ft-age-gender"
-    light_asd_weights: str = ""  # path of Light-ASD's pretrain_AVA_CVPR.model
+    light_asd_weights: str = ""  # a Light-ASD checkpoint for the full profile; empty = the shipped weights
     light_asd_windows_s: list[float] = [1, 1, 1, 2, 2, 2, 3, 3, 4, 5, 6]  # scores averaged over these window lengths
+    speaker_method: str = "combined"  # L7: combined | light_asd | lipsync (core/speakers/methods.py)
+    asd_device: str = "auto"  # Light-ASD device: auto = CUDA when present (torch / onnxruntime), else cpu
     speaking_min_run: int = DEFAULT_MIN_RUN  # frames; a track speaks when its longest positive run is longer
     veto_min_confidence: float = 0.7  # both voice and face class must be this sure to veto a speaker
 
@@ -28,7 +30,8 @@ class AudioModelsResource(dg.ConfigurableResource):
             full=full, device=self.device, ast_model=self.ast_model, sensevoice_model=self.sensevoice_model,
             sensevoice_hub=self.sensevoice_hub, sensevoice_dir=self.sensevoice_dir,
             age_gender_model=self.age_gender_model, light_asd_weights=self.light_asd_weights,
-            light_asd_windows_s=tuple(self.light_asd_windows_s),
+            light_asd_windows_s=tuple(self.light_asd_windows_s), speaker_method=self.speaker_method,
+            asd_device=self.asd_device,
         )
 
     def backend(self, kind: str, full: bool):
@@ -41,6 +44,8 @@ def build_audio_models() -> AudioModelsResource:
         device=env_or("HVBENCH_AUDIO_DEVICE", "cpu"),
         sensevoice_dir=env_or("HVBENCH_SENSEVOICE_DIR", ""),
         light_asd_weights=env_or("HVBENCH_LIGHT_ASD_WEIGHTS", ""),
+        speaker_method=env_or("HVBENCH_SPEAKER_METHOD", "combined"),
+        asd_device=env_or("HVBENCH_ASD_DEVICE", "auto"),
     )
 
 
