@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 
 from hvbench_assets.core.media import SAMPLE_RATE, iter_frames, load_audio  # noqa: E402
 from hvbench_assets.core.speakers.asd_runtime import OnnxLightAsdScorer  # noqa: E402
-from hvbench_assets.core.speakers.combined import CombinedScorer, Parts, combine  # noqa: E402
+from hvbench_assets.core.speakers.combined import CombinedScorer, Parts  # noqa: E402
 from hvbench_assets.core.speakers.rules import DEFAULT_MIN_RUN, longest_positive_run  # noqa: E402
 from hvbench_assets.core.speakers.lipsync import PlacedSignals  # noqa: E402
 from hvbench_assets.core.speakers.scoring import TrackFrames, track_audio  # noqa: E402
@@ -56,7 +56,7 @@ from hvbench_assets_tests.core.speakers.composites import (  # noqa: E402
 SHARED = ROOT.parent / "shared" / "videos"
 SECONDS = 4.0
 SCORER = CombinedScorer(OnnxLightAsdScorer())
-METHODS = {"lipsync": lambda p: p.lipsync, "light_asd": lambda p: p.asd, "combined": combine}
+METHODS = {"lipsync": lambda p: p.lipsync, "light_asd": lambda p: p.asd, "combined": lambda p: p.combined}
 
 
 def clip_parts(tracks: list[TrackFrames], audio: np.ndarray, fps: float) -> list[Parts]:

@@ -80,6 +80,16 @@ def test_tone_clip_has_no_speaker(tmp_path):
     assert {r["status"] for r in rows} <= {"no_speech", "no_faces"}
 
 
+def test_clip_without_audio_gets_status_rows(tmp_path):
+    clip = moving_square_video(tmp_path / "mute.mp4", seconds=2.0, tone_hz=None)
+    result, wh = run_chain(tmp_path, "mute", clip)
+    assert result.success
+    rows = wh.rows(SPEAKER_SCORES, video_id="mute")
+    assert rows and not any(r["speaking"] for r in rows)
+    assert {r["status"] for r in rows} <= {"no_audio", "no_faces"} and all(r["reason"] for r in rows)
+    assert {r["method"] for r in rows} == {"combined"}  # the configured method, though nothing was scored
+
+
 def test_resources_are_registered():
     from hvbench_assets.definitions import defs
 

@@ -1,15 +1,18 @@
-"""L7 `combined`: Light-ASD's per-frame score, kept only where the offline lip-sync evidence allows it.
+"""L7 `combined`: Light-ASD says who speaks when, the offline lip-sync evidence says whether the voice is
+anyone's on screen and whose it is not.
 
-Light-ASD scores each face against the sound on its own; it finds speakers whose lips follow the voice only
-loosely (where lip-sync cannot tell them from chance), but it also rates a face that mouths words under
-someone else's voice. The lip-sync side (lipsync.py) compares the faces on screen and knows when nobody
-speaks. So, per frame:
-- no voice around the frame (the VAD gate) -> -1: nobody speaks;
-- a co-visible face's mouth follows the voice clearly better (lip-sync's rival term < 0, with the rival's
-  own sync above its chance level) -> the ASD score is capped below zero: the voice is that face's;
-- else the Light-ASD score.
-A frame without landmarks keeps its ASD score (Light-ASD needs none). The chance level itself is not
-required: it is what makes lip-sync miss weak speakers."""
+Light-ASD (asd_runtime.py) scores each face against the sound on its own: it finds speakers whose lips follow the
+voice only loosely (where lip-sync cannot tell them from chance), but it also rates a face that mouths words
+under someone else's voice nearly as high as the speaker (benchmarks/speaker_accuracy.py: precision 0.48 on its
+own). Lip-sync (lipsync.py) compares the faces on screen, has a chance level per mouth and a voice gate. So:
+- anchor (per clip): unless lip-sync finds a speaker in the clip (a face whose mouth beats its chance level and
+  every rival for more than `min_run` frames), the voice is taken to be nobody's on screen (a voice-over): every
+  frame is capped below zero;
+- gate (per frame): no voice around the frame -> -1, nobody speaks;
+- rivals (per frame): where a co-visible face's mouth follows the voice clearly better (lip-sync's rival term
+  < 0; the rival must beat its own chance level), the ASD score is capped below zero: the voice is that face's;
+- else the Light-ASD score: within an anchored clip it finds the speakers lip-sync misses.
+No threshold of its own: the bars are lip-sync's and Light-ASD's zero."""
 
 from __future__ import annotations
 
@@ -17,8 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hvbench_assets.core.speakers.lipsync import Evidence, LipSyncScorer, PlacedSignals
 from hvbench_assets.core.speakers.light_asd import prepare_faces
+from hvbench_assets.core.speakers.lipsync import Evidence, LipSyncScorer, PlacedSignals
+from hvbench_assets.core.speakers.rules import DEFAULT_MIN_RUN, longest_positive_run
 
 SUPPRESSED = -0.5  # cap of a frame whose voice belongs to another face
 
@@ -39,6 +43,11 @@ class Parts:
     voice: np.ndarray  # bool: a voice is heard around the frame
     evidence: Evidence  # lip-sync: sync above its chance level, above the best rival's
     seen: np.ndarray  # bool: the mouth's landmarks were found
+    anchored: bool = True  # lip-sync finds a speaker somewhere in the clip
+
+    @property
+    def combined(self) -> np.ndarray:
+        return combine(self)
 
     @property
     def beaten(self) -> np.ndarray:
@@ -50,6 +59,7 @@ class Parts:
 class CombinedScorer:
     asd: object  # asd_runtime.OnnxLightAsdScorer or LightAsdScorer
     lips: LipSyncScorer = field(default_factory=LipSyncScorer)
+    min_run: int = DEFAULT_MIN_RUN  # the run rule that makes a lip-sync speaker (the anchor)
 
     @property
     def backend(self) -> str:
@@ -57,7 +67,8 @@ class CombinedScorer:
 
     @property
     def model(self) -> str:
-        return f"{self.asd.model}, gated by voice activity and suppressed where another face's lips follow the voice better ({self.lips.model})"
+        return (f"{self.asd.model}; kept where a voice is heard, lip-sync finds a speaker in the clip and no other "
+                f"face's lips follow the voice better ({self.lips.model})")
 
     def load(self):
         return self.asd.load()
@@ -81,7 +92,8 @@ class CombinedScorer:
         asd = self.asd.score_prepared([(t.signals.faces, t.signals.audio) for t in tracks], fps)
         evidence = self.lips.evidence(lip_tracks, fps)
         lipsync = [self.lips._scores(t.signals, ev.above_chance, ev.above_rivals, fps) for t, ev in zip(lip_tracks, evidence)]
-        return [Parts(a, ls, self.lips.gate(t.signals, fps), ev, t.signals.seen_mask)
+        anchored = any(longest_positive_run(x)[0] > self.min_run for x in lipsync)
+        return [Parts(a, ls, self.lips.gate(t.signals, fps), ev, t.signals.seen_mask, anchored)
                 for a, ls, t, ev in zip(asd, lipsync, lip_tracks, evidence)]
 
     def score_placed(self, tracks: list[PlacedSignals], fps: float) -> list[np.ndarray]:
@@ -89,5 +101,5 @@ class CombinedScorer:
 
 
 def combine(p: Parts) -> np.ndarray:
-    out = np.where(p.beaten, np.minimum(p.asd, SUPPRESSED), p.asd)
+    out = np.where(p.beaten | (not p.anchored), np.minimum(p.asd, SUPPRESSED), p.asd)
     return np.round(np.where(p.voice, out, -1.0), 4).astype(np.float32)
