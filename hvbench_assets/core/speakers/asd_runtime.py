@@ -7,8 +7,8 @@ where the scores were computed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 

@@ -11,7 +11,7 @@ import torch
 
 from hvbench_assets.core.media import load_audio
 from hvbench_assets.core.speakers import asd_runtime
-from hvbench_assets.core.speakers.asd_batch import multi_window_scores, window_plan
+from hvbench_assets.core.speakers.asd_batch import window_plan
 from hvbench_assets.core.speakers.asd_runtime import LightAsdScorer, OnnxLightAsdScorer
 from hvbench_assets.core.speakers.light_asd import prepare_faces, score_with_network
 from hvbench_assets.core.speakers.mfcc import mfcc_per_video_frame
