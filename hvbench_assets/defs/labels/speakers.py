@@ -32,7 +32,8 @@ SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
     pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
     op_tags={FORK_TAG: "fork"},  # beside the task steps that do not read L7
     description="L7: per-track active-speaker score per frame (default: Light-ASD, kept where a voice is heard, lip-sync "
-                "finds a speaker in the clip and no other face's lips follow the voice better), longest positive run, speaking flag (with the voice/face veto), per L2 person",
+                "finds a speaker in the clip and no other face's lips follow the voice better), longest positive run, "
+                "speaking flag (with the voice/face veto), per L2 person",
 )
 def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                    audio_models: AudioModelsResource) -> dg.MaterializeResult:
