@@ -3,6 +3,7 @@ the plain window loop, and the device choice reaches model and inputs. Real face
 
 from __future__ import annotations
 
+from pathlib import Path
 from unittest import mock
 
 import numpy as np
@@ -115,3 +116,23 @@ class _FakeCudaTensor(torch.Tensor):
 def _on(t, device):
     """Tensor.to without a GPU: keeps the data on the CPU but marks it as moved to `device`."""
     return t.as_subclass(_FakeCudaTensor) if str(device) == "cuda" else t
+
+
+def test_default_install_scores_without_torch():
+    """The offline profile's Light-ASD runs on onnxruntime alone: torch made unimportable in a fresh process."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import numpy as np\n"
+        "from hvbench_assets.core.audio.backends import AudioBackendConfig, build\n"
+        "s = build('asd', AudioBackendConfig())\n"
+        "faces, audio = np.full((30, 112, 112), 100, np.uint8), np.zeros(19200, np.float32)\n"
+        "scores = s.scorer.asd.score_prepared([(faces, audio)], 25.0)[0]\n"
+        "assert s.method == 'combined' and s.method_note is None and 'onnxruntime on cpu' in s.model, s.model\n"
+        "assert scores.shape == (30,) and np.isfinite(scores).all()\n"
+    )
+    root = Path(__file__).resolve().parents[3]  # this checkout's package, as pytest imports it
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=root)
+    assert done.returncode == 0, done.stderr[-2000:]
