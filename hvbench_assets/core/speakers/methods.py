@@ -33,7 +33,7 @@ class MethodScorer:
 
     method: str = DEFAULT_METHOD
     full: bool = False
-    weights: str = ""  # a user-configured checkpoint (full profile); empty = the shipped weights
+    weights: str = ""  # a user-configured checkpoint (full profile; offline runs the shipped ONNX); empty = shipped
     windows_s: tuple[float, ...] | None = None
     device: str = "auto"
     method_note: str | None = None
@@ -58,7 +58,7 @@ class MethodScorer:
         try:
             net.load()
         except (ModelUnavailable, ImportError, RuntimeError, OSError) as exc:
-            if self.weights:
+            if self.weights and self.full:  # only the torch network reads a configured checkpoint
                 raise ModelUnavailable(f"Light-ASD checkpoint {self.weights} cannot be loaded: {exc}") from exc
             self.method_note = f"{self.method} unavailable, lip-sync used instead: {exc}"
             self.method = "lipsync"
