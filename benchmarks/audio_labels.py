@@ -20,11 +20,8 @@ from hvbench_assets.core.audio.tags import VadEnergyTagger  # noqa: E402
 from hvbench_assets.core.audio.vad import speech_probabilities  # noqa: E402
 from hvbench_assets.core.audio.voice import PitchDemographer  # noqa: E402
 from hvbench_assets.core.media import iter_frames, load_audio, probe_video  # noqa: E402
-from hvbench_assets.core.speakers.light_asd import (  # noqa: E402
-    build_network,
-    prepare_faces,
-    score_with_network,
-)
+from hvbench_assets.core.speakers.asd_runtime import OnnxLightAsdScorer  # noqa: E402
+from hvbench_assets.core.speakers.light_asd import prepare_faces  # noqa: E402
 from hvbench_assets.core.speakers.lipsync import LipSyncScorer  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "videos"
@@ -53,7 +50,7 @@ def face_crop(path: Path, size=160) -> list[np.ndarray]:
 
 def main(paths: list[Path]) -> None:
     tagger, asr, voice, lips = VadEnergyTagger(), PocketsphinxTranscriber(), PitchDemographer(), LipSyncScorer()
-    net = build_network().eval()
+    asd = OnnxLightAsdScorer()  # shipped weights, default windows, batched (core/speakers/asd_batch.py)
     print(f"{'clip':24} {'audio s':>7} {'decode ms/s':>11} | ratios to decode (time per audio second)")
     for path in paths:
         audio = load_audio(path)
@@ -69,8 +66,8 @@ def main(paths: list[Path]) -> None:
             "L8 pocketsphinx": best_of(lambda: asr.transcribe(audio, segs), 1) / seconds,
             "L10 pitch": best_of(lambda: voice.estimate(audio)) / seconds,
             "L7 lipsync/track": best_of(lambda: lips.score(crop, audio[: int(crop_s * 16000)], fps), 1) / crop_s,
-            "L7 light-asd(rand)/track": best_of(
-                lambda: score_with_network(net, prepare_faces(crop), audio, fps, window_s=(1.0,)), 1) / crop_s,
+            "L7 light-asd onnx/track": best_of(
+                lambda: asd.score_prepared([(prepare_faces(crop), audio[: int(crop_s * 16000)])], fps), 1) / crop_s,
         }
         print(f"{path.name:24} {seconds:7.1f} {base * 1000:11.1f} | "
               + "  ".join(f"{k} {v / base:.1f}x ({v * 1000:.0f} ms/s)" for k, v in timings.items()))

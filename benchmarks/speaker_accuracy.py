@@ -1,6 +1,8 @@
-"""Per-track precision and recall of the offline speaker label (L7) on composites of real talking heads.
+"""Per-track precision and recall of the speaker label (L7) on composites of real talking heads, for each
+method side by side on the same tracks: lip-sync (mouth vs voice, compared across faces), Light-ASD (the
+shipped network in onnxruntime) and the combination of both (core/speakers/combined.py).
 
-Run: .venv/bin/python benchmarks/speaker_accuracy.py [--fixed-crops] [scene ...]
+Run: .venv/bin/python benchmarks/speaker_accuracy.py [--fixed-crops] [--dump FILE] [scene ...]
 
 Each scene puts single talking heads cut from ../shared/videos side by side (the man of man_talking_head,
 the woman facing the camera in two_people_talking, the two girls of two_children) with a chosen sound: one
@@ -20,6 +22,7 @@ as a fixed crop (fast, no children panel)."""
 
 from __future__ import annotations
 
+import pickle
 import sys
 import tempfile
 import time
@@ -31,9 +34,11 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from hvbench_assets.core.media import SAMPLE_RATE, iter_frames, load_audio  # noqa: E402
-from hvbench_assets.core.speakers.rules import longest_positive_run  # noqa: E402
-from hvbench_assets.core.speakers.lipsync import LipSyncScorer  # noqa: E402
-from hvbench_assets.core.speakers.scoring import TrackFrames, clip_rows  # noqa: E402
+from hvbench_assets.core.speakers.asd_runtime import OnnxLightAsdScorer  # noqa: E402
+from hvbench_assets.core.speakers.combined import CombinedScorer, Parts  # noqa: E402
+from hvbench_assets.core.speakers.rules import DEFAULT_MIN_RUN, longest_positive_run  # noqa: E402
+from hvbench_assets.core.speakers.lipsync import PlacedSignals  # noqa: E402
+from hvbench_assets.core.speakers.scoring import TrackFrames, track_audio  # noqa: E402
 from hvbench_assets_tests.core.speakers.composites import (  # noqa: E402
     FPS,
     MAN,
@@ -50,6 +55,15 @@ from hvbench_assets_tests.core.speakers.composites import (  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "videos"
 SECONDS = 4.0
+SCORER = CombinedScorer(OnnxLightAsdScorer())
+METHODS = {"lipsync": lambda p: p.lipsync, "light_asd": lambda p: p.asd, "combined": lambda p: p.combined}
+
+
+def clip_parts(tracks: list[TrackFrames], audio: np.ndarray, fps: float) -> list[Parts]:
+    """Every method's scores of a clip's tracks from one pass over their frames (as clip_rows prepares them)."""
+    placed = [PlacedSignals(t.first_frame, SCORER.prepare(t.frames(), track_audio(audio, t.first_frame, t.n_frames, fps), fps))
+              for t in tracks]
+    return SCORER.parts(placed, fps)
 
 
 def tracked(path: Path, work: Path) -> tuple[list[TrackFrames], dict[int, float], float]:
@@ -67,25 +81,19 @@ def tracked(path: Path, work: Path) -> tuple[list[TrackFrames], dict[int, float]
     return tracks, {t: float(np.mean(v)) for t, v in xs.items()}, res.fps
 
 
-def score_clip(path: Path, work: Path, truth_of) -> list[tuple[str, bool, bool, int, float]]:
-    """(panel, truth, predicted, longest run, best score) per L1 track of a clip."""
+def score_clip(path: Path, work: Path, truth_of) -> list[tuple[str, bool | None, Parts]]:
+    """(panel, truth, every method's scores) per L1 track of a clip."""
     tracks, centre_x, fps = tracked(path, work)
-    rows = clip_rows(LipSyncScorer(), tracks, load_audio(path), fps)
-    out = []
-    for r in rows:
-        panel, truth = truth_of(centre_x[r["track_id"]])
-        out.append((panel, truth, bool(r["speaking"]), r.get("longest_run") or 0, max(r.get("scores") or [-1.0])))
-    return out
+    return [(*truth_of(centre_x[t.track_id]), p) for t, p in zip(tracks, clip_parts(tracks, load_audio(path), fps))]
 
 
-def score_scene(scene: Scene, work: Path, fixed_crops: bool) -> list[tuple[str, bool, bool, int]]:
+def score_scene(scene: Scene, work: Path, fixed_crops: bool) -> list[tuple[str, bool | None, Parts]]:
     truth = scene.speaking()
     if fixed_crops:
         crops = panel_crops(scene, SHARED, SECONDS)
         tracks = [TrackFrames(i, 0, len(f), lambda f=f: iter(f)) for i, f in enumerate(crops.values())]
-        rows = clip_rows(LipSyncScorer(), tracks, scene_audio(scene, SHARED, SECONDS), FPS)
-        return [(name, name in truth, bool(r["speaking"]), r.get("longest_run") or 0, max(r["scores"] or [-1.0]))
-                for name, r in zip(crops, rows)]
+        parts = clip_parts(tracks, scene_audio(scene, SHARED, SECONDS), FPS)
+        return [(name, name in truth, p) for name, p in zip(crops, parts)]
     clip = build_scene(scene, SHARED, work / f"{scene.name}.mp4", SECONDS)
     return score_clip(clip, work / scene.name, lambda x: face_truth(x, scene, SHARED))
 
@@ -94,27 +102,52 @@ LONG_FACES = {"woman 0-11s": (Panel("w", WOMAN.clip, 0.0, WOMAN.crop, 1), 11.0),
               "woman 11-22s": (Panel("w", WOMAN.clip, 11.0, WOMAN.crop, 1), 11.0), "man 0-5s": (MAN, 5.0)}
 
 
-def long_faces() -> list[tuple[str, bool | None, bool, int, float]]:
-    """(face <- voice, truth, predicted, longest run, best score) for every long face under every voice."""
+def long_faces() -> list[tuple[str, bool | None, Parts]]:
+    """(face <- voice, truth, every method's scores) for every long face under every voice."""
     crops = {k: list(panel_frames(p, SHARED, sec, 224)) for k, (p, sec) in LONG_FACES.items()}
     voices = {k: load_audio(SHARED / p.clip, start_s=p.start_s, end_s=p.start_s + sec) for k, (p, sec) in LONG_FACES.items()}
     out = []
     for face, frames in crops.items():
         for voice, audio in voices.items():
             n = min(len(frames), int(len(audio) / SAMPLE_RATE * FPS))
-            scores = LipSyncScorer().score(frames[:n], audio[: int(n / FPS * SAMPLE_RATE)], FPS)
-            run = longest_positive_run(scores)[0]
+            track = [TrackFrames(0, 0, n, lambda f=frames[:n]: iter(f))]
+            parts = clip_parts(track, audio[: int(n / FPS * SAMPLE_RATE)], FPS)[0]
             truth = (None if face.startswith("woman") else True) if face == voice else False
-            out.append((f"{face} <- {voice}", truth, run > 12, run, float(scores.max())))
+            out.append((f"{face} <- {voice}", truth, parts))
     return out
+
+
+def report(results, method: str) -> str:
+    """Per-clip lines and the precision/recall of one method over every counted track."""
+    tp = fp = fn = tn = 0
+    lines = []
+    for name, truth, rows in results:
+        cells = []
+        for panel, want, parts in rows:
+            scores = METHODS[method](parts)
+            run = longest_positive_run(scores)[0]
+            got = run > DEFAULT_MIN_RUN
+            if want is not None:
+                tp += want and got
+                fp += got and not want
+                fn += want and not got
+                tn += not want and not got
+            best = float(scores.max()) if len(scores) else -1.0
+            cells.append(f"{panel} {'?' if want is None else 'S' if want else '-'}->{'S' if got else '-'}({run}, {best:+.2f})"
+                         f"{'' if want in (None, got) else ' WRONG'}")
+        lines.append(f"{name:22} {truth:16} | " + "; ".join(cells))
+    precision = tp / (tp + fp) if tp + fp else float("nan")
+    recall = tp / (tp + fn) if tp + fn else float("nan")
+    lines.append(f"{method}: counted tracks {tp + fp + fn + tn}, speaking truth {tp + fn}, flagged {tp + fp}: "
+                 f"precision {precision:.2f}  recall {recall:.2f}  (tp {tp}, fp {fp}, fn {fn}, tn {tn})")
+    return "\n".join(lines)
 
 
 def main(args: list[str]) -> None:
     fixed = "--fixed-crops" in args
-    names = [a for a in args if not a.startswith("--")]
+    dump = args[args.index("--dump") + 1] if "--dump" in args else None
+    names = [a for a in args if not a.startswith("--") and a != dump]
     scenes = [s for s in SCENES if not names or s.name in names]
-    tp = fp = fn = tn = 0
-    print(f"{'scene':22} {'truth':16} | per track: panel truth->predicted (longest run, best score)   [{'fixed crops' if fixed else 'L1 crops'}]")
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -129,21 +162,15 @@ def main(args: list[str]) -> None:
             results.append(("two_people_talking", "?", score_clip(SHARED / "two_people_talking.mp4", work / "tpt",
                                                                   lambda x: (f"x{x:.0f}", None))))
             results.append(("long faces alone", "own voice", long_faces()))
-    for name, truth, rows in results:
-        cells = []
-        for panel, want, got, run, best in rows:
-            if want is not None:
-                tp += want and got
-                fp += got and not want
-                fn += want and not got
-                tn += not want and not got
-            cells.append(f"{panel} {'?' if want is None else 'S' if want else '-'}->{'S' if got else '-'}({run}, {best:+.2f})"
-                         f"{'' if want in (None, got) else ' WRONG'}")
-        print(f"{name:22} {truth:16} | " + "; ".join(cells))
-    precision = tp / (tp + fp) if tp + fp else float("nan")
-    recall = tp / (tp + fn) if tp + fn else float("nan")
-    print(f"\ncounted tracks: {tp + fp + fn + tn}  speaking truth: {tp + fn}  flagged: {tp + fp}")
-    print(f"precision {precision:.2f}  recall {recall:.2f}  (tp {tp}, fp {fp}, fn {fn}, tn {tn})  in {time.perf_counter() - t0:.0f} s")
+    if dump:
+        Path(dump).write_bytes(pickle.dumps(results))
+    print(f"per track: panel truth->predicted (longest run, best score)   [{'fixed crops' if fixed else 'L1 crops'}]")
+    summary = []
+    for method in METHODS:
+        text = report(results, method)
+        print(f"\n== {method}\n{text}")
+        summary.append(text.splitlines()[-1])
+    print("\n" + "\n".join(summary) + f"\nin {time.perf_counter() - t0:.0f} s")
 
 
 if __name__ == "__main__":

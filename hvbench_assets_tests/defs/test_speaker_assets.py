@@ -80,6 +80,16 @@ def test_tone_clip_has_no_speaker(tmp_path):
     assert {r["status"] for r in rows} <= {"no_speech", "no_faces"}
 
 
+def test_clip_without_audio_gets_status_rows(tmp_path):
+    clip = moving_square_video(tmp_path / "mute.mp4", seconds=2.0, tone_hz=None)
+    result, wh = run_chain(tmp_path, "mute", clip)
+    assert result.success
+    rows = wh.rows(SPEAKER_SCORES, video_id="mute")
+    assert rows and not any(r["speaking"] for r in rows)
+    assert {r["status"] for r in rows} <= {"no_audio", "no_faces"} and all(r["reason"] for r in rows)
+    assert {r["method"] for r in rows} == {"combined"}  # the configured method, though nothing was scored
+
+
 def test_resources_are_registered():
     from hvbench_assets.definitions import defs
 
@@ -98,38 +108,51 @@ def test_two_people_talking_flags_no_face_whose_lips_follow_the_voice_only_by_ch
     assert not any(r["speaking"] for r in rows)
 
 
+def _full_profile(tmp_path, **audio_models):
+    from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
+    from hvbench_assets.defs.resources import HvbenchSettings
+
+    return {"settings": HvbenchSettings(data_dir=str(tmp_path / "data"), backend_profile="full"),
+            "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb")),
+            "audio_models": AudioModelsResource(**audio_models)}
+
+
+def _materialize_man(resources):
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("videos", ["man"])
+    return dg.materialize([speaker_scores], partition_key="man", resources=resources, instance=instance)
+
+
 def test_full_profile_runs_light_asd_from_the_configured_weights(tmp_path_factory):
     import torch
 
     from hvbench_assets.core.audio.tables import AUDIO_TAGS
     from hvbench_assets.core.speakers.light_asd import build_network
-    from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
-    from hvbench_assets.defs.resources import HvbenchSettings
 
     tmp_path, wh = cached_chain(tmp_path_factory, "man_talking_head.mp4", "man")  # offline audio_tags and tracks
     weights = tmp_path / "light_asd.model"
     torch.manual_seed(0)
     torch.save(build_network().state_dict(), weights)  # random weights: the wiring is under test, not accuracy
-    full = {"settings": HvbenchSettings(data_dir=str(tmp_path / "data"), backend_profile="full"),
-            "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb")),
-            "audio_models": AudioModelsResource(light_asd_weights=str(weights), light_asd_windows_s=[1.0])}
-    instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions("videos", ["man"])
-    assert dg.materialize([speaker_scores], partition_key="man", resources=full, instance=instance).success
+    full = _full_profile(tmp_path, light_asd_weights=str(weights), light_asd_windows_s=[1.0], speaker_method="light_asd")
+    assert _materialize_man(full).success
     assert wh.rows(AUDIO_TAGS, video_id="man")[0]["backend"] == "offline"
     rows = wh.rows(SPEAKER_SCORES, video_id="man")
-    assert rows and all(r["backend"] == "full" and r["model"] == "Light-ASD" for r in rows)
+    assert rows and all(r["backend"] == "full" and r["method"] == "light_asd" for r in rows)
+    assert all(r["model"].startswith("Light-ASD (torch on cpu)") and str(weights) in r["model"] for r in rows)
     assert all(len(r["scores"]) == r["n_frames"] and r["fps"] == 25.0 for r in rows)
 
 
-def test_full_profile_without_light_asd_weights_fails_clearly(tmp_path_factory):
-    from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
-    from hvbench_assets.defs.resources import HvbenchSettings
+def test_full_profile_defaults_to_the_shipped_light_asd_weights(tmp_path_factory):
+    tmp_path, wh = cached_chain(tmp_path_factory, "man_talking_head.mp4", "man")
+    assert _materialize_man(_full_profile(tmp_path, light_asd_windows_s=[1.0, 2.0])).success
+    rows = wh.rows(SPEAKER_SCORES, video_id="man")
+    assert rows and all(r["backend"] == "full" and r["method"] == "combined" for r in rows)
+    assert all("light_asd_pretrain_AVA_CVPR.model" in r["model"] and "torch on cpu" in r["model"] for r in rows)
+    assert sum(r["speaking"] for r in rows) == 1
 
+
+def test_full_profile_with_a_missing_configured_checkpoint_fails_clearly(tmp_path_factory):
     tmp_path, _ = cached_chain(tmp_path_factory, "man_talking_head.mp4", "man")
-    full = {"settings": HvbenchSettings(data_dir=str(tmp_path / "data"), backend_profile="full"),
-            "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb")), "audio_models": AudioModelsResource()}
-    instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions("videos", ["man"])
+    full = _full_profile(tmp_path, light_asd_weights=str(tmp_path / "nowhere.model"))
     with pytest.raises(dg.Failure, match="pretrain_AVA_CVPR.model"):
-        dg.materialize([speaker_scores], partition_key="man", resources=full, instance=instance)
+        _materialize_man(full)

@@ -20,10 +20,12 @@ class AudioBackendConfig:
     sensevoice_hub: str = "ms"
     sensevoice_dir: str = ""
     age_gender_model: str = "audeering/wav2vec2-large-robust-24-ft-age-gender"
-    light_asd_weights: str = ""
+    light_asd_weights: str = ""  # empty: the shipped checkpoint
     light_asd_windows_s: tuple[float, ...] = (1, 1, 1, 2, 2, 2, 3, 3, 4, 5, 6)  # the reference's multi-window average
     music_detector: str = "yamnet"  # offline tagger's music overlay, one of MUSIC_DETECTORS
     voice_gender: str = "pitch"  # offline voice: one of VOICE_GENDER
+    speaker_method: str = "combined"  # combined | light_asd | lipsync (core/speakers/methods.py)
+    asd_device: str = "auto"  # Light-ASD: auto = CUDA when present, else CPU
 
     def __post_init__(self) -> None:
         if self.music_detector not in MUSIC_DETECTORS:
@@ -63,8 +65,7 @@ def build(kind: str, cfg: AudioBackendConfig):
             return voice.PitchDemographer()
         return voice.MlpGenderDemographer(blend=cfg.voice_gender == "blend")
     if kind == "asd":
-        from hvbench_assets.core.speakers.light_asd import LightAsdScorer
-        from hvbench_assets.core.speakers.lipsync import LipSyncScorer
+        from hvbench_assets.core.speakers.methods import MethodScorer
 
-        return LightAsdScorer(cfg.light_asd_weights, cfg.light_asd_windows_s, cfg.device) if cfg.full else LipSyncScorer()
+        return MethodScorer(cfg.speaker_method, cfg.full, cfg.light_asd_weights, cfg.light_asd_windows_s, cfg.asd_device)
     raise ValueError(f"unknown backend kind {kind!r}")

@@ -1,5 +1,5 @@
 """Light-ASD (Liao et al., CVPR 2023) re-implemented in torch from its published architecture, with
-weight loading from a configured file and inference at the clip's real frame rate.
+weight loading and inference at the clip's real frame rate. The scorers are in asd_runtime.py.
 
 Visual encoder: three blocks of split spatial (1xkxk) / temporal (kx1x1) 3D convolutions with 3- and
 5-wide branches, on 112x112 grayscale face crops. Audio encoder: the same idea in 2D on 13 MFCCs
@@ -12,7 +12,6 @@ audio and video on other rates; here the MFCC rows are taken at each frame's rea
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +23,7 @@ FACE_SIZE = 112
 
 
 def build_network():
-    """The Light-ASD module tree (imported lazily: torch is only needed for the full backend)."""
+    """The Light-ASD module tree (torch imported lazily: the default install runs the ONNX export instead)."""
     import torch
     from torch import nn
 
@@ -123,10 +122,13 @@ def build_network():
             self.audioEncoder = AudioEncoder()
             self.GRU = BGRU(128)
 
-        def forward(self, audio_mfcc, faces):  # (B, 4T, 13), (B, T, 112, 112) uint8-range
+        def encode(self, audio_mfcc, faces):  # (B, 4T, 13), (B, T, 112, 112) uint8-range -> B, T, 128
             v = self.visualEncoder(((faces / 255.0 - 0.4161) / 0.1688).unsqueeze(1))
             a = self.audioEncoder(audio_mfcc.unsqueeze(1).transpose(2, 3))
-            return self.GRU(a + v)  # B, T, 128
+            return a + v
+
+        def forward(self, audio_mfcc, faces):
+            return self.GRU(self.encode(audio_mfcc, faces))  # B, T, 128
 
     class Head(nn.Module):
         def __init__(self):
@@ -143,6 +145,14 @@ def build_network():
         def forward(self, audio_mfcc, faces):
             return self.lossAV.FC(self.model(audio_mfcc, faces))[..., 1]  # B, T: class-1 logit
 
+        # the two halves, run apart by the batched scorer (core/speakers/asd_batch.py): the encoders see
+        # each frame's neighbours only within +-ENCODER_REACH frames, the GRU back-end the whole window
+        def encode(self, audio_mfcc, faces):
+            return self.model.encode(audio_mfcc, faces)
+
+        def head(self, fused):  # B, T, 128 -> B, T
+            return self.lossAV.FC(self.model.GRU(fused))[..., 1]
+
     return LightASD()
 
 
@@ -153,9 +163,9 @@ def load_weights(net, path: str | Path) -> None:
     path = Path(path) if path else None
     if path is None or not path.is_file():
         raise ModelUnavailable(
-            f"Light-ASD weights not found at {str(path) if path else '(no path configured)'}: download "
-            "`pretrain_AVA_CVPR.model` from the Light-ASD repository (weight/ folder) and set "
-            "audio_models.light_asd_weights (env HVBENCH_LIGHT_ASD_WEIGHTS) to its path"
+            f"Light-ASD weights not found at {str(path) if path else '(no path configured)'}: point "
+            "audio_models.light_asd_weights (env HVBENCH_LIGHT_ASD_WEIGHTS) at a `pretrain_AVA_CVPR.model` "
+            "checkpoint, or leave it empty for the shipped one"
         )
     state = torch.load(str(path), map_location="cpu", weights_only=True)
     state = state.get("state_dict", state) if isinstance(state, dict) else state
@@ -177,41 +187,10 @@ def prepare_faces(frames_bgr) -> np.ndarray:
     return np.stack(out) if out else np.zeros((0, FACE_SIZE, FACE_SIZE), np.uint8)
 
 
-@dataclass
-class LightAsdScorer:
-    """Full L7 backend. Scores are averaged over several window lengths, as the reference does,
-    but the windows are counted in real frames (seconds x fps)."""
-
-    weights_path: str = ""
-    window_s: tuple[float, ...] = (1, 1, 1, 2, 2, 2, 3, 3, 4, 5, 6)
-    device: str = "cpu"
-    backend: str = "full"
-    model: str = "Light-ASD"
-    _net: object | None = field(default=None, repr=False)
-
-    def load(self):
-        if self._net is None:
-            net = build_network()
-            load_weights(net, self.weights_path)
-            self._net = net.to(self.device).eval()
-        return self._net
-
-    def prepare(self, frames_bgr, audio: np.ndarray, fps: float) -> tuple[np.ndarray, np.ndarray]:
-        self.load()  # fail on missing weights before any decoding
-        return prepare_faces(frames_bgr), audio
-
-    def score_placed(self, tracks, fps: float) -> list[np.ndarray]:
-        """Each track on its own: the network scores a face against the sound, not against other faces."""
-        return [score_with_network(self.load(), faces, audio, fps, self.window_s, self.device)
-                for faces, audio in (t.signals for t in tracks)]
-
-    def score(self, frames_bgr, audio: np.ndarray, fps: float) -> np.ndarray:
-        return score_with_network(self.load(), prepare_faces(frames_bgr), audio, fps, self.window_s, self.device)
-
-
 def score_with_network(net, faces: np.ndarray, audio: np.ndarray, fps: float,
                        window_s=(1.0,), device: str = "cpu") -> np.ndarray:
-    """Per-frame scores (T,) for faces (T, 112, 112) and audio starting at frame 0, at `fps`."""
+    """Per-frame scores (T,) for faces (T, 112, 112) and audio starting at frame 0, at `fps`: the reference's
+    plain window loop, kept as the yardstick of the batched scorer (asd_batch.py) in tests and benchmarks."""
     import torch
 
     n = len(faces)

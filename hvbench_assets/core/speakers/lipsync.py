@@ -95,6 +95,14 @@ class PlacedSignals:
     signals: FrameSignals
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """Per frame of a track: sync above its own chance level / above the best co-visible rival's (> 0: it is)."""
+
+    above_chance: np.ndarray
+    above_rivals: np.ndarray
+
+
 @dataclass
 class LipSyncScorer:
     """Offline L7 backend over face-crop frames, audio aligned to each crop's start, the real fps."""
@@ -156,6 +164,11 @@ class LipSyncScorer:
 
     def score_placed(self, tracks: Sequence[PlacedSignals], fps: float) -> list[np.ndarray]:
         """Scores of every track of a clip, each face compared with the faces seen in the same frames."""
+        return [self._scores(t.signals, ev.above_chance, ev.above_rivals, fps)
+                for t, ev in zip(tracks, self.evidence(tracks, fps))]
+
+    def evidence(self, tracks: Sequence[PlacedSignals], fps: float) -> list[Evidence]:
+        """Per track and frame: how far its mouth's sync is above its chance level, and above the best rival's."""
         streams = [[np.nan_to_num(x, nan=-1.0) for x in self._stream_syncs(t.signals, t.signals.voice_db, fps)]
                    for t in tracks]
         syncs = [np.mean(x, axis=0) for x in streams]
@@ -175,9 +188,13 @@ class LipSyncScorer:
                     seg = others[u.first_frame : u.first_frame + len(r)]
                     others[u.first_frame : u.first_frame + len(r)] = np.maximum(seg, r)
             best_other = others[t.first_frame : t.first_frame + len(sync)]
-            above_chance = np.minimum(sync - floors[i], own[i])
-            out.append(self._scores(t.signals, above_chance, sync - self.cross_ratio * best_other, fps))
+            out.append(Evidence(np.minimum(sync - floors[i], own[i]), sync - self.cross_ratio * best_other))
         return out
+
+    def gate(self, sig: FrameSignals, fps: float) -> np.ndarray:
+        """Frames where a voice is heard around the frame (the VAD mean over the activity window)."""
+        half = max(1, int(round(self.activity_window_s * fps)))
+        return windowed_mean(sig.voice_prob.astype(np.float64), half) >= self.voice_threshold
 
     def _still(self, sig: FrameSignals, fps: float) -> np.ndarray:
         """Frames where the lip gap hardly changes (std over the activity window <= half a moving mouth)."""
@@ -189,12 +206,10 @@ class LipSyncScorer:
         n = len(sig.mouth)
         if n == 0:
             return np.zeros(0, np.float32)
-        half = max(1, int(round(self.activity_window_s * fps)))
-        voice = windowed_mean(sig.voice_prob.astype(np.float64), half)
         speaking = np.minimum(above_chance, above_rivals)
         # a mouth that hardly moves is not speaking, whatever chance correlation the sync term finds
         speaking = np.where(self._still(sig, fps), np.minimum(speaking, -0.5), speaking)
-        out = np.where((voice >= self.voice_threshold) & np.isfinite(sig.mouth), speaking, -1.0)
+        out = np.where(self.gate(sig, fps) & np.isfinite(sig.mouth), speaking, -1.0)
         return np.round(out, 4).astype(np.float32)
 
     def score(self, frames_bgr, audio: np.ndarray, fps: float) -> np.ndarray:

@@ -75,11 +75,13 @@ def clip_rows(
     scores = scorer.score_placed([p for _, p in prepared], fps) if prepared else []
     by_index = {i: s for (i, _), s in zip(prepared, scores)}
     faces = faces or {}
+    # read after scoring: a method whose network failed to load has fallen back by now (methods.py)
+    method = {"method": getattr(scorer, "method", None), "method_note": getattr(scorer, "method_note", None)}
     rows = []
     for i, tr in enumerate(tracks):
         row = failed.get(i) or _row(by_index[i], fps, tr.first_frame, min_run, voice, faces.get(tr.track_id),
                                     veto_min_confidence)
-        rows.append({**row, "track_id": tr.track_id})
+        rows.append({**row, **method, "track_id": tr.track_id})
     return rows
 
 

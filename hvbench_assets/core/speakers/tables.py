@@ -25,6 +25,8 @@ SPEAKER_SCORES = TableSpec(
         ("person", "INTEGER"),  # index of the track's person among the clip's L2 persons (person_count.persons)
         ("person_tracks", "JSON"),  # all track ids of that person
         ("person_speaking", "BOOLEAN"),  # any track of that person speaks
+        ("method", "VARCHAR"),  # combined | light_asd | lipsync: what produced the scores (core/speakers/methods.py)
+        ("method_note", "VARCHAR"),  # why another method than the configured one ran (weights failed to load)
     ),
     description="L7: per-track active speaker scores, longest positive run and speaking flag, and per L2 person",
 )

@@ -18,8 +18,10 @@ class AudioModelsResource(dg.ConfigurableResource):
     sensevoice_hub: str = "ms"  # ms (ModelScope) | hf
     sensevoice_dir: str = ""  # local folder with a pre-seeded SenseVoiceSmall (model.pt ...)
     age_gender_model: str = "audeering/wav2vec2-large-robust-24-ft-age-gender"
-    light_asd_weights: str = ""  # path of Light-ASD's pretrain_AVA_CVPR.model
+    light_asd_weights: str = ""  # a Light-ASD checkpoint for the full profile; empty = the shipped weights
     light_asd_windows_s: list[float] = [1, 1, 1, 2, 2, 2, 3, 3, 4, 5, 6]  # scores averaged over these window lengths
+    speaker_method: str = "combined"  # L7: combined | light_asd | lipsync (core/speakers/methods.py)
+    asd_device: str = "auto"  # Light-ASD device: auto = CUDA when present (torch / onnxruntime), else cpu
     speaking_min_run: int = DEFAULT_MIN_RUN  # frames; a track speaks when its longest positive run is longer
     veto_min_confidence: float = 0.7  # both voice and face class must be this sure to veto a speaker
     music_detector: str = "yamnet"  # offline L6 music: yamnet (AudioSet model) | signal (tonal peaks + beat)
@@ -31,7 +33,7 @@ class AudioModelsResource(dg.ConfigurableResource):
             sensevoice_hub=self.sensevoice_hub, sensevoice_dir=self.sensevoice_dir,
             age_gender_model=self.age_gender_model, light_asd_weights=self.light_asd_weights,
             light_asd_windows_s=tuple(self.light_asd_windows_s), music_detector=self.music_detector,
-            voice_gender=self.voice_gender,
+            voice_gender=self.voice_gender, speaker_method=self.speaker_method, asd_device=self.asd_device,
         )
 
     def backend(self, kind: str, full: bool):
@@ -46,6 +48,8 @@ def build_audio_models() -> AudioModelsResource:
         light_asd_weights=env_or("HVBENCH_LIGHT_ASD_WEIGHTS", ""),
         music_detector=env_or("HVBENCH_MUSIC_DETECTOR", "yamnet"),
         voice_gender=env_or("HVBENCH_VOICE_GENDER", "pitch"),
+        speaker_method=env_or("HVBENCH_SPEAKER_METHOD", "combined"),
+        asd_device=env_or("HVBENCH_ASD_DEVICE", "auto"),
     )
 
 

@@ -19,7 +19,7 @@ from hvbench_assets.defs.metadata import image
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
-SPEAKER_SCORES_BASE = "9"  # 9: each signal above its own chance level; 8: chance floor per track; 7: voice envelopes above 1 kHz, min sync 0.30; 6: 0.9 of the best co-visible face; 5: lip opening joined the motion; 4: motion only
+SPEAKER_SCORES_BASE = "10"  # 10: Light-ASD (shipped weights, ONNX) gated by lip-sync by default (speaker_method); 9: each signal above its own chance level; 8: chance floor per track; 7: voice envelopes above 1 kHz, min sync 0.30; 6: 0.9 of the best co-visible face; 5: lip opening joined the motion; 4: motion only
 SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
 
 
@@ -31,15 +31,19 @@ SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
     code_version=SPEAKER_SCORES_VERSION,
     pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
     op_tags={FORK_TAG: "fork"},  # beside the task steps that do not read L7
-    description="L7: per-track active-speaker score per frame (offline: the mouth that follows the voice best "
-                "among the faces on screen), longest positive run, speaking flag (with the voice/face veto), per L2 person",
+    description="L7: per-track active-speaker score per frame (default: Light-ASD, kept where a voice is heard, lip-sync "
+                "finds a speaker in the clip and no other face's lips follow the voice better), longest positive run, "
+                "speaking flag (with the voice/face veto), per L2 person",
 )
 def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                    audio_models: AudioModelsResource) -> dg.MaterializeResult:
     video_id = context.partition_key
     wh = warehouse.get()
     scorer = audio_models.backend("asd", settings.is_full)
-    prov = {"backend": scorer.backend, "model": scorer.model, "code_version": f"{SPEAKER_SCORES_BASE}-{scorer.backend}"}
+    # loads the network (or falls back to lip-sync) first, so provenance names what really runs
+    model = run_backend(lambda: scorer.model)
+    prov = {"backend": scorer.backend, "model": model, "method": scorer.method, "method_note": scorer.method_note,
+            "code_version": f"{SPEAKER_SCORES_BASE}-{scorer.backend}"}
     track_rows = wh.rows(HUMAN_TRACKS, video_id=video_id)
     if not track_rows:
         raise dg.Failure(description=f"clip {video_id!r} has no human_tracks rows: materialize human_tracks first")
@@ -52,7 +56,7 @@ def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings,
         rows = [{**gate, "track_id": t.track_id, "speaking": False} for t in tracks] or [{**gate, "speaking": False}]
         wh.replace(SPEAKER_SCORES, {"video_id": video_id}, rows, provenance=prov)
         return dg.MaterializeResult(metadata={"status": gate["status"], "rows": len(rows), "speakers": 0,
-                                              "backend": scorer.backend, "model": scorer.model})
+                                              "backend": scorer.backend, "model": model, "method": scorer.method})
     _, audio = load_clip_audio(settings, warehouse, video_id)
     voice = rules.voice_class((wh.rows(VOICE_DEMOGRAPHICS, video_id=video_id) or [None])[0])
     faces = {r["track_id"]: r for r in wh.rows(DEMOGRAPHICS, video_id=video_id)}
@@ -81,7 +85,8 @@ def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings,
     return dg.MaterializeResult(metadata={
         "status": "ok", "rows": len(rows), "speakers": len(talkers), "speaking_persons": dg.MetadataValue.json(talkers),
         "speaking_tracks": dg.MetadataValue.json([r["track_id"] for r in rows if r.get("speaking")]),
-        "backend": scorer.backend, "model": scorer.model,
+        "backend": scorer.backend, "model": model, "method": scorer.method,
+        **({"method_note": scorer.method_note} if scorer.method_note else {}),
         "preview": dg.MetadataValue.md("| track | person | status | frames | longest run | best score | speaking | veto |\n"
                                       "|---|---|---|---|---|---|---|---|\n" + table),
         **(image(plot, "score_plot") if plot else {}),

@@ -3,8 +3,8 @@ import pytest
 import torch
 
 from hvbench_assets.core.audio.weights import ModelUnavailable
+from hvbench_assets.core.speakers.asd_runtime import LightAsdScorer
 from hvbench_assets.core.speakers.light_asd import (
-    LightAsdScorer,
     build_network,
     load_weights,
     prepare_faces,

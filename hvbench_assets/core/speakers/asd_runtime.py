@@ -1,0 +1,147 @@
+"""Light-ASD scorers: onnxruntime (default install, no torch) and torch (full profile), both on the shipped
+weights unless a checkpoint path is given, both scoring a clip's tracks in batched passes (asd_batch.py).
+
+Device: "auto" picks CUDA when present (torch: torch.cuda.is_available(); onnxruntime: the CUDA execution
+provider), else CPU; the resolved device is recorded in the scorer's `model` text, so rows and provenance say
+where the scores were computed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hvbench_assets.core.audio.weights import ModelUnavailable
+from hvbench_assets.core.published_weights import WeightsUnavailable, provenance, weight_path
+from hvbench_assets.core.speakers.asd_batch import multi_window_scores
+from hvbench_assets.core.speakers.light_asd import build_network, load_weights, prepare_faces
+from hvbench_assets.core.speakers.mfcc import mfcc_per_video_frame
+
+WINDOWS_S = (1, 1, 1, 2, 2, 2, 3, 3, 4, 5, 6)  # the reference's multi-window average
+
+
+def torch_device(requested: str = "auto") -> str:
+    """"auto" -> "cuda" when torch sees a GPU, else "cpu"; anything else is taken as given."""
+    if requested not in ("", "auto"):
+        return requested
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class TorchAsdNet:
+    """encode/head of the torch network on numpy arrays; the model and every input on one device."""
+
+    def __init__(self, net, device: str):
+        self.device = device
+        self.net = net.to(device).eval()
+
+    def _run(self, fn, *arrays):
+        import torch
+
+        with torch.no_grad():
+            return fn(*(torch.from_numpy(np.ascontiguousarray(a)).to(self.device) for a in arrays)).cpu().numpy()
+
+    def encode(self, audio, faces):
+        return self._run(self.net.encode, audio, faces)
+
+    def head(self, fused):
+        return self._run(self.net.head, fused)
+
+
+class OnnxAsdNet:
+    """The exported halves (scripts/convert_light_asd_onnx.py) in onnxruntime."""
+
+    def __init__(self, encoder_path, head_path, device: str = "auto"):
+        import onnxruntime as ort
+
+        providers = ["CPUExecutionProvider"]
+        if device in ("", "auto", "cuda") and "CUDAExecutionProvider" in ort.get_available_providers():
+            providers.insert(0, "CUDAExecutionProvider")
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 3
+        self.enc = ort.InferenceSession(str(encoder_path), opts, providers=providers)
+        self.hd = ort.InferenceSession(str(head_path), opts, providers=providers)
+        self.device = "cuda" if "CUDAExecutionProvider" in self.enc.get_providers() else "cpu"
+
+    def encode(self, audio, faces):
+        return self.enc.run(None, {"audio_mfcc": audio, "faces": faces})[0]
+
+    def head(self, fused):
+        return self.hd.run(None, {"fused": fused})[0]
+
+
+@dataclass
+class _AsdScorer:
+    """Shared by both runtimes: prepare keeps 112x112 grayscale crops (12.5 kB a frame) and the audio."""
+
+    window_s: tuple[float, ...] = WINDOWS_S
+    device: str = "auto"
+    _net: object | None = field(default=None, repr=False)
+
+    def _build(self):  # -> encode/head object
+        raise NotImplementedError
+
+    def load(self):
+        if self._net is None:
+            self._net = self._build()
+        return self._net
+
+    def prepare(self, frames_bgr, audio: np.ndarray, fps: float) -> tuple[np.ndarray, np.ndarray]:
+        self.load()  # fail on missing weights before any decoding
+        return prepare_faces(frames_bgr), audio
+
+    def score_placed(self, tracks, fps: float) -> list[np.ndarray]:
+        """Each track scored against the sound on its own (the network does not compare faces)."""
+        return self.score_prepared([t.signals for t in tracks], fps)
+
+    def score_prepared(self, prepared: Sequence[tuple[np.ndarray, np.ndarray]], fps: float) -> list[np.ndarray]:
+        items = [(faces, mfcc_per_video_frame(audio, len(faces), fps)) for faces, audio in prepared]
+        return multi_window_scores(self.load(), items, fps, self.window_s)
+
+    def score(self, frames_bgr, audio: np.ndarray, fps: float) -> np.ndarray:
+        return self.score_prepared([self.prepare(frames_bgr, audio, fps)], fps)[0]
+
+    @property
+    def resolved_device(self) -> str:
+        return self.load().device
+
+
+@dataclass
+class OnnxLightAsdScorer(_AsdScorer):
+    """Default L7 network: the shipped Light-ASD weights exported to ONNX, in onnxruntime."""
+
+    backend: str = "offline"
+
+    def _build(self):
+        try:
+            return OnnxAsdNet(weight_path("light_asd_encoder_onnx"), weight_path("light_asd_head_onnx"), self.device)
+        except WeightsUnavailable as exc:
+            raise ModelUnavailable(str(exc)) from exc
+
+    @property
+    def model(self) -> str:
+        return (f"Light-ASD (ONNX, onnxruntime on {self.resolved_device}) from "
+                f"{provenance('light_asd')}, mean over {len(self.window_s)} windows")
+
+
+@dataclass
+class LightAsdScorer(_AsdScorer):
+    """Full-profile L7 network in torch: the shipped checkpoint, or the one at `weights_path`."""
+
+    weights_path: str = ""
+    backend: str = "full"
+
+    def _build(self):
+        net = build_network()
+        try:
+            load_weights(net, self.weights_path or weight_path("light_asd"))
+        except WeightsUnavailable as exc:
+            raise ModelUnavailable(str(exc)) from exc
+        return TorchAsdNet(net, torch_device(self.device))
+
+    @property
+    def model(self) -> str:
+        source = self.weights_path or provenance("light_asd")
+        return f"Light-ASD (torch on {self.resolved_device}) from {source}, mean over {len(self.window_s)} windows"
