@@ -14,7 +14,7 @@ VOICE_GENDER = ("pitch", "mlp", "blend")
 @dataclass(frozen=True)
 class AudioBackendConfig:
     full: bool = False
-    device: str = "cpu"
+    device: str = "auto"  # auto | cpu | cuda | cuda:N, resolved by core/devices.py in each full backend
     ast_model: str = "MIT/ast-finetuned-audioset-10-10-0.4593"
     sensevoice_model: str = "iic/SenseVoiceSmall"
     sensevoice_hub: str = "ms"
@@ -66,5 +66,10 @@ def build(kind: str, cfg: AudioBackendConfig):
         from hvbench_assets.core.speakers.light_asd import LightAsdScorer
         from hvbench_assets.core.speakers.lipsync import LipSyncScorer
 
-        return LightAsdScorer(cfg.light_asd_weights, cfg.light_asd_windows_s, cfg.device) if cfg.full else LipSyncScorer()
+        if not cfg.full:
+            return LipSyncScorer()
+        from hvbench_assets.core.devices import resolve_device
+
+        return LightAsdScorer(cfg.light_asd_weights, cfg.light_asd_windows_s,
+                              resolve_device(cfg.device, "the audio device (HVBENCH_AUDIO_DEVICE)"))
     raise ValueError(f"unknown backend kind {kind!r}")
