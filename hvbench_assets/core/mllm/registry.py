@@ -56,7 +56,7 @@ class ModelSpec:
     max_concurrency: int = 4  # in-flight requests per process
     local_path: str = ""  # transformers backend: a folder with weights + processor
     device: str = "auto"  # transformers backend: auto (a CUDA GPU when torch sees one, else cpu) | cpu | cuda | cuda:N
-    dtype: str = "auto"  # transformers backend: auto (bfloat16/float16 on a GPU, float32 on cpu) | float32 | bfloat16 | float16
+    dtype: str = "auto"  # transformers: auto (bfloat16/float16 on a GPU, float32 on cpu) | float32 | bfloat16 | float16
     extra_params: dict = field(default_factory=dict)  # default request params (temperature, max_tokens)
     rename_params: dict = field(default_factory=dict)  # e.g. {max_tokens = "max_completion_tokens"} for o-series
     drop_params: list = field(default_factory=list)  # params this endpoint rejects, e.g. ["temperature"]

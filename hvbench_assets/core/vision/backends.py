@@ -50,7 +50,8 @@ def build_backend(profile: str = "offline", face_detector: str = "yunet", upsamp
     rotated / enlarged HOG passes look again for tilted and small faces, see pipeline) or dlib's slow mmod
     CNN (`"mmod"`), + YOLOX-nano person boxes above `person_conf` (`person_detector="yolox"`, default) or
     face-geometry body boxes only (`"none"`). full: DeepFace `deepface_detector` faces + YOLOv8 person
-    boxes on `device` (auto | cpu | cuda | cuda:N; offline models run on the CPU). Raises BackendUnavailable at once when a package or weights file is missing."""
+    boxes on `device` (auto | cpu | cuda | cuda:N; offline models run on the CPU). Raises BackendUnavailable
+    at once when a package or weights file is missing."""
     if profile == "offline":
         if face_detector not in OFFLINE_FACE_DETECTORS:
             raise ValueError(f"offline face_detector must be one of {OFFLINE_FACE_DETECTORS}, got {face_detector!r}")

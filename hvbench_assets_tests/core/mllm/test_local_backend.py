@@ -118,7 +118,8 @@ def test_local_model_runs_on_the_cpu_here_in_float32(tiny_model, warehouse, man_
     from hvbench_assets.core.mllm import sample_frames
 
     reg = local_registry(tiny_model)
-    assert reg.get("local").device == "auto" and reg.get("local").provenance_model == "Qwen/Qwen2.5-VL-3B-Instruct; device=cpu"
+    spec = reg.get("local")
+    assert spec.device == "auto" and spec.provenance_model == "Qwen/Qwen2.5-VL-3B-Instruct; device=cpu"
     r = MllmClient(reg, warehouse).chat("local", "who speaks", frames=sample_frames(man_talking_head, n_frames=2),
                                         params={"max_tokens": 3, "temperature": 0.0})
     assert r.ok, r.error
@@ -126,7 +127,7 @@ def test_local_model_runs_on_the_cpu_here_in_float32(tiny_model, warehouse, man_
     assert response["device"] == "cpu" and response["dtype"] == "float32"
 
 
-def test_local_model_and_its_inputs_go_to_the_gpu_in_half_precision(tiny_model, warehouse, man_talking_head, monkeypatch):
+def test_local_model_and_inputs_go_to_the_gpu_in_half_precision(tiny_model, warehouse, man_talking_head, monkeypatch):
     from hvbench_assets.core.mllm import sample_frames
     from hvbench_assets.core.mllm.local import TransformersBackend
     from hvbench_assets_tests.fake_cuda import FakeCuda
