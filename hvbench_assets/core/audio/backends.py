@@ -14,7 +14,7 @@ VOICE_GENDER = ("pitch", "mlp", "blend")
 @dataclass(frozen=True)
 class AudioBackendConfig:
     full: bool = False
-    device: str = "cpu"
+    device: str = "auto"  # auto | cpu | cuda | cuda:N, resolved by core/devices.py in each full backend
     ast_model: str = "MIT/ast-finetuned-audioset-10-10-0.4593"
     sensevoice_model: str = "iic/SenseVoiceSmall"
     sensevoice_hub: str = "ms"

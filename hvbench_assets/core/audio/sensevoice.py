@@ -21,6 +21,7 @@ from hvbench_assets.core.audio.weights import (
     hf_local_snapshot,
     host_reachable,
 )
+from hvbench_assets.core.devices import provenance_text, resolve_device
 from hvbench_assets.core.media import SAMPLE_RATE
 
 LANGUAGES = {"zh", "en", "yue", "ja", "ko", "nospeech"}
@@ -103,14 +104,17 @@ class SenseVoice:
     model_id: str = "iic/SenseVoiceSmall"  # ModelScope id; "FunAudioLLM/SenseVoiceSmall" with hub="hf"
     hub: str = "ms"  # ms (ModelScope) | hf
     model_dir: str = ""  # a local folder with model.pt etc. (pre-seeded); wins over the hub
-    device: str = "cpu"
+    device: str = "auto"  # auto | cpu | cuda | cuda:N (core/devices.py); resolved here, recorded in `name`
     hub_endpoint: str = ""  # reachability probe; default: the hub's public address
     _model: object | None = None
     _memo: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.device = resolve_device(self.device, "the audio device (HVBENCH_AUDIO_DEVICE)")
+
     @property
     def name(self) -> str:
-        return self.model_dir or self.model_id
+        return provenance_text(self.model_dir or self.model_id, self.device)
 
     def local_weights(self) -> Path | None:
         if self.model_dir:

@@ -10,6 +10,7 @@ import numpy as np
 from hvbench_assets.core.audio import audioset, features, vad
 from hvbench_assets.core.audio.music import MusicDetector, MusicResult
 from hvbench_assets.core.audio.weights import load_hf_pair
+from hvbench_assets.core.devices import provenance_text, resolve_device
 from hvbench_assets.core.media import SAMPLE_RATE
 
 SPEECH, SILENCE, OTHER, MUSIC, SINGING = "speech", "silence", "other_sound", "music", "singing"
@@ -107,13 +108,14 @@ class AstTagger:
     speech_threshold: float = 0.3
     top_k: int = 5
     window_s: float = 10.0
-    device: str = "cpu"
+    device: str = "auto"  # auto | cpu | cuda | cuda:N (core/devices.py); resolved here, recorded in `model`
     backend: str = "full"
     model: str = ""
     _loaded: tuple | None = None
 
     def __post_init__(self) -> None:
-        self.model = self.model or self.model_id
+        self.device = resolve_device(self.device, "the audio device (HVBENCH_AUDIO_DEVICE)")
+        self.model = self.model or provenance_text(self.model_id, self.device)
 
     def load(self):
         if self._loaded is None:

@@ -15,6 +15,7 @@ import numpy as np
 
 from hvbench_assets.core.audio import features, vad
 from hvbench_assets.core.audio.weights import load_hf_pair
+from hvbench_assets.core.devices import provenance_text, resolve_device
 from hvbench_assets.core.media import SAMPLE_RATE
 
 VOICE_CLASSES = ("male", "female", "child")
@@ -267,14 +268,15 @@ class Wav2Vec2Demographer:
     female / male / child, on the speech part of the clip."""
 
     model_id: str = "audeering/wav2vec2-large-robust-24-ft-age-gender"
-    device: str = "cpu"
+    device: str = "auto"  # auto | cpu | cuda | cuda:N (core/devices.py); resolved here, recorded in `model`
     max_seconds: float = 30.0
     backend: str = "full"
     model: str = ""
     _loaded: tuple | None = None
 
     def __post_init__(self) -> None:
-        self.model = self.model or self.model_id
+        self.device = resolve_device(self.device, "the audio device (HVBENCH_AUDIO_DEVICE)")
+        self.model = self.model or provenance_text(self.model_id, self.device)
 
     def load(self):
         if self._loaded is None:

@@ -7,6 +7,10 @@ the registry entry's `local_path` must hold a folder prepared beforehand, e.g.
     huggingface-cli download Qwen/Qwen2.5-VL-3B-Instruct --local-dir /models/qwen25-vl-3b
     HVBENCH_MLLM_QWEN25_VL_LOCAL_LOCAL_PATH=/models/qwen25-vl-3b
 
+Device: the entry's `device` (HVBENCH_MLLM_<NAME>_DEVICE, default auto: a CUDA GPU when torch sees one,
+else the CPU) and `dtype` (auto: bfloat16, or float16 on GPUs without it, on CUDA; float32 on the CPU);
+the model and every input tensor go to that device, and each reply's raw record names device and dtype.
+
 Processor: `AutoProcessor` first (the model's own, which needs torchvision for its video part);
 when that cannot be built (no torchvision, as on the CPU test machine) an image-only processor
 does the same job for Qwen-style models from the tokenizer, the image processor (PIL backend)
@@ -23,6 +27,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from hvbench_assets.core.devices import DeviceUnavailable, dtype_name, torch_dtype
 from hvbench_assets.core.mllm.backends import CallError, ConfigCallError, Payload, Reply
 from hvbench_assets.core.mllm.registry import ModelSpec
 
@@ -81,7 +86,7 @@ class TransformersBackend:
     """Loads each local model once per process; generation is serialised per model."""
 
     def __init__(self) -> None:
-        self._models: dict[str, tuple[Any, Any, threading.Lock]] = {}
+        self._models: dict[str, tuple[Any, Any, str, str, threading.Lock]] = {}
         self._lock = threading.Lock()
 
     def load(self, spec: ModelSpec):
@@ -93,14 +98,15 @@ class TransformersBackend:
     def complete(self, spec: ModelSpec, payload: Payload) -> Reply:
         import torch
 
-        model, processor, lock = self.load(spec)
+        model, processor, device, dtype, lock = self.load(spec)
         images = [cv2.cvtColor(cv2.imdecode(np.frombuffer(j, np.uint8), cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
                   for j in payload.jpegs]
         content = [{"type": "image"} for _ in images] + [{"type": "text", "text": payload.prompt}]
         messages = ([{"role": "system", "content": [{"type": "text", "text": payload.system}]}] if payload.system else [])
         messages.append({"role": "user", "content": content})
         text = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        inputs = processor(text=[text], images=images or None, return_tensors="pt")
+        # floating inputs (pixel values) also take the weights' dtype; token ids only move
+        inputs = processor(text=[text], images=images or None, return_tensors="pt").to(device, getattr(torch, dtype))
         params = payload.params
         temperature = float(params.get("temperature", 0.0) or 0.0)
         gen = {"max_new_tokens": int(params.get("max_tokens") or params.get("max_completion_tokens") or 256),
@@ -118,7 +124,8 @@ class TransformersBackend:
         reply = processor.batch_decode(new, skip_special_tokens=True)[0].strip()
         if not reply:
             raise CallError(f"empty reply ({new.shape[1]} tokens generated, all special)")
-        raw = {"generated_token_ids": new[0].tolist(), "text": reply, "prompt_text": text}
+        raw = {"generated_token_ids": new[0].tolist(), "text": reply, "prompt_text": text, "device": device,
+               "dtype": dtype}
         return Reply(text=reply, tokens_in=int(inputs["input_ids"].shape[1]), tokens_out=int(new.shape[1]), raw=raw)
 
 
@@ -134,11 +141,16 @@ def _load(spec: ModelSpec):
     except ImportError as exc:
         raise ConfigCallError(f"model {spec.name}: the transformers backend needs torch and transformers ({exc})") from exc
     try:
-        model = AutoModelForImageTextToText.from_pretrained(folder, dtype="auto")
+        device = spec.torch_device()
+        dtype = dtype_name(device, spec.dtype)
+    except (DeviceUnavailable, ValueError) as exc:
+        raise ConfigCallError(f"model {spec.name}: {exc}") from exc
+    try:
+        model = AutoModelForImageTextToText.from_pretrained(folder, dtype=torch_dtype(dtype))
     except (OSError, ValueError) as exc:
         raise ConfigCallError(f"model {spec.name}: cannot load weights from {folder} ({exc}); {hint}") from exc
-    model.eval()
-    return model, _load_processor(folder)
+    model.to(device).eval()
+    return model, _load_processor(folder), device, dtype
 
 
 def _load_processor(folder: Path):

@@ -8,7 +8,7 @@ Environment overrides (NAME is the entry name upper-cased, non-alphanumerics as 
   HVBENCH_MLLM_<NAME>_BASE_URL     endpoint (…/v1); an entry without one is "not configured"
   HVBENCH_MLLM_<NAME>_MODEL        model id sent to the endpoint
   HVBENCH_MLLM_<NAME>_API_KEY_ENV  which variable holds the key
-  HVBENCH_MLLM_<NAME>_<FIELD>      any other numeric/bool field (MAX_FRAMES, TIMEOUT_S, WEIGHT, …)
+  HVBENCH_MLLM_<NAME>_<FIELD>      any other field (MAX_FRAMES, TIMEOUT_S, WEIGHT, LOCAL_PATH, DEVICE, …)
   HVBENCH_MLLM_MODELS=a,b          the active models (ensembles, evaluation); default: every configured one
   HVBENCH_DESCRIBER_MODEL=a        the model writing L4/L5/L11 descriptions
   HVBENCH_MIN_ANSWERERS=3          the fewest answering models a synthesis ensemble runs with
@@ -55,6 +55,8 @@ class ModelSpec:
     timeout_s: float = 120.0
     max_concurrency: int = 4  # in-flight requests per process
     local_path: str = ""  # transformers backend: a folder with weights + processor
+    device: str = "auto"  # transformers backend: auto (a CUDA GPU when torch sees one, else cpu) | cpu | cuda | cuda:N
+    dtype: str = "auto"  # transformers: auto (bfloat16/float16 on a GPU, float32 on cpu) | float32 | bfloat16 | float16
     extra_params: dict = field(default_factory=dict)  # default request params (temperature, max_tokens)
     rename_params: dict = field(default_factory=dict)  # e.g. {max_tokens = "max_completion_tokens"} for o-series
     drop_params: list = field(default_factory=list)  # params this endpoint rejects, e.g. ["temperature"]
@@ -96,6 +98,24 @@ class ModelSpec:
             raise ModelNotConfigured(f"model {self.name!r}: environment variable {self.api_key_env} is not set")
         return key
 
+    def torch_device(self) -> str:
+        """Where a local (transformers) model runs, resolved (core/devices.py); '' for an endpoint."""
+        if self.backend != "transformers":
+            return ""
+        from hvbench_assets.core.devices import resolve_device
+
+        return resolve_device(self.device, f"{self.env_prefix}_DEVICE")
+
+    @property
+    def provenance_model(self) -> str:
+        """What label rows record as their model: the id, plus the device for local weights."""
+        device = self.torch_device()
+        if not device:
+            return self.model_id
+        from hvbench_assets.core.devices import provenance_text
+
+        return provenance_text(self.model_id, device)
+
     @property
     def endpoint(self) -> str:
         """Where requests go, safe to log: base URL without credentials or query string."""
@@ -108,6 +128,7 @@ class ModelSpec:
             "api_key_env": self.api_key_env, "weight": self.weight, "max_frames": self.max_frames,
             "max_side": self.max_side, "accepts_audio": self.accepts_audio, "timeout_s": self.timeout_s,
             "max_concurrency": self.max_concurrency,
+            **({"device": self.device, "dtype": self.dtype} if self.backend == "transformers" else {}),
         }
 
 

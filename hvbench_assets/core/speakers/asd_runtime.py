@@ -17,17 +17,14 @@ from hvbench_assets.core.published_weights import WeightsUnavailable, provenance
 from hvbench_assets.core.speakers.asd_batch import multi_window_scores
 from hvbench_assets.core.speakers.light_asd import build_network, load_weights, prepare_faces
 from hvbench_assets.core.speakers.mfcc import mfcc_per_video_frame
+from hvbench_assets.core.devices import resolve_device
 
 WINDOWS_S = (1, 1, 1, 2, 2, 2, 3, 3, 4, 5, 6)  # the reference's multi-window average
 
 
 def torch_device(requested: str = "auto") -> str:
-    """"auto" -> "cuda" when torch sees a GPU, else "cpu"; anything else is taken as given."""
-    if requested not in ("", "auto"):
-        return requested
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    """The project's one device rule (core/devices.py): "auto" -> "cuda:0" when torch sees a GPU, else "cpu"."""
+    return resolve_device(requested, "the Light-ASD device (HVBENCH_ASD_DEVICE)")
 
 
 class TorchAsdNet:

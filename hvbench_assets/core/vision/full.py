@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hvbench_assets.core.devices import provenance_text, resolve_device
 from hvbench_assets.core.vision.detectors import BackendUnavailable
 from hvbench_assets.core.vision.tables import Box
 from hvbench_assets.core.vision.tracker import Detection
@@ -25,15 +26,6 @@ def require(module: str, package: str, why: str) -> object:
             f"{package} is not installed or cannot be imported ({exc.__class__.__name__}: {exc}); it is needed for "
             f"{why}. Install the full extra: {FULL_EXTRA}, or use backend_profile=offline."
         ) from exc
-
-
-def torch_device() -> str:
-    try:
-        import torch
-
-        return "cuda:0" if torch.cuda.is_available() else "cpu"
-    except ImportError:
-        return "cpu"
 
 
 def deepface_weights_dir() -> Path:
@@ -53,15 +45,16 @@ def require_deepface_weights(files: list[str], why: str) -> None:
 
 
 class YoloPersonDetector:
-    """ultralytics YOLOv8 restricted to class 0 (person), as in the paper; GPU when torch sees one."""
+    """ultralytics YOLOv8 restricted to class 0 (person), as in the paper; `device` auto: a CUDA GPU when torch
+    sees one (core/devices.py)."""
 
-    def __init__(self, weights: str = "yolov8n.pt", conf: float = 0.25, device: str | None = None):
+    def __init__(self, weights: str = "yolov8n.pt", conf: float = 0.25, device: str = "auto"):
         ultralytics = require("ultralytics", "ultralytics", "YOLOv8 person boxes")
         path = resolve_yolo_weights(weights)
-        self.device = device or torch_device()
+        self.device = resolve_device(device, "the vision device (HVBENCH_VISION_DEVICE)")
         self._model = ultralytics.YOLO(str(path))
         self.conf = conf
-        self.model = f"ultralytics-{Path(weights).stem}-person"
+        self.model = provenance_text(f"ultralytics-{Path(weights).stem}-person", self.device)
 
     def detect(self, image: np.ndarray) -> list[Box]:
         res = self._model.predict(image, classes=[0], conf=self.conf, device=self.device, verbose=False)
@@ -94,7 +87,8 @@ def resolve_yolo_weights(weights: str) -> Path:
 
 
 class DeepFaceFaceDetector:
-    """A DeepFace detector backend (default RetinaFace; 'yolov8' for YOLO-face) returning face boxes."""
+    """A DeepFace detector backend (default RetinaFace; 'yolov8' for YOLO-face) returning face boxes. DeepFace takes
+    no device: TensorFlow (RetinaFace) and ultralytics (YOLO-face) use a visible GPU by themselves."""
 
     WEIGHTS = {"retinaface": ["retinaface.h5"], "yolov8": ["yolov8n-face.pt"]}
 

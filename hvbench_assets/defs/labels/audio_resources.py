@@ -12,7 +12,7 @@ from hvbench_assets.defs.resources import env_or
 class AudioModelsResource(dg.ConfigurableResource):
     """Audio and active-speaker backends. Full models load once per process."""
 
-    device: str = "cpu"
+    device: str = "auto"  # full models: auto (a CUDA GPU when torch sees one, else cpu) | cpu | cuda | cuda:N
     ast_model: str = "MIT/ast-finetuned-audioset-10-10-0.4593"
     sensevoice_model: str = "iic/SenseVoiceSmall"
     sensevoice_hub: str = "ms"  # ms (ModelScope) | hf
@@ -43,7 +43,7 @@ class AudioModelsResource(dg.ConfigurableResource):
 
 def build_audio_models() -> AudioModelsResource:
     return AudioModelsResource(
-        device=env_or("HVBENCH_AUDIO_DEVICE", "cpu"),
+        device=env_or("HVBENCH_AUDIO_DEVICE", "auto"),
         sensevoice_dir=env_or("HVBENCH_SENSEVOICE_DIR", ""),
         light_asd_weights=env_or("HVBENCH_LIGHT_ASD_WEIGHTS", ""),
         music_detector=env_or("HVBENCH_MUSIC_DETECTOR", "yamnet"),

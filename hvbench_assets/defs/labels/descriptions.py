@@ -102,10 +102,11 @@ def _track_asset(label: str, version: str):
             if not r.ok:
                 context.log.warning(f"{label} call {r.call_id[:12]} failed: {r.error}")
         wh.replace(table, {"video_id": video_id}, rows,
-                   provenance={"backend": spec.backend, "model": spec.model_id, "code_version": version})
+                   provenance={"backend": spec.backend, "model": spec.provenance_model, "code_version": version})
         statuses = {s: sum(r["status"] == s for r in rows) for s in sorted({r["status"] for r in rows})}
         return dg.MaterializeResult(metadata={
-            "rows": len(rows), "statuses": dg.MetadataValue.json(statuses), "model": f"{spec.name} ({spec.model_id})",
+            "rows": len(rows), "statuses": dg.MetadataValue.json(statuses),
+            "model": f"{spec.name} ({spec.provenance_model})",
             "prompt_hash": prompt.fingerprint, **_usage_metadata(results),
             "call_ids": dg.MetadataValue.json([r.call_id for r in results]),
             "preview": dg.MetadataValue.md(preview_markdown(rows)),
@@ -148,9 +149,11 @@ def video_caption(context: dg.AssetExecutionContext, warehouse: WarehouseResourc
     if not result.ok:
         context.log.warning(f"video_caption call {result.call_id[:12]} failed: {result.error}")
     wh.replace(VIDEO_CAPTION_TABLE, {"video_id": video_id}, [row],
-               provenance={"backend": spec.backend, "model": spec.model_id, "code_version": VIDEO_CAPTION_VERSION})
+               provenance={"backend": spec.backend, "model": spec.provenance_model,
+                           "code_version": VIDEO_CAPTION_VERSION})
     return dg.MaterializeResult(metadata={
-        "status": row["status"], "model": f"{spec.name} ({spec.model_id})", "prompt_hash": VIDEO_CAPTION.fingerprint,
+        "status": row["status"], "model": f"{spec.name} ({spec.provenance_model})",
+        "prompt_hash": VIDEO_CAPTION.fingerprint,
         "clip": dg.MetadataValue.path(str(clip.path)), **_usage_metadata([result]), "call_id": result.call_id,
         "preview": dg.MetadataValue.md(preview_markdown([row], key=None, width=600)),
     })

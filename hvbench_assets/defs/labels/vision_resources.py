@@ -36,6 +36,7 @@ class VisionResource(dg.ConfigurableResource):
     person_fps: float = 2.0  # person detections per second, on face-detection frames (0: none)
     yolo_weights: str = "yolov8n.pt"  # full: local path or a name inside ultralytics' weights_dir
     deepface_detector: str = "retinaface"  # full: any DeepFace detector backend
+    device: str = "auto"  # full: YOLOv8's device, auto (a CUDA GPU when torch sees one, else cpu) | cpu | cuda | cuda:N
     same_person_distance: float = SAME_PERSON_DISTANCE
     demographics_samples: int = 8
     demographics_model: str = "ssrnet"  # offline L3: ssrnet | utkface-tflite | none (unavailable rows)
@@ -47,7 +48,7 @@ class VisionResource(dg.ConfigurableResource):
     def backend(self, profile: str) -> VisionBackend:
         return build_backend(profile, face_detector=self.face_detector, upsample=self.upsample, rescue=self.rescue,
                              yolo_weights=self.yolo_weights, deepface_detector=self.deepface_detector,
-                             person_detector=self.person_detector, person_conf=self.person_conf)
+                             person_detector=self.person_detector, person_conf=self.person_conf, device=self.device)
 
     def tracking_params(self) -> TrackingParams:
         return TrackingParams(detect_fps=self.detect_fps, person_fps=self.person_fps, detect_max_side=self.detect_max_side or None,
@@ -79,5 +80,6 @@ def resources() -> dg.Definitions:
         person_detector=env_or("HVBENCH_PERSON_DETECTOR", "yolox"),
         yolo_weights=env_or("HVBENCH_YOLO_WEIGHTS", "yolov8n.pt"),
         deepface_detector=env_or("HVBENCH_DEEPFACE_DETECTOR", "retinaface"),
+        device=env_or("HVBENCH_VISION_DEVICE", "auto"),
         demographics_model=env_or("HVBENCH_DEMOGRAPHICS_MODEL", "ssrnet"),
     )})

@@ -99,7 +99,7 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
         except ModelNotConfigured as exc:
             ensemble = "; the synthesis also needs answering models (HVBENCH_MLLM_MODELS)" if family.descriptive else ""
             return _blocked(wh, vid, family, prov, f"needs a model: {exc}{ensemble}")
-        prov["model"] = spec.model_id
+        prov["model"] = spec.provenance_model
     answerers = []
     if family.descriptive:
         reg = mllm.registry()

@@ -112,3 +112,50 @@ def test_unset_local_path_is_a_configuration_error():
                          environ={})
     with pytest.raises(ModelNotConfigured, match="HVBENCH_MLLM_LOCAL_LOCAL_PATH"):
         MllmClient(reg).chat("local", "hi", frames=[np.zeros((8, 8, 3), np.uint8)])
+
+
+def test_local_model_runs_on_the_cpu_here_in_float32(tiny_model, warehouse, man_talking_head):
+    from hvbench_assets.core.mllm import sample_frames
+
+    reg = local_registry(tiny_model)
+    spec = reg.get("local")
+    assert spec.device == "auto" and spec.provenance_model == "Qwen/Qwen2.5-VL-3B-Instruct; device=cpu"
+    r = MllmClient(reg, warehouse).chat("local", "who speaks", frames=sample_frames(man_talking_head, n_frames=2),
+                                        params={"max_tokens": 3, "temperature": 0.0})
+    assert r.ok, r.error
+    response = warehouse.rows(MODEL_CALLS, id=r.call_id)[0]["response"]
+    assert response["device"] == "cpu" and response["dtype"] == "float32"
+
+
+def test_local_model_and_inputs_go_to_the_gpu_in_half_precision(tiny_model, warehouse, man_talking_head, monkeypatch):
+    from hvbench_assets.core.mllm import sample_frames
+    from hvbench_assets.core.mllm.local import TransformersBackend
+    from hvbench_assets_tests.fake_cuda import FakeCuda
+
+    gpu = FakeCuda(monkeypatch)
+    client = MllmClient(local_registry(tiny_model), warehouse)
+    r = client.chat("local", "who speaks", frames=sample_frames(man_talking_head, n_frames=2),
+                    params={"max_tokens": 3, "temperature": 0.0})
+    assert r.ok, r.error
+    assert gpu.asked("module") == {"cuda:0"}
+    assert "cuda:0" in gpu.asked("tensor")  # token ids, masks, pixel values: every input tensor
+    model = client._backends["transformers"]._models["local"][0]
+    assert model.dtype == torch.bfloat16
+    response = warehouse.rows(MODEL_CALLS, id=r.call_id)[0]["response"]
+    assert response["device"] == "cuda:0" and response["dtype"] == "bfloat16"
+
+    gpu.requests.clear()
+    backend = TransformersBackend()
+    model, processor, device, dtype, _ = backend.load(local_registry(tiny_model).get("local"))
+    inputs = processor(text=["<|image_pad|> hi"], images=[np.zeros((56, 56, 3), np.uint8)], return_tensors="pt")
+    moved = inputs.to(device, getattr(torch, dtype))
+    assert moved["pixel_values"].dtype == torch.bfloat16 and moved["input_ids"].dtype == torch.long
+
+
+def test_a_gpu_asked_for_but_absent_is_a_configuration_error(tiny_model, warehouse):
+    reg = parse_registry({"models": {"local": {
+        "backend": "transformers", "model_id": "Qwen/Qwen2.5-VL-3B-Instruct", "local_path": str(tiny_model),
+    }}}, environ={"HVBENCH_MLLM_LOCAL_DEVICE": "cuda"})
+    r = MllmClient(reg, warehouse).chat("local", "hi")
+    assert not r.ok and r.fatal and r.attempts == 1
+    assert "HVBENCH_MLLM_LOCAL_DEVICE is 'cuda' but torch sees no CUDA GPU" in r.error

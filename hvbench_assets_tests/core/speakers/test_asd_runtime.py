@@ -94,17 +94,18 @@ def test_cuda_choice_reaches_model_and_inputs():
     assert asd_runtime.torch_device("cpu") == "cpu"
     with mock.patch.object(torch.cuda, "is_available", return_value=False):
         assert asd_runtime.torch_device("auto") == "cpu"
-    with mock.patch.object(torch.cuda, "is_available", return_value=True):
-        assert asd_runtime.torch_device("auto") == "cuda"
+    with mock.patch.object(torch.cuda, "is_available", return_value=True), \
+            mock.patch.object(torch.cuda, "device_count", return_value=1):
+        assert asd_runtime.torch_device("auto") == "cuda:0"
         rec = _Recorder()
         with mock.patch.object(asd_runtime, "build_network", return_value=rec), \
                 mock.patch.object(asd_runtime, "load_weights"), \
                 mock.patch.object(torch.Tensor, "to", lambda self, device: _on(self, device)):
             scorer = LightAsdScorer()
             scorer.score_prepared([(np.zeros((30, 112, 112), np.uint8), np.zeros(19200, np.float32))], 25.0)
-        assert rec.moved_to == "cuda" and scorer.resolved_device == "cuda"
-        assert rec.devices and set(rec.devices) == {"cuda"}
-        assert "torch on cuda" in scorer.model
+        assert rec.moved_to == "cuda:0" and scorer.resolved_device == "cuda:0"
+        assert rec.devices and all(d.startswith("cuda") for d in rec.devices)
+        assert "torch on cuda:0" in scorer.model
 
 
 class _FakeCudaTensor(torch.Tensor):
@@ -115,7 +116,7 @@ class _FakeCudaTensor(torch.Tensor):
 
 def _on(t, device):
     """Tensor.to without a GPU: keeps the data on the CPU but marks it as moved to `device`."""
-    return t.as_subclass(_FakeCudaTensor) if str(device) == "cuda" else t
+    return t.as_subclass(_FakeCudaTensor) if str(device).startswith("cuda") else t
 
 
 def test_default_install_scores_without_torch():

@@ -99,3 +99,51 @@ def test_deepface_demographics_fails_fast_without_the_package():
     with pytest.raises(BackendUnavailable) as err:
         DeepFaceDemographics()
     assert "deepface" in str(err.value) and "hvbench[full]" in str(err.value)
+
+
+class RecordingYolo:
+    """Stands in for ultralytics.YOLO (not installed here): records the device each prediction asks for."""
+
+    def __init__(self, path):
+        self.path, self.devices = path, []
+
+    def predict(self, image, classes, conf, device, verbose):
+        self.devices.append(device)
+        return []
+
+
+def test_yolov8_predicts_on_the_resolved_device(tmp_path, monkeypatch):
+    import sys
+    import types
+
+    from hvbench_assets.core.devices import DeviceUnavailable
+    from hvbench_assets.core.vision.full import YoloPersonDetector
+    from hvbench_assets_tests.fake_cuda import FakeCuda
+
+    monkeypatch.setitem(sys.modules, "ultralytics", types.SimpleNamespace(YOLO=RecordingYolo))
+    weights = tmp_path / "yolov8n.pt"
+    weights.write_bytes(b"x")
+    image = np.zeros((48, 64, 3), np.uint8)
+    here = YoloPersonDetector(str(weights))
+    assert here.detect(image) == [] and here._model.devices == ["cpu"]
+    assert here.model == "ultralytics-yolov8n-person; device=cpu"
+    with pytest.raises(DeviceUnavailable, match="HVBENCH_VISION_DEVICE"):
+        YoloPersonDetector(str(weights), device="cuda")
+    FakeCuda(monkeypatch, count=2)
+    gpu = YoloPersonDetector(str(weights))
+    gpu.detect(image)
+    assert gpu._model.devices == ["cuda:0"] and gpu.model.endswith("; device=cuda:0")
+    assert YoloPersonDetector(str(weights), device="cuda:1").device == "cuda:1"
+
+
+def test_vision_resource_passes_its_device_to_the_full_backend(monkeypatch):
+    from hvbench_assets.core.vision import full
+    from hvbench_assets.defs.labels.vision_resources import VisionResource, resources
+
+    asked = []
+    monkeypatch.setattr(full, "YoloPersonDetector", lambda weights, device: asked.append(device) or
+                        type("P", (), {"model": f"yolo; device={device}"})())
+    monkeypatch.setattr(full, "DeepFaceFaceDetector", lambda name: type("F", (), {"model": f"deepface-{name}"})())
+    assert resources().resources["vision"].device == "auto"
+    be = VisionResource(device="cuda:1").backend("full")
+    assert asked == ["cuda:1"] and "person=yolo; device=cuda:1" in be.model
