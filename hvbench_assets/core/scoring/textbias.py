@@ -18,6 +18,7 @@ A task with `p_value < alpha` is predictable from text: a model can score there 
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import defaultdict
@@ -226,3 +227,26 @@ def manifest_section(result: TextBias) -> dict:
                              "above_chance": None if b.above_chance is None else round(b.above_chance, 4),
                              "p_value": b.p_value, "predictable": b.predictable, "note": b.note}
                          for t, b in sorted(result.tasks.items())}}
+
+
+def items_from_pool(rows: Iterable[Mapping]) -> list[dict]:
+    """question_pool / export rows (options as [{"letter", "text"}], answer letter, video_id) -> text_bias items;
+    the clip is the video_id."""
+    out = []
+    for r in rows:
+        options = json.loads(r["options"]) if isinstance(r["options"], str) else r["options"]
+        letters = [o["letter"] for o in options]
+        if r.get("answer") not in letters:
+            continue
+        out.append({"task": r["task"], "question_id": str(r["question_id"]), "cluster": r.get("video_id") or r["question_id"],
+                    "question": r.get("question") or "", "options": [o["text"] for o in options],
+                    "answer_index": letters.index(r["answer"])})
+    return out
+
+
+def item_rows(result: TextBias) -> list[dict]:
+    """One row per item for the `text_bias` table."""
+    return [{"question_id": i.question_id, "task": i.task, "n_options": i.n_options, "p_true": i.p_true,
+             "predicted_index": i.predicted, "hit": i.hit,
+             "task_predictable": result.tasks[i.task].predictable if i.task in result.tasks else None}
+            for i in result.items]

@@ -166,7 +166,7 @@ def eval_report(context: dg.AssetExecutionContext, settings: HvbenchSettings, wa
         review_baseline(warehouse.get(), name, evaluation, settings)
     out_dir = Path(settings.data_dir) / "reports" / name
     data, paths = report_for(warehouse.get(), name, human=human, out_dir=out_dir,
-                             item_max_unparsed=evaluation.item_max_unparsed)
+                             item_max_unparsed=evaluation.item_max_unparsed, stats=evaluation.stats())
     if not data.runs:
         raise dg.Failure(description=f"no evaluation runs for benchmark {name}: materialize eval_responses first",
                          allow_retries=False)
