@@ -189,7 +189,8 @@ def sections(u: Uncertainty | None, tasks: Sequence[str], abbrev) -> list[tuple[
     """(title, note, headers, rows) of every section with content, in report order."""
     if u is None:
         return []
-    out = [(f"Confidence intervals (%): {u.settings.n_boot} resamples, seed {u.settings.seed}, {u.clustering}",
+    out = [(f"Confidence intervals (%): {u.settings.n_boot} resamples, seed {u.settings.seed}, {u.n_clusters} "
+             f"clusters ({u.clustering})",
             NOTES, *interval_table(u, tasks, abbrev))]
     if u.paired:
         out.append(("Paired comparison (percentage points)", PAIRED_NOTES, *paired_table(u, tasks, abbrev)))
