@@ -39,9 +39,8 @@ def _weights(n_clusters: int, n_boot: int, seed: int) -> np.ndarray:
     """(n_boot, n_clusters) counts: how often each cluster is drawn in each resample."""
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, n_clusters, size=(n_boot, n_clusters))
-    out = np.zeros((n_boot, n_clusters))
-    np.add.at(out, (np.repeat(np.arange(n_boot), n_clusters), draws.ravel()), 1.0)
-    return out
+    flat = (draws + n_clusters * np.arange(n_boot)[:, None]).ravel()
+    return np.bincount(flat, minlength=n_boot * n_clusters).reshape(n_boot, n_clusters).astype(float)
 
 
 def _task_matrices(rows: Sequence[Mapping], clusters: list[str], tasks: list[str], value: str

@@ -150,7 +150,7 @@ def _fit_predict(train: Sequence[Mapping], test: Sequence[Mapping], seed: int) -
     x_test = _design(test, vec, fit=False)[0] if has_tfidf else _dense_only(test)
     scaler = MaxAbsScaler().fit(x_train)
     # balanced classes: one truth per item would otherwise push every score towards "not the truth"
-    model = LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced", random_state=seed)
+    model = LogisticRegression(C=1.0, solver="liblinear", max_iter=1000, class_weight="balanced", random_state=seed)
     model.fit(scaler.transform(x_train), y)
     scores = model.decision_function(scaler.transform(x_test))
     out, k = [], 0
@@ -165,8 +165,7 @@ def _fit_predict(train: Sequence[Mapping], test: Sequence[Mapping], seed: int) -
 def _dense_only(items: Sequence[Mapping]):
     from scipy.sparse import csr_matrix
 
-    return csr_matrix(np.array([row for it in items for row in option_features(it["question"], it["options"])],
-                               dtype=float))
+    return csr_matrix(np.array([row for it in items for row in it["_dense"]], dtype=float))
 
 
 def _binomial_p(k: int, n: int, chance: float) -> float:
@@ -183,8 +182,8 @@ def text_bias(items: Iterable[Mapping], n_folds: int = DEFAULT_FOLDS, alpha: flo
 
     by_task: dict[str, list[Mapping]] = defaultdict(list)
     for it in items:
-        if len(it["options"]) >= 2:
-            by_task[it["task"]].append(it)
+        if len(it["options"]) >= 2:  # features of an item depend on it alone: computed once, not per fold
+            by_task[it["task"]].append({**it, "_dense": option_features(it["question"], it["options"])})
     out_items: list[ItemBias] = []
     tasks: dict[str, TaskBias] = {}
     for task, mine in by_task.items():
