@@ -104,6 +104,9 @@ def test_report_shows_clustered_intervals_paired_comparison_orders_and_slices(ev
 
     bias = table_rows(md, "Text bias")
     assert len(bias) == len(SPEC) and all("not scored" in r[-1] for r in bias)  # 3 items per task
+    html = (base / "report" / "report.html").read_text()
+    assert all(f"<h2>{t}" in html for t in ("Confidence intervals", "Paired comparison", "Accuracy over option orders",
+                                              "Accuracy by target person", "Text bias"))
     with (base / "report" / "flagged_items.csv").open() as fh:
         assert "text_bias_p_true" in next(csv.reader(fh))
 

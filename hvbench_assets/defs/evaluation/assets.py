@@ -179,4 +179,7 @@ def eval_report(context: dg.AssetExecutionContext, settings: HvbenchSettings, wa
         "overall": {label: round(100 * s.overall, 2) if s.overall is not None else None
                     for label, s in data.summaries.items()},
         "non_functional_distractors": sum(len(s.non_functional) for s in data.items),
+        "overall_95ci_clip_clustered": {g: [round(100 * iv["overall"].low, 2), round(100 * iv["overall"].high, 2)]
+                                        for g, iv in data.uncertainty.intervals.items()
+                                        if iv.get("overall") and iv["overall"].low is not None},
     })
