@@ -24,6 +24,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -116,8 +117,9 @@ class TextBias:
     alpha: float
 
     def item(self, task: str, question_id: str) -> ItemBias | None:
-        return self._index().get((task, str(question_id)))
+        return self._index.get((task, str(question_id)))
 
+    @cached_property
     def _index(self) -> dict[tuple[str, str], ItemBias]:
         return {(i.task, i.question_id): i for i in self.items}
 

@@ -103,3 +103,33 @@ def test_pool_rows_become_items_and_rows():
     assert items[0]["cluster"] == "v0" and items[0]["answer_index"] == 0
     rows = item_rows(text_bias(items))
     assert len(rows) == 30 and all(r["hit"] and r["task_predictable"] for r in rows)
+
+
+def test_report_flags_items_the_texts_give_away_and_writes_their_score(tmp_path):
+    import csv
+
+    from hvbench_assets.core.scoring.report import build_report, write_report
+
+    items = generated("longest", n_clips=20)
+    rows = []
+    for model, right in (("m1", True), ("m2", False)):
+        for it in items:
+            answer = "ABCD"[it["answer_index"]]
+            chosen = answer if right else "ABCD"[(it["answer_index"] + 1) % 4]
+            rows.append({"run_id": f"b__{model}", "benchmark": "b", "model": model, "task": it["task"],
+                         "question_id": it["question_id"], "rotation": 0, "n_options": 4, "letters": list("ABCD"),
+                         "options": it["options"], "answer": answer, "answer_original": answer, "chosen": chosen,
+                         "chosen_original": chosen, "correct": right, "status": "parsed", "method": "bare_letter"})
+    bias = text_bias(items)
+    data = build_report(rows, benchmark="b", text_bias=bias,
+                        item_info={(i["task"], i["question_id"]): {"cluster": i["cluster"]} for i in items},
+                        clustering="clusters: by clip")
+    paths = write_report(data, tmp_path)
+    flagged = {f["question_id"]: f for f in csv.DictReader(paths["flagged"].open())}
+    hits = {i.question_id for i in bias.items if i.hit}
+    assert hits and hits <= set(flagged)
+    assert all("answer predictable from text" in flagged[q]["reason"] and flagged[q]["text_bias_hit"] == "1"
+               and float(flagged[q]["text_bias_p_true"]) > 0.25 for q in hits)
+    md = paths["markdown"].read_text()
+    assert "| ER | 60 |" in md and "| yes |" in md  # the text-bias table: 60 items, predictable
+    assert "20 clusters (clusters: by clip)" in md
