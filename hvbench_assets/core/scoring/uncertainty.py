@@ -101,7 +101,7 @@ def _ci(iv: Interval | None) -> str:
 
 
 def interval_table(u: Uncertainty, tasks: Sequence[str], abbrev) -> tuple[list[str], list[list[str]]]:
-    headers = ["Model", "Overall (clip clusters)", "Overall (items independent)"] + [abbrev(t) for t in tasks]
+    headers = ["Model", "Overall (clustered)", "Overall (items independent)"] + [abbrev(t) for t in tasks]
     rows = [[g, _ci(iv.get(OVERALL)), _ci(u.naive[g].get(OVERALL))] + [_ci(iv.get(t)) for t in tasks]
             for g, iv in u.intervals.items()]
     return headers, rows
