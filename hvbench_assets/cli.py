@@ -178,10 +178,14 @@ def _report_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--item-max-unparsed", type=float, default=None,
                    help="leave models with a larger share of unparsed replies out of the item statistics "
                         "(default 0.5; 1 keeps every model)")
+    p.add_argument("--bootstrap", type=int, default=None, help="bootstrap resamples of the intervals (default 2000)")
+    p.add_argument("--bootstrap-seed", type=int, default=None, help="seed of the bootstrap (default 0)")
+    p.add_argument("--slice-min-items", type=int, default=None,
+                   help="demographic slices with fewer items show their count only (default 30)")
 
 
 def _write_report(warehouse, name: str, human_file, out: Path | None, print_md: bool, run_ids=None,
-                  item_max_unparsed: float | None = None) -> int:
+                  item_max_unparsed: float | None = None, stats=None) -> int:
     from hvbench_assets.core.evaluation.reporting import benchmark_names, report_for
     from hvbench_assets.core.scoring.report import load_baseline_file, render_markdown
 
@@ -191,6 +195,8 @@ def _write_report(warehouse, name: str, human_file, out: Path | None, print_md: 
         return 2
     human = load_baseline_file(human_file) if human_file else None
     extra = {} if item_max_unparsed is None else {"item_max_unparsed": item_max_unparsed}
+    if stats is not None:
+        extra["stats"] = stats
     data, paths = report_for(warehouse, name, human=human, run_ids=run_ids,
                              out_dir=out or default_data_dir() / "reports" / name, **extra)
     if print_md:
@@ -205,7 +211,19 @@ def _run_report(args: argparse.Namespace) -> int:
 
     warehouse = Warehouse(args.warehouse or default_warehouse())
     return _write_report(warehouse, _benchmark_name(args), args.human, args.out, not args.quiet, args.run,
-                         args.item_max_unparsed)
+                         args.item_max_unparsed, _stats_settings(args))
+
+
+def _stats_settings(args: argparse.Namespace):
+    from dataclasses import replace
+
+    from hvbench_assets.core.scoring.uncertainty import StatsSettings
+
+    given = {k: v for k, v in (("n_boot", args.bootstrap), ("seed", args.bootstrap_seed),
+                               ("slice_min_items", args.slice_min_items)) if v is not None}
+    if given.get("n_boot", 1) < 1 or given.get("slice_min_items", 1) < 1:
+        raise SystemExit("--bootstrap and --slice-min-items must be at least 1")
+    return replace(StatsSettings(), **given)
 
 
 # -- aggregate ---------------------------------------------------------------------------------

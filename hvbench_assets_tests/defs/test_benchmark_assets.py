@@ -15,7 +15,7 @@ import pytest
 
 from hvbench_assets.core.benchmark import load_benchmark
 from hvbench_assets.core.benchmark.explain import explain_question
-from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL
+from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL, TEXT_BIAS
 from hvbench_assets.core.benchmark.tasks import TASKS
 from hvbench_assets.core.curation.store import record_decision
 from hvbench_assets.core.evaluation import EvalConfig, evaluate, mllm_answerer
@@ -103,6 +103,10 @@ def test_leaking_question_is_removed_and_fair_ones_kept(built):
     assert meta["removed"].value == 1 and "qplantedleak0001" in meta["most_guessable"].value
     report = (built["root"] / "data" / "reports" / "ours" / "leakage.md").read_text()
     assert "## Removed" in report and "| qplantedleak0001 | Emotion_Recognition | 4/4 right without video" in report
+    # text bias: one row per pooled question; three questions are too few to learn from
+    bias = wh.rows(TEXT_BIAS, benchmark="ours")
+    assert {b["question_id"] for b in bias} == set(verdicts) and all(b["p_true"] is None for b in bias)
+    assert "not scored" in meta["text_bias"].value and "## Text bias" in report
 
 
 def test_rerun_sends_no_request_and_pool_metadata_counts_per_task(built):
@@ -129,6 +133,7 @@ def test_export_layout_manifest_and_round_trip_evaluation(built):
     assert manifest["include_unreviewed"] is False and manifest["leakage"]["models"] == ["blind"]
     assert all(i["leakage"].startswith("kept: 1/") for i in manifest["items"])
     assert {lab["table"] for lab in manifest["labels"]} >= {"speaker_scores", "human_tracks"}
+    assert manifest["text_bias"]["per_task"]["Active_Speaker_Detection"]["items"] == 1
     line = json.loads((folder / "Active_Speaker_Detection.jsonl").read_text())
     assert line["Video"] == "Active_Speaker_Detection/Active_Speaker_Detection_1.mp4" and line["Question_id"] == asd["question_id"]
     assert line["choices"].startswith("Option A: {") and line["Answer"] == asd["answer"]

@@ -85,6 +85,7 @@ def test_responses_per_model_then_report(setup):
     md = meta["report"].value
     assert "| sharp | 100.0 |" in md and "| vague | 0.0 |" in md
     assert meta["overall"].value == {"sharp": 100.0, "vague": 0.0}
+    assert meta["overall_95ci_clip_clustered"].value == {"sharp": [100.0, 100.0], "vague": [0.0, 0.0]}
     assert (data / "reports" / "toy" / "report.html").exists()
     assert wh.count(EVAL_TASK_SCORES, benchmark="toy") == 2 * len(SPEC)
     assert wh.count(EVAL_ITEM_STATS, benchmark="toy") == N_ITEMS

@@ -70,6 +70,23 @@ LEAKAGE_VERDICTS = TableSpec(
     description="Per pooled question: blind accuracy, binomial p-value against chance, and whether it was removed",
 )
 
+TEXT_BIAS = TableSpec(
+    "text_bias",
+    (
+        ("benchmark", "VARCHAR"),
+        ("question_id", "VARCHAR"),
+        ("task", "VARCHAR"),
+        ("n_options", "INTEGER"),
+        ("p_true", "DOUBLE"),  # held-out probability of the true option from the texts alone (null: task not scored)
+        ("predicted_index", "INTEGER"),  # option the text classifier picks (0 = A)
+        ("hit", "BOOLEAN"),
+        ("task_predictable", "BOOLEAN"),  # the task's hits are above chance (binomial p < alpha)
+    ),
+    key=("benchmark",),
+    description="Per pooled question: how well its own texts give the answer away (core/scoring/textbias.py, "
+                "no model call)",
+)
+
 EXPORT_ITEMS = TableSpec(
     "export_items",
     (
@@ -89,4 +106,4 @@ EXPORT_ITEMS = TableSpec(
     description="The items of the current export of each benchmark and where they are",
 )
 
-BENCHMARK_TABLES = (QUESTION_POOL, BLIND_ANSWERS, LEAKAGE_VERDICTS, EXPORT_ITEMS)
+BENCHMARK_TABLES = (QUESTION_POOL, BLIND_ANSWERS, LEAKAGE_VERDICTS, TEXT_BIAS, EXPORT_ITEMS)

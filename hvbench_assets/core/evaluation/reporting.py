@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from hvbench_assets.core.evaluation.item_info import collect
 from hvbench_assets.core.evaluation.tables import (
     EVAL_DISTRACTORS,
     EVAL_ITEM_STATS,
@@ -20,9 +21,11 @@ from hvbench_assets.core.scoring.report import (
     task_score_rows,
     write_report,
 )
+from hvbench_assets.core.scoring.textbias import text_bias
+from hvbench_assets.core.scoring.uncertainty import StatsSettings
 from hvbench_assets.core.warehouse import Warehouse
 
-REPORT_CODE_VERSION = "report-v2"
+REPORT_CODE_VERSION = "report-v3"
 
 
 def benchmark_names(warehouse: Warehouse) -> list[str]:
@@ -34,17 +37,23 @@ def benchmark_names(warehouse: Warehouse) -> list[str]:
 def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] | None = None,
                run_ids: Sequence[str] | None = None, out_dir: str | Path | None = None,
                store: bool = True, item_max_unparsed: float = DEFAULT_ITEM_MAX_UNPARSED,
-               ) -> tuple[ReportData, dict[str, Path]]:
+               stats: StatsSettings | None = None) -> tuple[ReportData, dict[str, Path]]:
     """Build the report of every run (or `run_ids`) on `benchmark`; write it to `out_dir` and, with
-    `store`, replace the benchmark's rows in eval_task_scores / eval_item_stats / eval_distractors."""
+    `store`, replace the benchmark's rows in eval_task_scores / eval_item_stats / eval_distractors.
+    Clips, target labels and texts of the items (core/evaluation/item_info.py) feed the intervals, the slices
+    and the text-bias score; `stats` sets the bootstrap (resamples, seed) and the minimum slice size."""
     runs = warehouse.rows(EVAL_RUNS, benchmark=benchmark)
     if run_ids:
         runs = [r for r in runs if r["run_id"] in set(run_ids)]
     wanted = {r["run_id"] for r in runs}
     rows = [r for r in warehouse.rows(EVAL_RESPONSES, benchmark=benchmark) if r["run_id"] in wanted]
     issues = runs[0]["load_issues"] if runs and runs[0].get("load_issues") else []
+    roots = [r["benchmark_root"] for r in runs if r.get("benchmark_root")]
+    info = collect(warehouse, roots[-1] if roots else None, {(r["task"], str(r["question_id"])) for r in rows})
     data = build_report(rows, runs, benchmark=benchmark, human=human, load_issues=issues,
-                        item_max_unparsed=item_max_unparsed)
+                        item_max_unparsed=item_max_unparsed, item_info=info.info, clustering=info.clustering,
+                        stats=stats, text_bias=text_bias(info.texts, seed=(stats or StatsSettings()).seed)
+                        if info.texts else None)
     if store:
         prov = {"backend": "scoring", "model": None, "code_version": REPORT_CODE_VERSION}
         model_of = {v.run_id: v.model for v in data.runs}

@@ -31,6 +31,8 @@ from hvbench_assets.core.scoring.metrics import (
     task_scores,
     wilson_interval,
 )
+from hvbench_assets.core.scoring.uncertainty import StatsSettings, Uncertainty, compute
+from hvbench_assets.core.scoring.uncertainty import sections as stat_sections
 
 
 @dataclass
@@ -66,6 +68,7 @@ class ReportData:
     letter_counts: dict[str, Counter] = field(default_factory=dict)  # run label (and "answer key") -> letter -> count
     item_max_unparsed: float = 1.0  # item statistics leave out models whose unparsed rate is above this
     excluded: dict[str, float] = field(default_factory=dict)  # model group -> unparsed rate (left out of item stats)
+    uncertainty: Uncertainty | None = None  # intervals, paired comparisons, option orders, slices, text bias
 
 
 _NOT_ANSWER_SETTINGS = ("seed", "concurrency", "limit", "tasks", "send_audio")
@@ -118,13 +121,17 @@ DEFAULT_ITEM_MAX_UNPARSED = 0.5
 
 def build_report(response_rows: Iterable[Mapping], runs: Sequence[Mapping] = (), benchmark: str = "",
                  human: Mapping[str, float] | None = None, load_issues: Sequence[Mapping] = (),
-                 item_max_unparsed: float = DEFAULT_ITEM_MAX_UNPARSED) -> ReportData:
+                 item_max_unparsed: float = DEFAULT_ITEM_MAX_UNPARSED,
+                 item_info: Mapping[tuple[str, str], Mapping] | None = None, clustering: str = "",
+                 stats: StatsSettings | None = None, text_bias=None) -> ReportData:
     """`response_rows`: eval_responses rows of one benchmark (any number of runs); `runs`: eval_runs rows
     (labels and configs); `human`: task (name or acronym) -> accuracy as a fraction or a percentage.
     Runs that differ only by seed are averaged per task (as the paper averages its five seeds).
     Item statistics (difficulty, discrimination, distractors, entropy) leave out models whose share of
     unparsed replies is above `item_max_unparsed`: a model that refuses everything says nothing about
-    how hard an item is, yet would lower every item's p."""
+    how hard an item is, yet would lower every item's p.
+    `item_info`: (task, question_id) -> `cluster` (clip) and slice labels for the intervals (core/scoring/
+    uncertainty.py), described by `clustering`; `text_bias`: a core/scoring/textbias.py result for the items."""
     rows = list(response_rows)
     views = _label_runs(runs, rows)
     answered = [r for r in rows if r["status"] != "failed"]
@@ -177,8 +184,14 @@ def build_report(response_rows: Iterable[Mapping], runs: Sequence[Mapping] = (),
         if views else {}
     for v in views:
         letters[v.label] = Counter(r["chosen"] or "unparsed" for r in plain if r["run_id"] == v.run_id)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for v in views:
+        groups[v.group].append(v.run_id)
+    uncertainty = compute(plain, answered, groups, {v.run_id: v.label for v in views}, item_info or {},
+                          clustering or "every item its own cluster (no clip ids known)", stats or StatsSettings(),
+                          text_bias)
     return ReportData(
-        option_picks=_option_picks(stat_rows), letter_counts=letters,
+        uncertainty=uncertainty, option_picks=_option_picks(stat_rows), letter_counts=letters,
         benchmark=benchmark or (rows[0]["benchmark"] if rows else ""), runs=views, tasks=tasks, scores=scores,
         summaries=summaries, failed=failed, methods=methods, circular=circ, circular_summaries=circ_sum,
         random=random, random_summary=aggregate({t: v["expected"] for t, v in random.items()}),
@@ -403,11 +416,24 @@ def flagged_items(data: ReportData) -> list[tuple[ItemStats, str]]:
     for s in data.items:
         why = [w for w, hit in (("nobody right", s.difficulty == 0),
                                 ("negative discrimination", s.discrimination is not None and s.discrimination < 0),
-                                ("non-functional distractors", bool(s.non_functional))) if hit]
+                                ("non-functional distractors", bool(s.non_functional)),
+                                ("answer predictable from text", _text_predicted(data, s))) if hit]
         if why:
             out.append((s, "; ".join(why)))
     out.sort(key=lambda p: (p[0].discrimination if p[0].discrimination is not None else 0.0, p[0].difficulty))
     return out
+
+
+def _text_bias(data: ReportData, s: ItemStats):
+    tb = data.uncertainty.text_bias if data.uncertainty else None
+    return tb.item(s.task, s.question_id) if tb else None
+
+
+def _text_predicted(data: ReportData, s: ItemStats) -> bool:
+    """The text-only classifier picked the truth on a task where it does so above chance."""
+    b = _text_bias(data, s)
+    task = data.uncertainty.text_bias.tasks.get(s.task) if b else None
+    return bool(b and b.hit and task and task.predictable)
 
 
 def _flag_row(s: ItemStats) -> list[str]:
@@ -423,7 +449,8 @@ def flagged_items_table(data: ReportData, limit: int = FLAGGED_LIMIT) -> Table:
 def flagged_caption(data: ReportData, limit: int = FLAGGED_LIMIT) -> str:
     n = len(flagged_items(data))
     shown = f"all {n}" if n <= limit else f"the first {limit} of {n}, worst first"
-    return (f"Flagged items (nobody right, negative discrimination or non-functional distractors): {shown}; "
+    return (f"Flagged items (nobody right, negative discrimination, non-functional distractors or answer "
+            f"predictable from text): {shown}; "
             f"every flagged item with the reason is in {FLAGGED_CSV} beside this report.")
 
 
@@ -431,13 +458,16 @@ def write_flagged_csv(data: ReportData, path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["task", "question_id", "reason", "p", "r_pb", "upper_lower", "non_functional", "choices",
-                    "entropy_norm", "n_models"])
+                    "entropy_norm", "n_models", "text_bias_p_true", "text_bias_hit"])
         for s, why in flagged_items(data):
+            b = _text_bias(data, s)
             w.writerow([s.task, s.question_id, why, f"{s.difficulty:.4f}",
                         "" if s.discrimination is None else f"{s.discrimination:.4f}",
                         "" if s.upper_lower is None else f"{s.upper_lower:.4f}", ",".join(s.non_functional),
                         " ".join(f"{k}:{v}" for k, v in s.choice_counts.items()),
-                        "" if s.entropy_norm is None else f"{s.entropy_norm:.4f}", s.n_models])
+                        "" if s.entropy_norm is None else f"{s.entropy_norm:.4f}", s.n_models,
+                        "" if b is None or b.p_true is None else f"{b.p_true:.4f}",
+                        "" if b is None or b.hit is None else int(b.hit)])
 
 
 def excluded_note(data: ReportData) -> str:
@@ -473,6 +503,8 @@ def render_markdown(data: ReportData) -> str:
     parts = [f"# Evaluation report: {data.benchmark}", "",
              f"{len(data.runs)} run(s), {len(data.tasks)} task(s), {len({(s.task, s.question_id) for s in data.items})} item(s).",
              "", "## Accuracy (%)", "", accuracy_table(data).markdown(), "", NOTES, ""]
+    for title, note, headers, rows in stat_sections(data.uncertainty, data.tasks, _abbrev):
+        parts += [f"## {title}", "", note, "", Table(headers, rows).markdown(), ""]
     spread = spread_table(data)
     if spread:
         parts += ["## Spread over seeds (%): mean ± standard deviation of the repeated runs", "", spread.markdown(), ""]
@@ -529,6 +561,8 @@ def render_html(data: ReportData) -> str:
     sections = [f"<h1>Evaluation report: {escape(data.benchmark)}</h1>",
                 "<h2>Accuracy (%)</h2>", accuracy_table(data).html(), f"<p>{escape(NOTES)}</p>",
                 '<div class="charts">' + "".join(charts(data)) + "</div>"]
+    for title, note, headers, rows in stat_sections(data.uncertainty, data.tasks, _abbrev):
+        sections += [f"<h2>{escape(title)}</h2>", f"<p>{escape(note)}</p>", Table(headers, rows).html()]
     spread = spread_table(data)
     if spread:
         sections += ["<h2>Spread over seeds (%)</h2>", spread.html()]

@@ -21,13 +21,21 @@ from hvbench_assets.core.benchmark.leakage import (
     leakage_verdicts,
 )
 from hvbench_assets.core.benchmark.pool import POOL_CODE_VERSION, pool_summary, select_pool
-from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL
+from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL, TEXT_BIAS
 from hvbench_assets.core.benchmark.tasks import TASKS
 from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
 from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.media.paths import resolve, to_stored
 from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.render.questions import render_question_video
+from hvbench_assets.core.scoring.textbias import (
+    TEXTBIAS_CODE_VERSION,
+    TextBias,
+    item_rows,
+    items_from_pool,
+    manifest_section,
+    text_bias,
+)
 from hvbench_assets.core.tasks.labels import LabelsMissing, load_labels
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.benchmark.resources import BenchmarkSettings
@@ -124,11 +132,12 @@ def _blind_models(benchmark: BenchmarkSettings, mllm: MllmResource) -> tuple[lis
     deps=["question_pool"],
     group_name="benchmark",
     kinds={"python", "duckdb", "openai"},
-    code_version=f"{LEAKAGE_CODE_VERSION}:{BLIND_PROMPT_VERSION}",
+    code_version=f"{LEAKAGE_CODE_VERSION}:{BLIND_PROMPT_VERSION}:{TEXTBIAS_CODE_VERSION}",
     pool="mllm",
     description="Every pooled question answered without its video by each blind model under every option rotation; "
-                "questions right clearly above chance are removed",
-    metadata=table_definition(LEAKAGE_VERDICTS, BLIND_ANSWERS),
+                "questions right clearly above chance are removed. Also scores how well the texts alone predict "
+                "each answer (text_bias, no model call)",
+    metadata=table_definition(LEAKAGE_VERDICTS, BLIND_ANSWERS, TEXT_BIAS),
 )
 def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                   mllm: MllmResource, benchmark: BenchmarkSettings) -> dg.MaterializeResult:
@@ -137,14 +146,17 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
     models, why_not = _blind_models(benchmark, mllm)
     prov = {"backend": "rules", "model": None, "code_version": f"{LEAKAGE_CODE_VERSION}:{BLIND_PROMPT_VERSION}"}
     key = {"benchmark": name}
+    bias = text_bias(items_from_pool(pooled), alpha=benchmark.leakage_alpha)
+    bias_table = (TEXT_BIAS, key, item_rows(bias), {"backend": "rules", "model": None, "code_version": TEXTBIAS_CODE_VERSION})
     if not models:
         rows = [{"question_id": r["question_id"], "task": r["task"], "n_options": len(r["options"]), "n_answers": 0,
                  "n_correct": 0, "n_failed": 0, "chance": 1 / len(r["options"]), "p_value": 1.0, "removed": False,
                  "reason": f"not tested: {why_not}"} for r in pooled]
-        wh.replace_tables([(BLIND_ANSWERS, key, [], prov), (LEAKAGE_VERDICTS, key, rows, prov)])
+        wh.replace_tables([(BLIND_ANSWERS, key, [], prov), (LEAKAGE_VERDICTS, key, rows, prov), bias_table])
         context.log.warning(f"leakage filter not run: {why_not}")
         return dg.MaterializeResult(metadata={"benchmark": name, "tested": False, "why_not": why_not,
-                                              "pooled": len(pooled), "removed": 0})
+                                              "pooled": len(pooled), "removed": 0,
+                                              "text_bias": dg.MetadataValue.md(_bias_md(bias))})
     if benchmark.blind_rotations not in ("all", "none"):
         raise dg.Failure(description=f"HVBENCH_BLIND_ROTATIONS must be all or none, got {benchmark.blind_rotations!r}",
                          allow_retries=False)
@@ -155,7 +167,7 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
     stored = [{k: v for k, v in a.items() if k not in ("transient", "fatal")} for a in answers]
     wh.replace_tables([
         (BLIND_ANSWERS, key, stored, {**prov, "backend": "mllm"}),
-        (LEAKAGE_VERDICTS, key, [v.__dict__ for v in verdicts], prov),
+        (LEAKAGE_VERDICTS, key, [v.__dict__ for v in verdicts], prov), bias_table,
     ])
     fatal = [a for a in answers if a["fatal"]]
     if fatal:
@@ -181,6 +193,7 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
             ["question", "task", "right / asked", "p", "removed"],
             [[v.question_id, v.task, f"{v.n_correct}/{v.n_answers}", f"{v.p_value:.3g}", v.removed]
              for v in guessable(verdicts)])),
+        "text_bias": dg.MetadataValue.md(_bias_md(bias)),
     }
     report = Path(settings.data_dir) / "reports" / name / "leakage.md"
     report.parent.mkdir(parents=True, exist_ok=True)
@@ -188,6 +201,7 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
                       f"{benchmark.blind_rotations}; removed when p < {benchmark.leakage_alpha} (one-sided binomial "
                       f"test against 1/options) or share > {benchmark.leakage_max_share}.\n\n## Per task\n\n"
                       f"{metadata['per_task'].value}\n\n## Most guessable\n\n{metadata['most_guessable'].value}\n\n"
+                      f"## Text bias (texts alone, no model)\n\n{metadata['text_bias'].value}\n\n"
                       "## Removed\n\n" + (_md(["question", "task", "why"], [[v.question_id, v.task, v.reason]
                                                                              for v in verdicts if v.removed])) + "\n")
     metadata["report"] = dg.MetadataValue.path(str(report))
@@ -195,6 +209,15 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
         raise dg.Failure(description=f"{transient} blind call(s) failed after retries (endpoint down or rate "
                                      "limited); rerun to ask only those", metadata=metadata)
     return dg.MaterializeResult(metadata=metadata)
+
+
+def _bias_md(bias: TextBias) -> str:
+    """Per task: how often a classifier of the question and option texts alone picks the truth."""
+    return _md(["task", "items", "predicted from text", "chance", "p", "predictable"],
+               [[t, b.n_items, "-" if b.accuracy is None else f"{b.n_hits} ({100 * b.accuracy:.0f} %)",
+                 f"{100 * b.chance:.0f} %", "-" if b.p_value is None else f"{b.p_value:.3g}",
+                 "yes" if b.predictable else ("no" if b.accuracy is not None else b.note)]
+                for t, b in sorted(bias.tasks.items())])
 
 
 def _leak_status(v: dict | None) -> str:
@@ -279,6 +302,7 @@ def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings, name: st
         "code_versions": {"pool": POOL_CODE_VERSION, "leakage": f"{LEAKAGE_CODE_VERSION}:{BLIND_PROMPT_VERSION}",
                           "export": EXPORT_CODE_VERSION, "letters": LETTER_RULE_VERSION, "task_rules": rule_versions},
         "labels": [dict(zip(("label", "table", "backend", "model", "code_version"), lab)) for lab in labels],
+        "text_bias": manifest_section(text_bias(items_from_pool(items), alpha=benchmark.leakage_alpha)),
     }
 
 
@@ -288,7 +312,7 @@ def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings, name: st
     deps=["blind_leakage"],
     group_name="benchmark",
     kinds={"python", "json", "video"},
-    code_version=f"{EXPORT_CODE_VERSION}:{LETTER_RULE_VERSION}",
+    code_version=f"{EXPORT_CODE_VERSION}:{LETTER_RULE_VERSION}:{TEXTBIAS_CODE_VERSION}",  # the manifest holds text bias
     description="The benchmark in the published HumanVBench layout: 16 task JSONL files, question videos, manifest.json",
     metadata=table_definition(EXPORT_ITEMS),
 )

@@ -166,7 +166,7 @@ def eval_report(context: dg.AssetExecutionContext, settings: HvbenchSettings, wa
         review_baseline(warehouse.get(), name, evaluation, settings)
     out_dir = Path(settings.data_dir) / "reports" / name
     data, paths = report_for(warehouse.get(), name, human=human, out_dir=out_dir,
-                             item_max_unparsed=evaluation.item_max_unparsed)
+                             item_max_unparsed=evaluation.item_max_unparsed, stats=evaluation.stats())
     if not data.runs:
         raise dg.Failure(description=f"no evaluation runs for benchmark {name}: materialize eval_responses first",
                          allow_retries=False)
@@ -179,4 +179,7 @@ def eval_report(context: dg.AssetExecutionContext, settings: HvbenchSettings, wa
         "overall": {label: round(100 * s.overall, 2) if s.overall is not None else None
                     for label, s in data.summaries.items()},
         "non_functional_distractors": sum(len(s.non_functional) for s in data.items),
+        "overall_95ci_clip_clustered": {g: [round(100 * iv["overall"].low, 2), round(100 * iv["overall"].high, 2)]
+                                        for g, iv in data.uncertainty.intervals.items()
+                                        if iv.get("overall") and iv["overall"].low is not None},
     })

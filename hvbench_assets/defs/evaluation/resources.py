@@ -3,7 +3,8 @@
 Environment: HVBENCH_BENCHMARKS_DIR, HVBENCH_BENCHMARK_ROOTS ("name=/path;other=/jsonl_dir|/video_root",
 e.g. the published HumanVBench task files and videos), HVBENCH_EVAL_FRAMES, HVBENCH_EVAL_FPS, HVBENCH_EVAL_MAX_SIDE,
 HVBENCH_EVAL_AUDIO, HVBENCH_EVAL_CIRCULAR, HVBENCH_EVAL_JUDGE, HVBENCH_EVAL_CONCURRENCY, HVBENCH_EVAL_REPEATS,
-HVBENCH_HUMAN_BASELINE, HVBENCH_REPORT_ITEM_MAX_UNPARSED.
+HVBENCH_HUMAN_BASELINE, HVBENCH_REPORT_ITEM_MAX_UNPARSED, HVBENCH_REPORT_BOOTSTRAP, HVBENCH_REPORT_BOOTSTRAP_SEED,
+HVBENCH_REPORT_SLICE_MIN_ITEMS.
 A change to any answer setting gives a new run id, so earlier runs stay comparable side by side.
 """
 
@@ -32,6 +33,15 @@ class EvaluationSettings(dg.ConfigurableResource):
     repeats: int = 1  # runs per model with request seeds 0..repeats-1 (the report averages them)
     max_unparsed_rate: float = 0.1  # the eval_responses check warns above this share of unparsed replies
     item_max_unparsed: float = 0.5  # eval_report: models above this unparsed share are left out of item statistics
+    bootstrap: int = 2000  # eval_report: resamples of the clip-clustered intervals and paired comparisons
+    bootstrap_seed: int = 0
+    slice_min_items: int = 30  # eval_report: demographic slices with fewer items show their count only
+
+    def stats(self):
+        from hvbench_assets.core.scoring.uncertainty import StatsSettings
+
+        return StatsSettings(n_boot=max(1, self.bootstrap), seed=self.bootstrap_seed,
+                             slice_min_items=max(1, self.slice_min_items))
 
     def roots(self, data_dir: str) -> dict[str, tuple[Path, Path | None]]:
         """Benchmark name -> (folder, video root or None): sub-folders of benchmarks_dir holding *.jsonl,
@@ -72,6 +82,9 @@ def build_evaluation_resource() -> EvaluationSettings:
         human_baseline=env_or("HVBENCH_HUMAN_BASELINE", ""),
         repeats=env_or("HVBENCH_EVAL_REPEATS", 1),
         item_max_unparsed=env_or("HVBENCH_REPORT_ITEM_MAX_UNPARSED", 0.5),
+        bootstrap=env_or("HVBENCH_REPORT_BOOTSTRAP", 2000),
+        bootstrap_seed=env_or("HVBENCH_REPORT_BOOTSTRAP_SEED", 0),
+        slice_min_items=env_or("HVBENCH_REPORT_SLICE_MIN_ITEMS", 30),
     )
 
 
