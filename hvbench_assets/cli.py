@@ -70,6 +70,9 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-side", type=int, default=768, help="longest frame side sent, pixels")
     p.add_argument("--audio", choices=("auto", "always", "never"), default="auto",
                    help="send the soundtrack: auto = to models whose registry entry accepts audio")
+    p.add_argument("--arms", default="full",
+                   help="modality arms, comma-separated: full (frames + audio), frames, audio, text, or 'all'; each "
+                        "arm is its own run and the report compares them (default: full)")
     p.add_argument("--concurrency", type=int, default=4)
     p.add_argument("--limit", type=int, default=None, help="at most N items per task")
     p.add_argument("--tasks", default=None, help="comma-separated task names or acronyms (default: all)")
@@ -119,8 +122,14 @@ def _run_eval(args: argparse.Namespace) -> int:
 def _eval_models(args: argparse.Namespace, answerer, warehouse, models: list[str]) -> int:
     from hvbench_assets.core.benchmark import load_benchmark
     from hvbench_assets.core.evaluation import EvalConfig, ModelMisconfigured, evaluate
+    from hvbench_assets.core.evaluation.arms import ArmUnavailable, parse_arms
     from hvbench_assets.core.mllm import ModelNotConfigured
 
+    try:
+        arms = parse_arms(args.arms)
+    except ValueError as exc:
+        print(f"error: --arms: {exc}", file=sys.stderr)
+        return 2
     bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
     for issue in bench.issues:
         print(f"skipped {issue}", file=sys.stderr)
@@ -137,19 +146,22 @@ def _eval_models(args: argparse.Namespace, answerer, warehouse, models: list[str
     _term_as_interrupt()
     code = 0
     seeds = list(range(args.repeats)) if args.repeats > 1 else [None]
-    for model, seed in ((m, k) for m in models for k in seeds):
+    for model, seed, arm in ((m, k, a) for m in models for k in seeds for a in arms):
         cfg = EvalConfig(model=model, n_frames=None if args.fps else (args.frames or 8), fps=args.fps,
                          max_side=args.max_side, audio=args.audio, circular=args.circular, judge_model=args.judge,
-                         concurrency=args.concurrency, limit=args.limit, tasks=tasks, seed=seed)
+                         concurrency=args.concurrency, limit=args.limit, tasks=tasks, seed=seed, arm=arm)
         try:
             out = evaluate(bench, answerer, warehouse, cfg, progress=not args.no_progress)
+        except ArmUnavailable as exc:  # this arm only, for this model: the others run
+            print(f"note: {exc}", file=sys.stderr)
+            continue
         except (ModelNotConfigured, ModelMisconfigured) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print("interrupted: answered items are stored; run the same command again to resume", file=sys.stderr)
             return 130
-        print(f"{out.run_id}: asked {out.asked}, already answered {out.skipped}, recorded {out.answered}, "
+        print(f"{out.run_id}{'' if arm == 'full' else f' [{arm}]'}: asked {out.asked}, already answered {out.skipped}, recorded {out.answered}, "
               f"failed {out.failed} ({out.status})")
         if out.failed:
             code = 1
