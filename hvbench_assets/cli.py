@@ -3,6 +3,7 @@ so other stages add theirs the same way without touching the dispatcher.
 
     hvbench eval --benchmark DIR --model NAME [--frames 8 | --fps 1] [--concurrency 4] [--limit N]
     hvbench report --benchmark DIR [--human baseline.csv] [--out DIR]
+    hvbench lmms-export --benchmark DIR --out DIR / lmms-import --benchmark DIR --model M --samples F...
     hvbench aggregate scores.csv        (per-task numbers in, category averages and overall out)
     hvbench demo [--videos DIR]         (the main job on sample clips, printed)
     hvbench explain QUESTION_ID [--json] (source, labels, rule, model calls, leakage, review, evaluations)
@@ -257,6 +258,60 @@ def _run_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- lmms-eval interop -------------------------------------------------------------------------
+def _lmms_export_args(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("--video-root", type=Path, default=None, help="as for eval")
+    p.add_argument("--out", type=Path, required=True, help="folder to write the task folder into (lmms-eval --include_path)")
+
+
+def _lmms_export(args: argparse.Namespace) -> int:
+    from hvbench_assets.core.benchmark import load_benchmark
+    from hvbench_assets.core.evaluation.lmms import export_lmms_task, group_name
+
+    bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
+    for issue in bench.issues:
+        print(f"skipped {issue}", file=sys.stderr)
+    if not bench.items:
+        print(f"no items in {args.benchmark}", file=sys.stderr)
+        return 2
+    folder = export_lmms_task(bench, args.out)
+    print(f"{folder}: {len(bench.items)} items in {len(bench.tasks)} task(s); run with "
+          f"`lmms-eval --include_path {args.out} --tasks {group_name(bench)} --log_samples ...`, then "
+          f"`hvbench lmms-import --benchmark {args.benchmark} --model NAME --samples <output>/*_samples_*.jsonl`")
+    return 0
+
+
+def _lmms_import_args(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("--video-root", type=Path, default=None, help="as for eval")
+    p.add_argument("--model", required=True, help="name the imported run is reported under")
+    p.add_argument("--samples", nargs="+", type=Path, required=True,
+                   help="lmms-eval sample logs (<output_path>/<model>/*_samples_<task>.jsonl, from --log_samples)")
+
+
+def _lmms_import(args: argparse.Namespace) -> int:
+    from hvbench_assets.core.benchmark import load_benchmark
+    from hvbench_assets.core.evaluation.lmms import LmmsImportError, import_lmms_samples
+    from hvbench_assets.core.warehouse import Warehouse
+
+    bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
+    try:
+        run_id, n, warnings = import_lmms_samples(Warehouse(args.warehouse or default_warehouse()), bench,
+                                                  args.samples, args.model)
+    except (LmmsImportError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for w in warnings:
+        print(f"warning {w}", file=sys.stderr)
+    print(f"{run_id}: imported {n} replies; `hvbench report --benchmark {bench.name}` includes them")
+    return 0
+
+
+command("lmms-export", "write the benchmark as an lmms-eval task folder (YAML + utils.py, our parsing rules)",
+        _lmms_export_args)(_lmms_export)
+command("lmms-import", "import lmms-eval sample logs as a run, parsed and scored like hvbench eval",
+        _lmms_import_args)(_lmms_import)
 command("eval", "evaluate models on a benchmark (resumes by default)", _eval_args)(_run_eval)
 command("aggregate", "category averages and the 16-task mean from per-task accuracies (e.g. a paper table)",
         _aggregate_args)(_run_aggregate)
