@@ -304,6 +304,10 @@ def _lmms_import(args: argparse.Namespace) -> int:
         return 2
     for w in warnings:
         print(f"warning {w}", file=sys.stderr)
+    if not n:
+        print(f"error: no sample of {', '.join(map(str, args.samples))} belongs to benchmark {bench.name}; nothing "
+              "imported", file=sys.stderr)
+        return 2
     print(f"{run_id}: imported {n} replies; `hvbench report --benchmark {bench.name}` includes them")
     return 0
 

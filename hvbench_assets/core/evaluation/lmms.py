@@ -135,9 +135,8 @@ def read_samples(files: Sequence[str | Path]) -> list[tuple[str, int, dict]]:
                 sample = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise LmmsImportError(f"{f}:{n}: not JSON ({exc.msg})") from None
-            if not isinstance(sample, dict) or not isinstance(sample.get("doc"), dict) \
-                    or "question_id" not in sample["doc"]:
-                raise LmmsImportError(f"{f}:{n}: not an lmms-eval sample of an hvbench task (no doc.question_id)")
+            if not isinstance(sample, dict):
+                raise LmmsImportError(f"{f}:{n}: not an lmms-eval sample (a JSON object per line)")
             out.append((str(f), n, sample))
     return out
 
@@ -146,17 +145,23 @@ def import_lmms_samples(warehouse: Warehouse, bench: LoadedBenchmark, files: Seq
                         ) -> tuple[str, int, list[str]]:
     """Store lmms-eval replies as one run of `model` on `bench` (run id names lmms-eval and the model),
     parsed by the same rules as `hvbench eval`. Returns (run id, rows stored, warnings)."""
-    items = {(i.task, i.question_id): i for i in bench.items}
     by_qid = {i.question_id: i for i in bench.items}
+    by_prompt = {letter_only_prompt(i): i for i in bench.items}
     settings = {"source": "lmms-eval", "model": model, "prompt": PROMPT_VERSION, "import": LMMS_IMPORT_VERSION}
     run_id = f"{bench.name}__lmms-{model}__{hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]}"
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     rows, warnings = [], []
     for f, n, sample in read_samples(files):
-        doc = sample["doc"]
-        item = items.get((doc.get("task"), doc["question_id"])) or by_qid.get(doc["question_id"])
+        # lmms-eval 0.7.3 logs the prompt as `input` (and the doc only when it has no media): either finds the item
+        doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
+        if "question_id" not in doc and not isinstance(sample.get("input"), str):
+            raise LmmsImportError(f"{f}:{n}: not an lmms-eval sample of an hvbench task (no input prompt, no "
+                                  "doc.question_id)")
+        item = by_qid.get(doc["question_id"]) if "question_id" in doc else by_prompt.get(sample["input"])
         if item is None:
-            warnings.append(f"{f}:{n}: question {doc['question_id']} is not in benchmark {bench.name}; skipped")
+            what = doc.get("question_id") or repr(sample["input"][:80])
+            warnings.append(f"{f}:{n}: question {what} is not in benchmark {bench.name} (or changed since the "
+                            "export); skipped")
             continue
         if doc.get("item_hash") and doc["item_hash"] != item.fingerprint:
             warnings.append(f"{f}:{n}: question {item.question_id} changed since the export; skipped")
@@ -174,6 +179,8 @@ def import_lmms_samples(warehouse: Warehouse, bench: LoadedBenchmark, files: Seq
         verdict = extract_option(text, [(o.letter, o.text) for o in item.options])
         rows.append({**row, "status": verdict.status, "method": verdict.method, "chosen": verdict.letter,
                      "chosen_original": verdict.letter, "correct": verdict.letter == item.answer})
+    if not rows:
+        return run_id, 0, warnings
     prov = {"backend": "lmms-eval", "model": model, "code_version": LMMS_IMPORT_VERSION}
     failed = sum(r["status"] == "failed" for r in rows)
     run = {"benchmark": bench.name, "benchmark_root": to_stored(bench.root), "benchmark_fingerprint": bench.fingerprint,

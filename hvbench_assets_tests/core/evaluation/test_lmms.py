@@ -84,7 +84,8 @@ def test_exported_task_asks_the_same_prompt_and_scores_like_hvbench_eval(evaluat
 
 
 def _lmms_sample_log(folder: Path, replies: dict[str, str], out: Path) -> list[Path]:
-    """Sample logs as lmms-eval's evaluation tracker writes them (one file per task, one line per doc)."""
+    """Sample logs as lmms-eval 0.7.3 writes them with --log_samples (one file per task, one line per doc: the
+    prompt as `input`, the reply as `filtered_resps`, the metrics; no doc when the doc holds media)."""
     utils = _utils(folder)
     out.mkdir(parents=True, exist_ok=True)
     files = []
@@ -94,9 +95,9 @@ def _lmms_sample_log(folder: Path, replies: dict[str, str], out: Path) -> list[P
         lines = []
         for i, d in enumerate(docs):
             reply = replies[d["question_id"]]
-            lines.append(json.dumps({"doc_id": i, "doc": d, "target": d["answer"], "arguments": [utils.doc_to_text(d)],
-                                     "resps": [reply], "filtered_resps": [reply], "input": utils.doc_to_text(d),
-                                     **utils.process_results(d, [reply])}))
+            lines.append(json.dumps({"doc_id": i, "target": d["answer"], "filtered_resps": reply,
+                                     "token_counts": [{"input_tokens": 49, "output_tokens": 2, "reasoning_tokens": 0}],
+                                     **utils.process_results(d, [reply]), "input": utils.doc_to_text(d)}))
         path.write_text("\n".join(lines) + "\n")
         files.append(path)
     return files
@@ -119,6 +120,10 @@ def test_lmms_sample_logs_import_into_the_report_with_the_same_accuracy(evaluate
     assert main(["lmms-import", "--benchmark", str(evaluated["root"]), "--model", "x", "--warehouse", str(wh.path),
                  "--samples", str(bad)]) == 2
     assert f"{bad}:1: not an lmms-eval sample of an hvbench task" in capsys.readouterr().err
+    bad.write_text(json.dumps({"doc_id": 0, "input": "a prompt of another benchmark", "filtered_resps": "A"}) + "\n")
+    assert main(["lmms-import", "--benchmark", str(evaluated["root"]), "--model", "x", "--warehouse", str(wh.path),
+                 "--samples", str(bad)]) == 2
+    assert f"warning {bad}:1: question 'a prompt of another benchmark' is not in benchmark" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(importlib.util.find_spec("lmms_eval") is None,
@@ -129,13 +134,12 @@ def test_lmms_eval_runs_the_export_against_a_loopback_server_and_scores_like_hvb
     out = tmp / "lmms_run"
     env = {**os.environ, "OPENAI_API_KEY": "EMPTY", "OPENAI_API_BASE": server.base_url}
     proc = subprocess.run([sys.executable, "-m", "lmms_eval", "--model", "openai",
-                           "--model_args", f"model_version=good,base_url={server.base_url},api_key=EMPTY,max_frames_num=4",
+                           "--model_args", f"model_version=good,base_url={server.base_url},api_key=EMPTY,max_frames_num=4,pass_video_url=True",
                            "--tasks", "hvbench_lmmsbench", "--include_path", str(folder.parent),
                            "--output_path", str(out), "--log_samples", "--batch_size", "1"],
                           capture_output=True, text=True, env=env, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
     files = sorted(out.rglob("*_samples_*.jsonl"))
-    assert files
+    assert proc.returncode == 0 and files, proc.stderr[-3000:]  # lmms-eval can exit 0 after an error
     assert main(["lmms-import", "--benchmark", str(evaluated["root"]), "--model", "good-lmms",
                  "--warehouse", str(wh.path), "--samples", *map(str, files)]) == 0
     data, _ = report_for(wh, "lmmsbench", store=False)
