@@ -3,6 +3,7 @@ so other stages add theirs the same way without touching the dispatcher.
 
     hvbench eval --benchmark DIR --model NAME [--frames 8 | --fps 1] [--concurrency 4] [--limit N]
     hvbench report --benchmark DIR [--human baseline.csv] [--out DIR]
+    hvbench lmms-export --benchmark DIR --out DIR / lmms-import --benchmark DIR --model M --samples F...
     hvbench aggregate scores.csv        (per-task numbers in, category averages and overall out)
     hvbench demo [--videos DIR]         (the main job on sample clips, printed)
     hvbench explain QUESTION_ID [--json] (source, labels, rule, model calls, leakage, review, evaluations)
@@ -70,6 +71,9 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-side", type=int, default=768, help="longest frame side sent, pixels")
     p.add_argument("--audio", choices=("auto", "always", "never"), default="auto",
                    help="send the soundtrack: auto = to models whose registry entry accepts audio")
+    p.add_argument("--arms", default="full",
+                   help="modality arms, comma-separated: full (frames + audio), frames, audio, text, or 'all'; each "
+                        "arm is its own run and the report compares them (default: full)")
     p.add_argument("--concurrency", type=int, default=4)
     p.add_argument("--limit", type=int, default=None, help="at most N items per task")
     p.add_argument("--tasks", default=None, help="comma-separated task names or acronyms (default: all)")
@@ -119,8 +123,14 @@ def _run_eval(args: argparse.Namespace) -> int:
 def _eval_models(args: argparse.Namespace, answerer, warehouse, models: list[str]) -> int:
     from hvbench_assets.core.benchmark import load_benchmark
     from hvbench_assets.core.evaluation import EvalConfig, ModelMisconfigured, evaluate
+    from hvbench_assets.core.evaluation.arms import ArmUnavailable, parse_arms
     from hvbench_assets.core.mllm import ModelNotConfigured
 
+    try:
+        arms = parse_arms(args.arms)
+    except ValueError as exc:
+        print(f"error: --arms: {exc}", file=sys.stderr)
+        return 2
     bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
     for issue in bench.issues:
         print(f"skipped {issue}", file=sys.stderr)
@@ -137,19 +147,22 @@ def _eval_models(args: argparse.Namespace, answerer, warehouse, models: list[str
     _term_as_interrupt()
     code = 0
     seeds = list(range(args.repeats)) if args.repeats > 1 else [None]
-    for model, seed in ((m, k) for m in models for k in seeds):
+    for model, seed, arm in ((m, k, a) for m in models for k in seeds for a in arms):
         cfg = EvalConfig(model=model, n_frames=None if args.fps else (args.frames or 8), fps=args.fps,
                          max_side=args.max_side, audio=args.audio, circular=args.circular, judge_model=args.judge,
-                         concurrency=args.concurrency, limit=args.limit, tasks=tasks, seed=seed)
+                         concurrency=args.concurrency, limit=args.limit, tasks=tasks, seed=seed, arm=arm)
         try:
             out = evaluate(bench, answerer, warehouse, cfg, progress=not args.no_progress)
+        except ArmUnavailable as exc:  # this arm only, for this model: the others run
+            print(f"note: {exc}", file=sys.stderr)
+            continue
         except (ModelNotConfigured, ModelMisconfigured) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print("interrupted: answered items are stored; run the same command again to resume", file=sys.stderr)
             return 130
-        print(f"{out.run_id}: asked {out.asked}, already answered {out.skipped}, recorded {out.answered}, "
+        print(f"{out.run_id}{'' if arm == 'full' else f' [{arm}]'}: asked {out.asked}, already answered {out.skipped}, recorded {out.answered}, "
               f"failed {out.failed} ({out.status})")
         if out.failed:
             code = 1
@@ -263,6 +276,64 @@ def _run_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- lmms-eval interop -------------------------------------------------------------------------
+def _lmms_export_args(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("--video-root", type=Path, default=None, help="as for eval")
+    p.add_argument("--out", type=Path, required=True, help="folder to write the task folder into (lmms-eval --include_path)")
+
+
+def _lmms_export(args: argparse.Namespace) -> int:
+    from hvbench_assets.core.benchmark import load_benchmark
+    from hvbench_assets.core.evaluation.lmms import export_lmms_task, group_name
+
+    bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
+    for issue in bench.issues:
+        print(f"skipped {issue}", file=sys.stderr)
+    if not bench.items:
+        print(f"no items in {args.benchmark}", file=sys.stderr)
+        return 2
+    folder = export_lmms_task(bench, args.out)
+    print(f"{folder}: {len(bench.items)} items in {len(bench.tasks)} task(s); run with "
+          f"`lmms-eval --include_path {args.out} --tasks {group_name(bench)} --log_samples ...`, then "
+          f"`hvbench lmms-import --benchmark {args.benchmark} --model NAME --samples <output>/*_samples_*.jsonl`")
+    return 0
+
+
+def _lmms_import_args(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("--video-root", type=Path, default=None, help="as for eval")
+    p.add_argument("--model", required=True, help="name the imported run is reported under")
+    p.add_argument("--samples", nargs="+", type=Path, required=True,
+                   help="lmms-eval sample logs (<output_path>/<model>/*_samples_<task>.jsonl, from --log_samples)")
+
+
+def _lmms_import(args: argparse.Namespace) -> int:
+    from hvbench_assets.core.benchmark import load_benchmark
+    from hvbench_assets.core.evaluation.lmms import LmmsImportError, import_lmms_samples
+    from hvbench_assets.core.warehouse import Warehouse
+
+    bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
+    try:
+        run_id, n, warnings = import_lmms_samples(Warehouse(args.warehouse or default_warehouse()), bench,
+                                                  args.samples, args.model)
+    except (LmmsImportError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for w in warnings:
+        print(f"warning {w}", file=sys.stderr)
+    if not n:
+        print(f"error: no sample of {', '.join(map(str, args.samples))} belongs to benchmark {bench.name}; nothing "
+              "imported", file=sys.stderr)
+        return 2
+    print(f"{run_id}: imported {n} replies; `hvbench report --benchmark {bench.name}` includes them")
+    return 0
+
+
+command("lmms-export", "write the benchmark as an lmms-eval task folder (YAML + utils.py, our parsing rules)",
+        _lmms_export_args)(_lmms_export)
+command("lmms-import", "import lmms-eval sample logs as a run, parsed and scored like hvbench eval",
+        _lmms_import_args)(_lmms_import)
 command("eval", "evaluate models on a benchmark (resumes by default)", _eval_args)(_run_eval)
 command("aggregate", "category averages and the 16-task mean from per-task accuracies (e.g. a paper table)",
         _aggregate_args)(_run_aggregate)

@@ -85,7 +85,9 @@ def assemble(instance: dg.DagsterInstance, warehouse, benchmark, data_dir: str, 
     verdicts = warehouse.rows(LEAKAGE_VERDICTS, benchmark=benchmark.name)
     tested = [v for v in verdicts if v["n_answers"]]
     if tested:
-        lines.append(f"leakage: {len(tested)} tested, {sum(v['removed'] for v in verdicts)} removed")
+        repaired = sum(bool(v.get("repair_round")) for v in verdicts)
+        lines.append(f"leakage: {len(tested)} tested, {sum(v['removed'] for v in verdicts)} removed"
+                     + (f", {repaired} repaired" if repaired else ""))
     else:
         lines.append("leakage: not run" + (f" ({verdicts[0]['reason'].removeprefix('not tested: ')[:160]})" if verdicts else ""))
     folder = benchmark.folder(data_dir)

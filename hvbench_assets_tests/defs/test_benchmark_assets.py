@@ -278,3 +278,63 @@ def test_letters_are_balanced_at_export_and_a_lettered_video_is_redrawn(built):
         assert versions[0] == versions[1]
     finally:
         wh.replace(QUESTIONS, {"video_id": "duo", "task": "Active_Speaker_Detection"}, [asd])
+
+
+def test_a_blind_answered_synthesis_question_is_repaired_exported_and_explained(built):
+    """An H2T question whose truth is its longest option: a blind model picking the longest option answers it;
+    the writer (the describer) gets the blind picks, edits the wrong options, the re-test keeps it, the export
+    carries the edited options, and explain and leakage.md show the round."""
+    from hvbench_assets.core.benchmark.explain import format_explanation
+    from hvbench_assets.core.benchmark.tables import LEAKAGE_REPAIRS
+
+    wh, asd, server = built["wh"], built["asd"], built["server"]
+    truth = "The person is a tall man in a long red coat standing beside the open door"
+    edited = ["The person is a short woman in a long blue coat standing beside the closed window",
+              "The person is a tall man in a short green coat sitting beside the open window now",
+              "The person is a young boy in a long red scarf running beside the open gate there"]
+    h2t = {**asd, "question_id": "qh2trepair000001", "task": "Human2Text", "abbrev": "H2T", "answer": "A",
+           "question": "Describe the person marked by the red box.", "answer_text": truth,
+           "marking": {"kind": "red_box", "track_ids": asd["target_track_ids"]}, "rule_params": {},
+           "options": [{"letter": "A", "text": truth, "origin": "truth"},
+                       {"letter": "B", "text": "The person is a child", "origin": "perturbation"},
+                       {"letter": "C", "text": "The person is a cook", "origin": "perturbation"},
+                       {"letter": "D", "text": "The person is old", "origin": "perturbation"}]}
+
+    def respond(req):
+        if req.model == "writer":
+            return FakeReply(text=json.dumps({"distractors": edited}))
+        options = re.findall(r"^Option ([A-Z]): (.+)$", req.prompt, flags=re.MULTILINE)
+        return FakeReply(text=max(options, key=lambda o: len(o[1]))[0])
+
+    models = built["root"] / "models_repair.toml"
+    models.write_text(f'describer = "writer"\n[models.longest]\nmodel_id = "longest"\nbase_url = "{server.base_url}"\n'
+                      f'[models.writer]\nmodel_id = "writer"\nbase_url = "{server.base_url}"\n')
+    resources = {**built["resources"], "mllm": MllmResource(models_file=str(models), max_attempts=1, backoff_s=0.01),
+                 "benchmark": BenchmarkSettings(blind_models="longest", repair_rounds=2)}
+    wh.replace(QUESTIONS, {"video_id": "duo", "task": "Human2Text"}, [h2t])
+    record_decision(wh, h2t, "rev1", "accept", blind_choice="A")
+    old_responder = server.responder
+    server.responder = respond
+    try:
+        result = run_bench(resources, "repaired")
+        assert result.success
+        v = next(v for v in wh.rows(LEAKAGE_VERDICTS, benchmark="repaired") if v["question_id"] == h2t["question_id"])
+        assert (v["removed"], v["repair_round"], v["n_correct"]) == (False, 1, 0)
+        assert v["reason"].startswith("repaired in round 1")
+        steps = [(r["round"], r["step"], r["status"]) for r in wh.rows(LEAKAGE_REPAIRS, benchmark="repaired")
+                 if r["question_id"] == h2t["question_id"]]
+        assert sorted(steps) == [(1, "blind", "kept"), (1, "check", "ok"), (1, "perturbation", "ok")]
+        writer_prompt = next(r.prompt for r in server.requests if r.model == "writer")
+        assert "picked the correct answer in 4 of 4 tries" in writer_prompt
+        meta = result.asset_materializations_for_node("blind_leakage")[0].metadata
+        assert meta["repaired"].value == 1 and "| Human2Text | 1 | 1 | 0 | 1 |" in meta["per_task"].value
+        folder = built["root"] / "data" / "benchmarks" / "repaired"
+        line = json.loads((folder / "Human2Text.jsonl").read_text())
+        assert all(text in line["choices"] for text in [truth, *edited]) and "The person is a child" not in line["choices"]
+        text = format_explanation(explain_question(wh, h2t["question_id"]))
+        assert "repair round 1 perturbation call" in text and "repair round 1 blind" in text
+        report = (built["root"] / "data" / "reports" / "repaired" / "leakage.md").read_text()
+        assert "## Repaired" in report and "| qh2trepair000001 | Human2Text | 1 |" in report
+    finally:
+        server.responder = old_responder
+        wh.replace(QUESTIONS, {"video_id": "duo", "task": "Human2Text"}, [])

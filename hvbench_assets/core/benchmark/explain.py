@@ -219,6 +219,7 @@ def explain_question(warehouse: Warehouse, question_id: str) -> dict[str, Any]:
             d["applies_to_current_content"] = d.get("content_hash") == content_hash
     blind = optional(BLIND_ANSWERS.name, "question_id = ?", [qid], " ORDER BY benchmark, model, rotation", ["options"])
     verdicts = optional(LEAKAGE_VERDICTS.name, "question_id = ?", [qid])
+    repairs = _decode(_rows(wh, "leakage_repairs", "question_id = ?", [qid], " ORDER BY benchmark, round"), "payload")
     result = {
         "question_id": qid, "found": True,
         "question": {k: q.get(k) for k in ("task", "abbrev", "video_id", "status", "provisional", "question", "options",
@@ -238,7 +239,8 @@ def explain_question(warehouse: Warehouse, question_id: str) -> dict[str, Any]:
         "annotations": annotations,
         "synthesis_steps": optional("synthesis_steps", "question_id = ?", [qid], " ORDER BY seq", ["payload"]),
         "pool": optional(QUESTION_POOL.name, "question_id = ?", [qid], "", ["options"]),
-        "leakage": None if blind is None and verdicts is None else {"verdicts": verdicts or [], "answers": blind or []},
+        "leakage": None if blind is None and verdicts is None else {"verdicts": verdicts or [], "answers": blind or [],
+                                                                          "repairs": repairs or []},
         "review": None if decisions is None else {
             "decisions": decisions,
             "reviewed": (optional("reviewed_questions", "question_id = ?", [qid], "", ["options", "reviewers",
@@ -406,8 +408,12 @@ def format_explanation(data: Mapping[str, Any]) -> str:
             add(f"  leakage {v['benchmark']}: {v['n_correct']}/{v['n_answers']} right without video "
                 f"(chance {v['chance']:.2f}, p={v['p_value']:.3g}) -> {'REMOVED: ' + v['reason'] if v['removed'] else 'kept'}")
         for a in leak["answers"]:
-            add(f"    {a['model']} rotation {a['rotation']}: chose {a['chosen'] or '-'} (answer {a['answer']}) "
+            add(f"    {a['model']}{' round ' + str(a['round']) if a.get('round') else ''} rotation {a['rotation']}: chose {a['chosen'] or '-'} (answer {a['answer']}) "
                 f"{_mark(a)}: {_short(a['response'], 80)}")
+
+        for r in leak.get("repairs") or []:
+            call = f" call {r['call_id'][:12]}" if r.get("call_id") else ""
+            add(f"    repair round {r['round']} {r['step']}{call} [{r['status']}]: {_short(r.get('payload'), 300)}")
 
     add("\n8. Review")
     review = data.get("review")

@@ -45,6 +45,7 @@ BLIND_ANSWERS = TableSpec(
         ("method", "VARCHAR"),  # extraction rule, or the error
         ("response", "VARCHAR"),
         ("call_id", "VARCHAR"),  # model_calls.id
+        ("round", "INTEGER"),  # 0: the first blind test; k: after repair round k (core/benchmark/repair.py)
     ),
     key=("benchmark",),
     description="Every text-only answer of every blind model to every pooled question, per option rotation",
@@ -65,6 +66,8 @@ LEAKAGE_VERDICTS = TableSpec(
         ("p_value", "DOUBLE"),  # one-sided binomial test of n_correct against chance
         ("removed", "BOOLEAN"),
         ("reason", "VARCHAR"),
+        ("repair_round", "INTEGER"),  # the repair round whose options passed (null: not repaired)
+        ("repaired_options", "JSON"),  # the options after that round (the export uses them)
     ),
     key=("benchmark",),
     description="Per pooled question: blind accuracy, binomial p-value against chance, and whether it was removed",
@@ -107,3 +110,20 @@ EXPORT_ITEMS = TableSpec(
 )
 
 BENCHMARK_TABLES = (QUESTION_POOL, BLIND_ANSWERS, LEAKAGE_VERDICTS, TEXT_BIAS, EXPORT_ITEMS)
+
+LEAKAGE_REPAIRS = TableSpec(
+    name="leakage_repairs",
+    columns=(
+        ("benchmark", "VARCHAR"),
+        ("question_id", "VARCHAR"),
+        ("task", "VARCHAR"),
+        ("round", "INTEGER"),  # 1..HVBENCH_LEAKAGE_REPAIR_ROUNDS
+        ("step", "VARCHAR"),  # perturbation (the writer's edit) | check (option checks) | blind (the re-test)
+        ("status", "VARCHAR"),  # ok | failed | kept | removed
+        ("call_id", "VARCHAR"),  # model_calls.id of the writer's call (perturbation rows)
+        ("payload", "JSON"),  # feedback and distractors | check problems | blind counts and verdict
+    ),
+    key=("benchmark",),
+    description="Every round of repairing a blind-answered question: the writer's new distractors with the "
+                "blind picks as feedback, the option checks, the blind re-test",
+)

@@ -1,17 +1,41 @@
-"""The letter-only prompt (same intent as the paper's evaluation prompt; our own wording)."""
+"""The letter-only prompt (same intent as the paper's evaluation prompt; our own wording), and its variants
+for the modality arms (core/evaluation/arms.py)."""
 
 from __future__ import annotations
 
 from hvbench_assets.core.benchmark.layout import BenchmarkItem
+from hvbench_assets.core.benchmark.leakage import BLIND_PROMPT_VERSION, blind_prompt
 
 PROMPT_VERSION = "letter-only-v1"
+AUDIO_ONLY_PROMPT_VERSION = "audio-only-v1"
+
+
+def _question_block(item: BenchmarkItem) -> str:
+    return (f"Question: {item.question}\n\n"
+            + "\n\n".join(f"Option {o.letter}: {o.text}" for o in item.options) + "\n\n"
+            "Reply with one letter. Your option:")
 
 
 def letter_only_prompt(item: BenchmarkItem) -> str:
     return (
         "Watch the video and pick the single best option for the multiple-choice question below. "
-        "Reply with the option's letter only.\n\n"
-        f"Question: {item.question}\n\n"
-        + "\n\n".join(f"Option {o.letter}: {o.text}" for o in item.options) + "\n\n"
-        "Reply with one letter. Your option:"
+        "Reply with the option's letter only.\n\n" + _question_block(item)
     )
+
+
+def audio_only_prompt(item: BenchmarkItem) -> str:
+    return (
+        "Listen to the soundtrack of a video whose pictures you cannot see, and pick the single best option for "
+        "the multiple-choice question below. Reply with the option's letter only.\n\n" + _question_block(item)
+    )
+
+
+def arm_prompt(item: BenchmarkItem, arm: str) -> tuple[str, str]:
+    """(prompt, prompt version) for one arm. Full and frames-only share the video prompt (a model without
+    audio input gets the same request in both); text-only is the leakage step's blind prompt, so blind
+    answers already cached in model_calls are reused."""
+    if arm == "audio":
+        return audio_only_prompt(item), AUDIO_ONLY_PROMPT_VERSION
+    if arm == "text":
+        return blind_prompt(item.question, [o.text for o in item.options]), BLIND_PROMPT_VERSION
+    return letter_only_prompt(item), PROMPT_VERSION

@@ -8,6 +8,7 @@ from pathlib import Path
 from hvbench_assets.core.evaluation.item_info import collect
 from hvbench_assets.core.evaluation.tables import (
     EVAL_DISTRACTORS,
+    EVAL_ITEM_ARMS,
     EVAL_ITEM_STATS,
     EVAL_RESPONSES,
     EVAL_RUNS,
@@ -21,11 +22,12 @@ from hvbench_assets.core.scoring.report import (
     task_score_rows,
     write_report,
 )
+from hvbench_assets.core.scoring import arms as arms_report
 from hvbench_assets.core.scoring.textbias import text_bias
 from hvbench_assets.core.scoring.uncertainty import StatsSettings
 from hvbench_assets.core.warehouse import Warehouse
 
-REPORT_CODE_VERSION = "report-v3"
+REPORT_CODE_VERSION = "report-v4"  # v3: clip-clustered statistics and text bias; v4: modality arms
 
 
 def benchmark_names(warehouse: Warehouse) -> list[str]:
@@ -50,10 +52,16 @@ def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] 
     issues = runs[0]["load_issues"] if runs and runs[0].get("load_issues") else []
     roots = [r["benchmark_root"] for r in runs if r.get("benchmark_root")]
     info = collect(warehouse, roots[-1] if roots else None, {(r["task"], str(r["question_id"])) for r in rows})
-    data = build_report(rows, runs, benchmark=benchmark, human=human, load_issues=issues,
+    arms = arms_report.build_arms(rows, runs)
+    # the leaderboard, item statistics and intervals are over full-arm runs; other arms get their own section
+    full = {r["run_id"] for r in runs if arms_report.run_arm(r.get("config")) == "full"} or wanted
+    data = build_report([r for r in rows if r["run_id"] in full], [r for r in runs if r["run_id"] in full],
+                        benchmark=benchmark, human=human, load_issues=issues,
                         item_max_unparsed=item_max_unparsed, item_info=info.info, clustering=info.clustering,
                         stats=stats, text_bias=text_bias(info.texts, seed=(stats or StatsSettings()).seed)
                         if info.texts else None)
+    if arms is not None:
+        data.sections.append((arms_report.markdown_section(arms), arms_report.html_section(arms)))
     if store:
         prov = {"backend": "scoring", "model": None, "code_version": REPORT_CODE_VERSION}
         model_of = {v.run_id: v.model for v in data.runs}
@@ -61,5 +69,10 @@ def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] 
                           [{**r, "model": model_of[r["run_id"]]} for r in task_score_rows(data)], provenance=prov)
         warehouse.replace(EVAL_ITEM_STATS, {"benchmark": benchmark}, item_stat_rows(data), provenance=prov)
         warehouse.replace(EVAL_DISTRACTORS, {"benchmark": benchmark}, data.option_picks, provenance=prov)
+        warehouse.replace(EVAL_ITEM_ARMS, {"benchmark": benchmark},
+                          arms_report.item_rows(arms) if arms else [], provenance=prov)
     paths = write_report(data, out_dir) if out_dir else {}
+    if out_dir and arms is not None:
+        paths["arms"] = Path(out_dir) / arms_report.ARMS_CSV
+        arms_report.write_csv(arms, paths["arms"])
     return data, paths

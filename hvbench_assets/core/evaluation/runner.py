@@ -27,7 +27,8 @@ from typing import Any, Protocol
 import numpy as np
 from hvbench_assets.core.benchmark.layout import BenchmarkItem, LoadedBenchmark
 from hvbench_assets.core.benchmark.tasks import task_info
-from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION, letter_only_prompt
+from hvbench_assets.core.evaluation.arms import ARMS, ArmUnavailable, arm_unavailable
+from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION, arm_prompt
 from hvbench_assets.core.evaluation.tables import EVAL_RESPONSES, EVAL_RUNS
 from hvbench_assets.core.media import NoAudioError, load_audio
 from hvbench_assets.core.media.errors import MediaError
@@ -72,8 +73,11 @@ class EvalConfig:
     limit: int | None = None  # at most this many items per task (smoke runs); not part of the run id
     tasks: tuple[str, ...] | None = None
     seed: int | None = None  # repeated runs (the paper averages 5 seeds): sent as the request's `seed`
+    arm: str = "full"  # full | frames | audio | text (core/evaluation/arms.py)
 
     def __post_init__(self) -> None:
+        if self.arm not in ARMS:
+            raise ValueError(f"arm must be one of {', '.join(ARMS)}, got {self.arm!r}")
         if self.audio not in ("auto", "always", "never"):
             raise ValueError(f"audio must be auto, always or never, got {self.audio!r}")
         if self.n_frames is None and self.fps is None:
@@ -84,9 +88,17 @@ class EvalConfig:
         settings = {"model": self.model, "n_frames": self.n_frames, "fps": self.fps, "max_side": self.max_side,
                     "audio": self.audio, "circular": self.circular, "judge_model": self.judge_model,
                     "prompt": PROMPT_VERSION}
+        if self.arm != "full":  # the full arm keeps the run ids of runs made before arms existed
+            settings.update(arm=self.arm, prompt=arm_prompt_version(self.arm))
         if self.judge_model:
             settings["judge_prompt"] = JUDGE_PROMPT_VERSION
         return settings if self.seed is None else {**settings, "seed": self.seed}
+
+
+def arm_prompt_version(arm: str) -> str:
+    from hvbench_assets.core.evaluation.prompt import AUDIO_ONLY_PROMPT_VERSION, BLIND_PROMPT_VERSION
+
+    return {"audio": AUDIO_ONLY_PROMPT_VERSION, "text": BLIND_PROMPT_VERSION}.get(arm, PROMPT_VERSION)
 
 
 def run_id_for(benchmark: str, config: EvalConfig) -> str:
@@ -136,7 +148,12 @@ class Evaluator:
         self.config = config
         self.run_id = run_id_for(benchmark.name, config)
         self.accepts_audio = answerer.accepts_audio(config.model)  # also fails fast for an unknown model
-        self.send_audio = config.audio == "always" or (config.audio == "auto" and self.accepts_audio)
+        why = arm_unavailable(config.arm, config.model, self.accepts_audio, config.audio)
+        if why:
+            raise ArmUnavailable(why)
+        self.send_audio = config.arm == "audio" or (config.arm == "full" and (
+            config.audio == "always" or (config.audio == "auto" and self.accepts_audio)))
+        self.send_frames = config.arm in ("full", "frames")
         self._writer: _RowWriter | None = None
         self._statuses: dict[tuple, str] = {}  # key -> status of this run's rows (kept current for the run row)
         self._slots = threading.BoundedSemaphore(max(1, config.concurrency))
@@ -201,20 +218,25 @@ class Evaluator:
     # -- one question ------------------------------------------------------------------------
     def ask(self, item: BenchmarkItem, shift: int) -> dict[str, Any]:
         asked = rotate_item(item, shift) if shift else item
-        prompt = letter_only_prompt(asked)
+        prompt, _ = arm_prompt(asked, self.config.arm)
         row: dict[str, Any] = {
-            "run_id": self.run_id, "benchmark": self.bench.name, "task": item.task, "question_id": item.question_id,
+            "run_id": self.run_id, "arm": self.config.arm, "benchmark": self.bench.name, "task": item.task,
+            "question_id": item.question_id,
             "rotation": shift, "item_hash": item.fingerprint, "n_options": item.n_options, "letters": asked.letters,
             "options": [o.text for o in asked.options],
             "answer": asked.answer, "answer_original": item.answer, "correct": False,
             "prompt_hash": hashlib.sha256(prompt.encode()).hexdigest()[:16],
         }
         try:
-            frames = _frames(str(item.video_path), self.config.n_frames, self.config.fps, self.config.max_side)
+            frames = _frames(str(item.video_path), self.config.n_frames, self.config.fps,
+                             self.config.max_side) if self.send_frames else ()
             audio = _audio(str(item.video_path)) if self.send_audio else None
         except (MediaError, OSError) as exc:
             return {**row, "status": "failed", "method": "video", "error": f"{item.video_path}: {exc}",
                     "frames_sent": 0, "audio_sent": False, "answered_at": _now()}
+        if self.config.arm == "audio" and audio is None:  # nothing to listen to: no request
+            return {**row, "status": "failed", "method": "no_audio", "frames_sent": 0, "audio_sent": False,
+                    "error": f"{item.video_path}: no audio track for the audio-only arm", "answered_at": _now()}
         extra = {} if self.config.seed is None else {"params": {"seed": self.config.seed}}
         with self._slots:  # frames above are decoded outside the slot, while other requests wait
             result = self.answerer.answer(self.config.model, prompt, frames, audio, **extra)
@@ -345,7 +367,7 @@ class Evaluator:
             "benchmark_fingerprint": self.bench.fingerprint,
             "config": {**self.config.answer_settings(), "concurrency": self.config.concurrency,
                        "limit": self.config.limit, "tasks": list(self.config.tasks or []),
-                       "send_audio": self.send_audio},
+                       "send_audio": self.send_audio, "arm": self.config.arm},
             "n_items": n_items, "n_answered": len(self._statuses) - bad, "n_failed": bad,
             "load_issues": [asdict(i) for i in self.bench.issues], "status": status, "updated_at": _now(),
         }], self._provenance())

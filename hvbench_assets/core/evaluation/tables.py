@@ -54,6 +54,7 @@ EVAL_RESPONSES = TableSpec(
         ("cached", "BOOLEAN"),
         ("error", "VARCHAR"),
         ("answered_at", "TIMESTAMP"),
+        ("arm", "VARCHAR"),  # full | frames | audio | text (modality arm; part of the run id)
     ),
 )
 
@@ -110,5 +111,21 @@ EVAL_DISTRACTORS = TableSpec(
         ("is_answer", "BOOLEAN"),
         ("n_models", "INTEGER"),  # how many models chose this option
         ("models", "JSON"),
+    ),
+)
+
+EVAL_ITEM_ARMS = TableSpec(
+    name="eval_item_arms",
+    key=("benchmark",),
+    description="Per item, when modality arms were run: models right per arm and the verdict "
+                "(answerable from text, needs video, needs audio, needs both, ...).",
+    columns=(
+        ("benchmark", "VARCHAR"),
+        ("task", "VARCHAR"),
+        ("question_id", "VARCHAR"),
+        ("verdict", "VARCHAR"),
+        ("votes", "JSON"),  # arm -> [models right, models asked]
+        ("frames_by_all", "BOOLEAN"),  # every model taking the frames arm was right
+        ("audio_visual", "BOOLEAN"),  # a Speech-Visual Alignment task
     ),
 )

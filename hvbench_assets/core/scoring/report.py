@@ -69,6 +69,7 @@ class ReportData:
     item_max_unparsed: float = 1.0  # item statistics leave out models whose unparsed rate is above this
     excluded: dict[str, float] = field(default_factory=dict)  # model group -> unparsed rate (left out of item stats)
     uncertainty: Uncertainty | None = None  # intervals, paired comparisons, option orders, slices, text bias
+    sections: list[tuple[str, str]] = field(default_factory=list)  # (markdown, html) added after, e.g. modality arms
 
 
 _NOT_ANSWER_SETTINGS = ("seed", "concurrency", "limit", "tasks", "send_audio")
@@ -522,6 +523,7 @@ def render_markdown(data: ReportData) -> str:
               item_summary_table(data).markdown(), "",
               flagged_caption(data).replace(FLAGGED_CSV, f"[{FLAGGED_CSV}]({FLAGGED_CSV})"), "",
               flagged_items_table(data).markdown(), ""]
+    parts += [md for md, _ in data.sections]
     if data.load_issues:
         parts += ["## Skipped benchmark lines", ""] + \
                  [f"- {i['file']}:{i['line']}: {i['message']}" for i in data.load_issues] + [""]
@@ -577,6 +579,7 @@ def render_html(data: ReportData) -> str:
                  item_summary_table(data).html(), "<h3>Flagged items</h3>",
                  "<p>" + escape(flagged_caption(data)).replace(FLAGGED_CSV, f'<a href="{FLAGGED_CSV}">{FLAGGED_CSV}</a>')
                  + "</p>", flagged_items_table(data).html()]
+    sections += [html for _, html in data.sections]
     if data.load_issues:
         sections += ["<h2>Skipped benchmark lines</h2><ul>"] + \
                     [f"<li>{escape(i['file'])}:{i['line']}: {escape(i['message'])}</li>" for i in data.load_issues] + ["</ul>"]

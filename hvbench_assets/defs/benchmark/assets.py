@@ -21,7 +21,15 @@ from hvbench_assets.core.benchmark.leakage import (
     leakage_verdicts,
 )
 from hvbench_assets.core.benchmark.pool import POOL_CODE_VERSION, pool_summary, select_pool
-from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL, TEXT_BIAS
+from hvbench_assets.core.benchmark.repair import REPAIR_CODE_VERSION, repair_counts, repair_leaky
+from hvbench_assets.core.benchmark.tables import (
+    BLIND_ANSWERS,
+    EXPORT_ITEMS,
+    LEAKAGE_REPAIRS,
+    LEAKAGE_VERDICTS,
+    QUESTION_POOL,
+    TEXT_BIAS,
+)
 from hvbench_assets.core.benchmark.tasks import TASKS
 from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
 from hvbench_assets.core.media import MediaError
@@ -132,12 +140,12 @@ def _blind_models(benchmark: BenchmarkSettings, mllm: MllmResource) -> tuple[lis
     deps=["question_pool"],
     group_name="benchmark",
     kinds={"python", "duckdb", "openai"},
-    code_version=f"{LEAKAGE_CODE_VERSION}:{BLIND_PROMPT_VERSION}:{TEXTBIAS_CODE_VERSION}",
+    code_version=f"{LEAKAGE_CODE_VERSION}:{BLIND_PROMPT_VERSION}:{TEXTBIAS_CODE_VERSION}:{REPAIR_CODE_VERSION}",
     pool="mllm",
     description="Every pooled question answered without its video by each blind model under every option rotation; "
-                "questions right clearly above chance are removed. Also scores how well the texts alone predict "
-                "each answer (text_bias, no model call)",
-    metadata=table_definition(LEAKAGE_VERDICTS, BLIND_ANSWERS, TEXT_BIAS),
+                "questions right clearly above chance go back to the perturbation step (repair rounds), else are "
+                "removed. Also scores how well the texts alone predict each answer (text_bias, no model call)",
+    metadata=table_definition(LEAKAGE_VERDICTS, BLIND_ANSWERS, LEAKAGE_REPAIRS, TEXT_BIAS),
 )
 def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                   mllm: MllmResource, benchmark: BenchmarkSettings) -> dg.MaterializeResult:
@@ -152,7 +160,8 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
         rows = [{"question_id": r["question_id"], "task": r["task"], "n_options": len(r["options"]), "n_answers": 0,
                  "n_correct": 0, "n_failed": 0, "chance": 1 / len(r["options"]), "p_value": 1.0, "removed": False,
                  "reason": f"not tested: {why_not}"} for r in pooled]
-        wh.replace_tables([(BLIND_ANSWERS, key, [], prov), (LEAKAGE_VERDICTS, key, rows, prov), bias_table])
+        wh.replace_tables([(BLIND_ANSWERS, key, [], prov), (LEAKAGE_VERDICTS, key, rows, prov),
+                           (LEAKAGE_REPAIRS, key, [], prov), bias_table])
         context.log.warning(f"leakage filter not run: {why_not}")
         return dg.MaterializeResult(metadata={"benchmark": name, "tested": False, "why_not": why_not,
                                               "pooled": len(pooled), "removed": 0,
@@ -164,10 +173,20 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
     jobs = blind_jobs(pooled, models, all_rotations=benchmark.blind_rotations == "all")
     answers = answer_blind(client, jobs, params={"temperature": 0})
     verdicts = leakage_verdicts(answers, alpha=benchmark.leakage_alpha, max_share=benchmark.leakage_max_share)
+    writer, no_writer = _repair_writer(benchmark, mllm)
+    if no_writer and any(v.removed for v in verdicts):
+        context.log.warning(f"blind-answered questions are removed, not repaired: {no_writer}")
+    repair = repair_leaky(client, writer, pooled, answers, verdicts, models, benchmark.repair_rounds,
+                          alpha=benchmark.leakage_alpha, max_share=benchmark.leakage_max_share,
+                          all_rotations=benchmark.blind_rotations == "all", params={"temperature": 0})
+    answers, verdicts = repair.answers, repair.verdicts
     stored = [{k: v for k, v in a.items() if k not in ("transient", "fatal")} for a in answers]
+    verdict_rows = [{**v.__dict__, "repair_round": repair.repaired_round.get(v.question_id),
+                     "repaired_options": repair.options.get(v.question_id)} for v in verdicts]
     wh.replace_tables([
         (BLIND_ANSWERS, key, stored, {**prov, "backend": "mllm"}),
-        (LEAKAGE_VERDICTS, key, [v.__dict__ for v in verdicts], prov), bias_table,
+        (LEAKAGE_VERDICTS, key, verdict_rows, prov), bias_table,
+        (LEAKAGE_REPAIRS, key, repair.steps, {**prov, "backend": "mllm", "model": writer}),
     ])
     fatal = [a for a in answers if a["fatal"]]
     if fatal:
@@ -177,17 +196,14 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
     if failed:
         context.log.warning(f"{failed} blind call(s) failed (see blind_answers.method); their questions are judged "
                             "on the other answers, or 'not tested' when none came back")
-    per_task: dict[str, list[int]] = {}
-    for v in verdicts:
-        c = per_task.setdefault(v.task, [0, 0, 0])
-        c[0] += 1
-        c[1] += int(v.n_answers > 0)
-        c[2] += int(v.removed)
+    per_task = {t: [c["pooled"], c["tested"], c["removed"], c["repaired"]] for t, c in repair_counts(verdict_rows).items()}
     metadata = {
         "benchmark": name, "tested": True, "models": ", ".join(models), "pooled": len(pooled),
-        "removed": sum(v.removed for v in verdicts), "blind_answers": len(answers), "failed_calls": failed,
+        "removed": sum(v.removed for v in verdicts), "repaired": len(repair.repaired_round),
+        "repair_rounds": benchmark.repair_rounds, "repair_writer": writer or f"none: {no_writer}",
+        "blind_answers": len(answers), "failed_calls": failed,
         "requests_sent": client.requests_sent, "alpha": benchmark.leakage_alpha, "max_share": benchmark.leakage_max_share,
-        "per_task": dg.MetadataValue.md(_md(["task", "pooled", "tested", "removed"],
+        "per_task": dg.MetadataValue.md(_md(["task", "pooled", "tested", "removed", "repaired"],
                                             [[t, *c] for t, c in sorted(per_task.items())])),
         "most_guessable": dg.MetadataValue.md(_md(
             ["question", "task", "right / asked", "p", "removed"],
@@ -199,11 +215,16 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(f"# Blind leakage filter: {name}\n\nModels: {', '.join(models)}; rotations: "
                       f"{benchmark.blind_rotations}; removed when p < {benchmark.leakage_alpha} (one-sided binomial "
-                      f"test against 1/options) or share > {benchmark.leakage_max_share}.\n\n## Per task\n\n"
+                      f"test against 1/options) or share > {benchmark.leakage_max_share}; up to "
+                      f"{benchmark.repair_rounds} repair round(s) by {writer or 'no writer (' + str(no_writer) + ')'} "
+                      "before removal.\n\n## Per task\n\n"
                       f"{metadata['per_task'].value}\n\n## Most guessable\n\n{metadata['most_guessable'].value}\n\n"
                       f"## Text bias (texts alone, no model)\n\n{metadata['text_bias'].value}\n\n"
                       "## Removed\n\n" + (_md(["question", "task", "why"], [[v.question_id, v.task, v.reason]
-                                                                             for v in verdicts if v.removed])) + "\n")
+                                                                             for v in verdicts if v.removed]))
+                      + "\n\n## Repaired\n\n" + _md(["question", "task", "round", "verdict"], [
+                          [v.question_id, v.task, repair.repaired_round[v.question_id], v.reason]
+                          for v in verdicts if v.question_id in repair.repaired_round]) + "\n")
     metadata["report"] = dg.MetadataValue.path(str(report))
     if transient:  # answered rows are cached: a rerun asks only the failed ones
         raise dg.Failure(description=f"{transient} blind call(s) failed after retries (endpoint down or rate "
@@ -218,6 +239,16 @@ def _bias_md(bias: TextBias) -> str:
                  f"{100 * b.chance:.0f} %", "-" if b.p_value is None else f"{b.p_value:.3g}",
                  "yes" if b.predictable else ("no" if b.accuracy is not None else b.note)]
                 for t, b in sorted(bias.tasks.items())])
+
+
+def _repair_writer(benchmark: BenchmarkSettings, mllm: MllmResource) -> tuple[str | None, str | None]:
+    """(the writer of repairs: the synthesis describer, None) or (None, why there is none)."""
+    if benchmark.repair_rounds <= 0:
+        return None, "HVBENCH_LEAKAGE_REPAIR_ROUNDS is 0"
+    try:
+        return mllm.registry().describer().name, None
+    except (ModelNotConfigured, ValueError, OSError) as exc:
+        return None, str(exc)
 
 
 def _leak_status(v: dict | None) -> str:
@@ -239,6 +270,9 @@ def export_items(wh, name: str) -> tuple[list[dict], list[dict]]:
         if v is not None and v["removed"]:
             removed.append({"question_id": r["question_id"], "task": r["task"], "reason": f"leakage: {v['reason']}"})
             continue
+        if v is not None and v.get("repaired_options"):  # new wrong options from a repair round
+            r = {**r, "options": v["repaired_options"], "content_hash": hashlib.sha256(json.dumps(
+                [r["content_hash"], v["repaired_options"]], sort_keys=True).encode()).hexdigest()[:16]}
         items.append({**r, "leakage": _leak_status(v)})
     return items, removed
 

@@ -4,7 +4,7 @@ and which benchmark name (partition) the sensor registers and the demo builds.
 Environment: HVBENCH_BENCHMARK_NAME (default hvbench), HVBENCH_BENCHMARKS_DIR (shared with evaluation),
 HVBENCH_POOL_TARGETS ("ER=200,HC=174"; default the paper's), HVBENCH_POOL_SCALE, HVBENCH_POOL_STRICT_RATIO,
 HVBENCH_BLIND_MODELS ("a,b"; default the active answering models), HVBENCH_BLIND_ROTATIONS (all | none),
-HVBENCH_LEAKAGE_ALPHA, HVBENCH_LEAKAGE_MAX_SHARE, HVBENCH_EXPORT_UNREVIEWED.
+HVBENCH_LEAKAGE_ALPHA, HVBENCH_LEAKAGE_MAX_SHARE, HVBENCH_LEAKAGE_REPAIR_ROUNDS, HVBENCH_EXPORT_UNREVIEWED.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ class BenchmarkSettings(dg.ConfigurableResource):
     blind_rotations: str = "all"  # all: every rotation of the options | none: the published order only
     leakage_alpha: float = 0.05  # one-sided binomial test level
     leakage_max_share: float = 0.75  # also removed when blind accuracy is above this share
+    repair_rounds: int = 2  # blind-answered synthesis questions re-perturbed and re-tested up to this often (0: remove)
     include_unreviewed: bool = False  # export questions nobody reviewed yet (the manifest says so)
 
     def folder(self, data_dir: str, name: str | None = None) -> Path:
@@ -54,6 +55,7 @@ def build_benchmark_resource() -> BenchmarkSettings:
         blind_rotations=env_or("HVBENCH_BLIND_ROTATIONS", "all"),
         leakage_alpha=env_or("HVBENCH_LEAKAGE_ALPHA", 0.05),
         leakage_max_share=env_or("HVBENCH_LEAKAGE_MAX_SHARE", 0.75),
+        repair_rounds=env_or("HVBENCH_LEAKAGE_REPAIR_ROUNDS", 2),
         include_unreviewed=os.environ.get("HVBENCH_EXPORT_UNREVIEWED", "").strip().lower() in _TRUE,
     )
 

@@ -13,6 +13,7 @@ import dagster as dg
 from hvbench_assets.core.benchmark import load_benchmark
 from hvbench_assets.core.evaluation import EvalConfig, MllmAnswerer, ModelMisconfigured, evaluate
 from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION
+from hvbench_assets.core.evaluation.arms import ArmUnavailable
 from hvbench_assets.core.evaluation.reporting import REPORT_CODE_VERSION, report_for
 from hvbench_assets.core.evaluation.runner import EVAL_CODE_VERSION
 from hvbench_assets.core.mllm import ModelNotConfigured
@@ -92,7 +93,12 @@ def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings,
             context.log.info(f"{done[0]} replies recorded")
 
     try:
-        outs = [evaluate(bench, answerer, wh, cfg, progress=False, on_result=log_progress) for cfg in configs]
+        outs = []
+        for cfg in configs:
+            try:
+                outs.append(evaluate(bench, answerer, wh, cfg, progress=False, on_result=log_progress))
+            except ArmUnavailable as exc:  # this arm only: the model's other arms run
+                context.log.warning(str(exc))
     except ModelMisconfigured as exc:  # a wrong key or endpoint: retrying the step cannot help
         raise dg.Failure(description=f"{model} on {name}: {exc}", allow_retries=False) from None
     run_ids = [o.run_id for o in outs]

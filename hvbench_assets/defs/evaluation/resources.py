@@ -2,9 +2,9 @@
 
 Environment: HVBENCH_BENCHMARKS_DIR, HVBENCH_BENCHMARK_ROOTS ("name=/path;other=/jsonl_dir|/video_root",
 e.g. the published HumanVBench task files and videos), HVBENCH_EVAL_FRAMES, HVBENCH_EVAL_FPS, HVBENCH_EVAL_MAX_SIDE,
-HVBENCH_EVAL_AUDIO, HVBENCH_EVAL_CIRCULAR, HVBENCH_EVAL_JUDGE, HVBENCH_EVAL_CONCURRENCY, HVBENCH_EVAL_REPEATS,
-HVBENCH_HUMAN_BASELINE, HVBENCH_REPORT_ITEM_MAX_UNPARSED, HVBENCH_REPORT_BOOTSTRAP, HVBENCH_REPORT_BOOTSTRAP_SEED,
-HVBENCH_REPORT_SLICE_MIN_ITEMS.
+HVBENCH_EVAL_AUDIO, HVBENCH_EVAL_ARMS, HVBENCH_EVAL_CIRCULAR, HVBENCH_EVAL_JUDGE, HVBENCH_EVAL_CONCURRENCY,
+HVBENCH_EVAL_REPEATS, HVBENCH_HUMAN_BASELINE, HVBENCH_REPORT_ITEM_MAX_UNPARSED, HVBENCH_REPORT_BOOTSTRAP,
+HVBENCH_REPORT_BOOTSTRAP_SEED, HVBENCH_REPORT_SLICE_MIN_ITEMS.
 A change to any answer setting gives a new run id, so earlier runs stay comparable side by side.
 """
 
@@ -26,6 +26,7 @@ class EvaluationSettings(dg.ConfigurableResource):
     fps: float = 0.0  # one frame per 1/fps seconds instead of n_frames
     max_side: int = 768
     audio: str = "auto"  # auto | always | never
+    arms: str = "full"  # modality arms, e.g. "full,frames,audio,text" (core/evaluation/arms.py)
     circular: bool = False
     judge_model: str = ""
     concurrency: int = 4
@@ -60,12 +61,14 @@ class EvaluationSettings(dg.ConfigurableResource):
         return found
 
     def configs_for(self, model: str) -> list[EvalConfig]:
-        """One config per run: a single unseeded run, or seeds 0..repeats-1."""
+        """One config per run: a single unseeded run, or seeds 0..repeats-1, for every arm."""
+        from hvbench_assets.core.evaluation.arms import parse_arms
+
         seeds = list(range(self.repeats)) if self.repeats > 1 else [None]
         return [EvalConfig(model=model, n_frames=None if self.fps else (self.n_frames or 8), fps=self.fps or None,
                            max_side=self.max_side, audio=self.audio, circular=self.circular,
-                           judge_model=self.judge_model or None, concurrency=self.concurrency, seed=seed)
-                for seed in seeds]
+                           judge_model=self.judge_model or None, concurrency=self.concurrency, seed=seed, arm=arm)
+                for seed in seeds for arm in parse_arms(self.arms)]
 
 
 def build_evaluation_resource() -> EvaluationSettings:
@@ -76,6 +79,7 @@ def build_evaluation_resource() -> EvaluationSettings:
         fps=env_or("HVBENCH_EVAL_FPS", 0.0),
         max_side=env_or("HVBENCH_EVAL_MAX_SIDE", 768),
         audio=env_or("HVBENCH_EVAL_AUDIO", "auto"),
+        arms=env_or("HVBENCH_EVAL_ARMS", "full"),
         circular=os.environ.get("HVBENCH_EVAL_CIRCULAR", "").strip().lower() in ("1", "true", "yes"),
         judge_model=env_or("HVBENCH_EVAL_JUDGE", ""),
         concurrency=env_or("HVBENCH_EVAL_CONCURRENCY", 4),
