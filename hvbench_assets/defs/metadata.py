@@ -30,8 +30,9 @@ def table_definition(spec: TableSpec, *companions: TableSpec) -> dict[str, Any]:
 
 
 def row_counts(wh: Warehouse, spec: TableSpec, written: int) -> dict[str, int]:
-    """Materialization metadata: rows of the whole table and rows this partition wrote."""
-    return {"dagster/row_count": wh.count(spec), "dagster/partition_row_count": written}
+    """Materialization metadata: `dagster/row_count` is the rows this partition wrote (the UI plots it per
+    partition); the whole table's count is `table_row_count`."""
+    return {"dagster/row_count": written, "table_row_count": wh.count(spec)}
 
 
 def rounded(value: Any, digits: int = DIGITS) -> Any:
