@@ -113,8 +113,9 @@ def eval_report_job():
 
 
 def _failure(result) -> str:
-    msgs = [e.event_specific_data.error.message.strip() for e in result.all_events
-            if e.is_step_failure and e.event_specific_data and e.event_specific_data.error]
+    errors = [e.event_specific_data.error for e in result.all_events
+              if e.is_step_failure and e.event_specific_data and e.event_specific_data.error]
+    msgs = [(err.cause or err).message.strip() for err in errors]  # the user code's error, not Dagster's wrapper
     return (msgs[0].splitlines()[-1][:300] if msgs else "see the run in the UI")
 
 
@@ -144,8 +145,9 @@ def evaluate_export(instance: dg.DagsterInstance, mllm, settings, benchmark) -> 
     ok = not unsafe
     for model in models:
         key = dg.MultiPartitionKey({"benchmark": benchmark.name, "model": model})
-        result = dg.execute_job(dg.reconstructable(evaluation_job), instance=instance,
-                                tags={"dagster/partition": str(key)}, raise_on_error=False)
+        # a multi-partition run names the key and each dimension (as the UI's launch does)
+        tags = {"dagster/partition": str(key), **{f"dagster/partition/{d}": k for d, k in key.keys_by_dimension.items()}}
+        result = dg.execute_job(dg.reconstructable(evaluation_job), instance=instance, tags=tags, raise_on_error=False)
         ok &= result.success
         if not result.success:
             lines.append(f"eval_responses/{key}: FAILED ({_failure(result)})")
