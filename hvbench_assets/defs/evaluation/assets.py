@@ -187,7 +187,7 @@ def review_baseline(wh, name: str, evaluation: EvaluationSettings, settings: Hvb
                       partition_mapping=dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="benchmark"))],
     group_name="evaluation",
     kinds={"duckdb", "html"},
-    code_version=REPORT_CODE_VERSION,
+    code_version=f"{REPORT_CODE_VERSION}:png-charts",  # the asset also writes the charts as PNG files
     description="Per-task / category / overall accuracy of every evaluated model, baselines, distractor and item statistics",
 )
 def eval_report(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
