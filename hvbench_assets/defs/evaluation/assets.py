@@ -13,6 +13,13 @@ import dagster as dg
 from hvbench_assets.core.benchmark import load_benchmark
 from hvbench_assets.core.evaluation import EvalConfig, MllmAnswerer, ModelMisconfigured, evaluate
 from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION
+from hvbench_assets.core.evaluation.tables import (
+    EVAL_DISTRACTORS,
+    EVAL_ITEM_STATS,
+    EVAL_RESPONSES,
+    EVAL_RUNS,
+    EVAL_TASK_SCORES,
+)
 from hvbench_assets.core.evaluation.reporting import REPORT_CODE_VERSION, report_for
 from hvbench_assets.core.evaluation.runner import EVAL_CODE_VERSION
 from hvbench_assets.core.mllm import ModelNotConfigured
@@ -25,7 +32,7 @@ from hvbench_assets.defs.evaluation.partitions import (
     eval_partitions,
 )
 from hvbench_assets.defs.evaluation.resources import EvaluationSettings
-from hvbench_assets.defs.metadata import image
+from hvbench_assets.defs.metadata import image, table_definition
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 
@@ -72,6 +79,7 @@ def _scores_markdown(rows: list[dict]) -> str:
     code_version=f"{EVAL_CODE_VERSION}:{PROMPT_VERSION}:{JUDGE_PROMPT_VERSION}",
     pool="mllm",
     description="Every reply of one model to every item of one benchmark: raw text, parsed option, correctness, latency, tokens",
+    metadata=table_definition(EVAL_RESPONSES, EVAL_RUNS),
     check_specs=[dg.AssetCheckSpec("unparsed_rate", asset="eval_responses",
                                    description="Share of replies no rule could map to an option (counted wrong)")],
 )
@@ -189,6 +197,7 @@ def review_baseline(wh, name: str, evaluation: EvaluationSettings, settings: Hvb
     kinds={"duckdb", "html"},
     code_version=f"{REPORT_CODE_VERSION}:png-charts",  # the asset also writes the charts as PNG files
     description="Per-task / category / overall accuracy of every evaluated model, baselines, distractor and item statistics",
+    metadata=table_definition(EVAL_TASK_SCORES, EVAL_ITEM_STATS, EVAL_DISTRACTORS),
 )
 def eval_report(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                 evaluation: EvaluationSettings) -> dg.MaterializeResult:

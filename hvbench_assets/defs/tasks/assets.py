@@ -29,7 +29,7 @@ from hvbench_assets.core.tasks.registry import FAMILIES, TaskFamily
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.labels.descriptions import _DESCRIBER
-from hvbench_assets.defs.metadata import image
+from hvbench_assets.defs.metadata import image, table_definition
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
@@ -81,7 +81,8 @@ def task_asset(family: TaskFamily) -> dg.AssetsDefinition:
         check_specs=[dg.AssetCheckSpec(
             "question_complete", asset=family.asset,
             description="The clip's question has options, an answer among them and its rendered question video")],
-        metadata={"task": family.task, "abbrev": family.abbrev, "category": family.info.category,
+        metadata={**table_definition(QUESTIONS, TASK_CANDIDATES, *((SYNTHESIS_STEPS,) if family.records_steps else ())),
+                  "task": family.task, "abbrev": family.abbrev, "category": family.info.category,
                   "labels_table9": ", ".join(f"{PAPER_LABEL[x]} {x}" for x in family.labels),
                   "labels_ours": ", ".join(f"{PAPER_LABEL[x]} {x}" for x in family.ours) or "-",
                   "marking": family.marking,

@@ -37,3 +37,15 @@ def test_column_schema_carries_the_descriptions():
     assert columns["scores"] == "One score per track frame (> 0: speaking)"
     assert columns["track_id"].startswith("L1 track id")
     assert all(columns.values())
+
+
+def test_every_asset_shows_its_table_columns_with_descriptions():
+    from hvbench_assets.definitions import defs
+
+    specs = list(defs().resolve_all_asset_specs())
+    assert len(specs) > 30
+    without = [s.key.to_user_string() for s in specs if "dagster/column_schema" not in s.metadata]
+    assert not without, f"assets without a column schema: {without}"
+    undescribed = [(s.key.to_user_string(), c.name) for s in specs
+                   for c in s.metadata["dagster/column_schema"].columns if not c.description]
+    assert not undescribed
