@@ -91,6 +91,7 @@ def test_task_partition_page_shows_key_frame_explain_review_link_and_checks(duo)
     # person options name their tracks; totals across clips are marked as such
     tid = next(t for t, c in q["marking"]["letters"].items() if c == q["answer"])
     assert f"Person {q['answer']} (track {tid})" in meta["preview"].value
+    assert f"| {tid} | {q['answer']} |" in meta["people"].value  # the question's letter beside the clip's
     assert "task_wide_verdicts" in meta and "task_verdicts" not in meta
     assert meta["dagster/row_count"].value == 2
     checks = {c.asset_key.to_user_string(): c for c in result.get_asset_check_evaluations()}

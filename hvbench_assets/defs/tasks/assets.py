@@ -233,6 +233,11 @@ def question_pointers(context, question: dict, marking: dict | None, clip_path, 
         drawn = None
     if drawn is not None:
         out.update(image(drawn[0], "question_key_frame"))
+    if letters:  # who is who: the question's letters next to the clip's (human_tracks key frame, speaker plot)
+        clip_letters = letter_tracks(list(tracks))
+        out["people"] = dg.MetadataValue.md(
+            "| track | letter in this question | letter on the clip's key frame |\n|---|---|---|\n" + "\n".join(
+                f"| {tid} | {letters[tid]} | {clip_letters.get(tid, '')} |" for tid in sorted(letters)))
     return out
 
 
