@@ -6,7 +6,8 @@ Drops videos into the inbox (generated samples unless --videos is given), lets t
 pick them up, runs `raw_video_job` for every file and `clip_labels_job` for every kept clip on the
 local Dagster instance (DAGSTER_HOME, so the runs show in the UI afterwards), then `curation_job` and
 `benchmark_job` (pool, blind leakage filter, export folder), prints what the warehouse holds, and
-evaluates the export with every configured answering model (or says how to configure one).
+evaluates the export with every configured answering model through `evaluation_job` and `eval_report_job`
+(or says how to configure one).
 """
 
 import argparse
@@ -110,7 +111,6 @@ def _launch(tick, job_fn, req: dg.RunRequest, instance: dg.DagsterInstance) -> b
 
 def run(videos: Path | None) -> int:
     from hvbench_assets.defs.benchmark.resources import build_benchmark_resource
-    from hvbench_assets.defs.evaluation.resources import build_evaluation_resource
     from hvbench_assets.defs.mllm_resources import build_mllm_resource
     from hvbench_assets.defs.resources import build_core_resources
     from hvbench_assets.defs.sensor_ticks import SensorTicks
@@ -169,9 +169,9 @@ def run(videos: Path | None) -> int:
     if warehouse.has_table("questions"):
         print("\n" + "\n".join(bench_lines))
         if built:
-            evaluated, eval_lines = evaluate_export(warehouse, resources["mllm"].process_config_and_initialize(),
-                                                    build_evaluation_resource().process_config_and_initialize(),
-                                                    settings, benchmark)
+            with dg.DagsterInstance.get() as instance:
+                evaluated, eval_lines = evaluate_export(instance, resources["mllm"].process_config_and_initialize(),
+                                                        settings, benchmark)
             ok &= evaluated
             print("\n".join(eval_lines))
     print(f"\nWarehouse: {warehouse.path}\nOpen the UI:  DAGSTER_HOME={os.environ.get('DAGSTER_HOME')} "

@@ -5,7 +5,6 @@ to point hvbench at an endpoint and stops after the export."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import dagster as dg
 
@@ -103,14 +102,32 @@ def assemble(instance: dg.DagsterInstance, warehouse, benchmark, data_dir: str, 
     return ok, lines
 
 
-def evaluate_export(warehouse, mllm, evaluation, settings, benchmark) -> tuple[bool, list[str]]:
-    """Each active answering model on the export, then the report; or how to configure one."""
+def evaluation_job():
+    from hvbench_assets.definitions import defs
+
+    return defs().resolve_job_def("evaluation_job")
+
+
+def eval_report_job():
+    from hvbench_assets.definitions import defs
+
+    return defs().resolve_job_def("eval_report_job")
+
+
+def _failure(result) -> str:
+    errors = [e.event_specific_data.error for e in result.all_events
+              if e.is_step_failure and e.event_specific_data and e.event_specific_data.error]
+    msgs = [(err.cause or err).message.strip() for err in errors]  # the user code's error, not Dagster's wrapper
+    return (msgs[0].splitlines()[-1][:300] if msgs else "see the run in the UI")
+
+
+def evaluate_export(instance: dg.DagsterInstance, mllm, settings, benchmark) -> tuple[bool, list[str]]:
+    """Each active answering model on the export (evaluation_job, one benchmark|model partition each), then
+    eval_report_job: materializations in the UI like any other; or how to configure a model."""
     from hvbench_assets.core.benchmark import load_benchmark
-    from hvbench_assets.core.evaluation import ModelMisconfigured, MllmAnswerer, evaluate
-    from hvbench_assets.core.evaluation.reporting import report_for
     from hvbench_assets.core.mllm import ModelNotConfigured
-    from hvbench_assets.core.scoring.report import render_markdown
-    from hvbench_assets.defs.evaluation.assets import review_baseline
+    from hvbench_assets.defs.evaluation.partitions import eval_models_partitions
+    from hvbench_assets.defs.evaluation.sensors import SAFE_NAME
 
     lines = ["\n== evaluation =="]
     try:
@@ -120,24 +137,33 @@ def evaluate_export(warehouse, mllm, evaluation, settings, benchmark) -> tuple[b
     if not models:
         return True, lines + [ENDPOINT_HELP]
     folder = benchmark.folder(settings.data_dir)
-    bench = load_benchmark(folder, name=benchmark.name)
-    if not bench.items:
+    if not load_benchmark(folder, name=benchmark.name).items:
         return True, lines + [f"the export in {folder} has no question yet: nothing to evaluate"]
-    answerer = MllmAnswerer(mllm.client(warehouse))
-    ok = True
+    unsafe = [m for m in models if not SAFE_NAME.match(m)]
+    lines += [f"{m}: not a usable partition key (allowed: {SAFE_NAME.pattern}); rename the model" for m in unsafe]
+    models = [m for m in models if m not in unsafe]
+    instance.add_dynamic_partitions(eval_models_partitions.name,  # what eval_partitions_sensor does
+                                    [m for m in models if not instance.has_dynamic_partition(eval_models_partitions.name, m)])
+    ok = not unsafe
     for model in models:
-        for cfg in evaluation.configs_for(model):
-            try:
-                out = evaluate(bench, answerer, warehouse, cfg, progress=False)
-            except (ModelNotConfigured, ModelMisconfigured) as exc:
-                lines.append(f"{model}: {exc}")
-                ok = False
-                continue
-            ok &= out.failed == 0
-            lines.append(f"{out.run_id}: asked {out.asked}, already answered {out.skipped}, failed {out.failed}")
-    human = review_baseline(warehouse, benchmark.name, evaluation, settings)
-    data, paths = report_for(warehouse, benchmark.name, human=human,
-                             out_dir=Path(settings.data_dir) / "reports" / benchmark.name)
-    lines.append(render_markdown(data))
-    lines += [f"{kind}: {path}" for kind, path in paths.items()]
+        key = dg.MultiPartitionKey({"benchmark": benchmark.name, "model": model})
+        # a multi-partition run names the key and each dimension (as the UI's launch does)
+        tags = {"dagster/partition": str(key), **{f"dagster/partition/{d}": k for d, k in key.keys_by_dimension.items()}}
+        result = dg.execute_job(dg.reconstructable(evaluation_job), instance=instance, tags=tags, raise_on_error=False)
+        ok &= result.success
+        if not result.success:
+            lines.append(f"eval_responses/{key}: FAILED ({_failure(result)})")
+            continue
+        meta = result.asset_materializations_for_node("eval_responses")[0].metadata
+        lines.append(f"eval_responses/{key}: asked {meta['asked_now'].value}, already answered "
+                     f"{meta['already_answered'].value}, failed {meta['failed_calls'].value} "
+                     f"(runs {', '.join(meta['run_ids'].value)})")
+    result = dg.execute_job(dg.reconstructable(eval_report_job), instance=instance,
+                            tags={"dagster/partition": benchmark.name}, raise_on_error=False)
+    if not result.success:
+        return False, lines + [f"eval_report/{benchmark.name}: FAILED ({_failure(result)})"]
+    meta = result.asset_materializations_for_node("eval_report")[0].metadata
+    lines.append(meta["report"].value)
+    lines += [f"{kind}: {meta[kind].value}" for kind in ("html", "markdown", "flagged_items")]
+    lines.append(f"in the UI: asset eval_report, partition {benchmark.name} (charts and scores over time)")
     return ok, lines

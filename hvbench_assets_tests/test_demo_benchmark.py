@@ -60,3 +60,10 @@ def test_main_command_exports_then_evaluates_once_a_model_is_configured(new_user
         assert "leakage: 1 tested, 0 removed" in out and "# Evaluation report: hvbench" in out
         assert (tmp_path / "data" / "reports" / "hvbench" / "report.html").is_file()
         assert json.loads((folder / "manifest.json").read_text())["leakage"]["models"] == ["loop"]
+        # evaluated through Dagster: both evaluation assets are materialized on the instance the UI reads
+        assert "eval_responses/hvbench|loop: asked 1" in out
+        import dagster as dg
+
+        with dg.DagsterInstance.get() as instance:
+            for key in ("eval_responses", "eval_report"):
+                assert instance.get_latest_materialization_event(dg.AssetKey(key)) is not None

@@ -11,13 +11,15 @@ from typing import Any
 import dagster as dg
 
 from hvbench_assets.core.warehouse import TableSpec, Warehouse
+from hvbench_assets.core.warehouse.columns import describe
 
 DIGITS = 3
 MAX_INLINE_IMAGE_BYTES = 200_000  # larger images are linked by path only (event log rows stay small)
 
 
 def table_schema(spec: TableSpec) -> dg.TableSchema:
-    return dg.TableSchema(columns=[dg.TableColumn(name, kind) for name, kind in spec.all_columns])
+    return dg.TableSchema(columns=[dg.TableColumn(name, kind, description=describe(spec, name) or None)
+                                   for name, kind in spec.all_columns])
 
 
 def table_definition(spec: TableSpec, *companions: TableSpec) -> dict[str, Any]:
@@ -30,8 +32,9 @@ def table_definition(spec: TableSpec, *companions: TableSpec) -> dict[str, Any]:
 
 
 def row_counts(wh: Warehouse, spec: TableSpec, written: int) -> dict[str, int]:
-    """Materialization metadata: rows of the whole table and rows this partition wrote."""
-    return {"dagster/row_count": wh.count(spec), "dagster/partition_row_count": written}
+    """Materialization metadata: `dagster/row_count` is the rows this partition wrote (the UI plots it per
+    partition); the whole table's count is `table_row_count`."""
+    return {"dagster/row_count": written, "table_row_count": wh.count(spec)}
 
 
 def rounded(value: Any, digits: int = DIGITS) -> Any:

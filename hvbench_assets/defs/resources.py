@@ -52,6 +52,7 @@ class HvbenchSettings(dg.ConfigurableResource):
     inbox_settle_s: float = 10.0
     # tasks excluded from human review (abbreviations, comma-separated; "none" = review all). Default: AVAD,SCM,HC,AST,TSA
     review_exclude: str = ""
+    review_url: str = "http://127.0.0.1:8765"  # where `hvbench review` serves the review app (task pages link to it)
 
     def clip_filter(self) -> ClipFilter:
         return ClipFilter(
@@ -119,6 +120,7 @@ def build_core_resources() -> dict:
             min_motion=env_or("HVBENCH_MIN_MOTION", 1.2),
             inbox_settle_s=env_or("HVBENCH_INBOX_SETTLE_S", 10.0),
             review_exclude=env_or("HVBENCH_REVIEW_EXCLUDE", ""),
+            review_url=env_or("HVBENCH_REVIEW_URL", "http://127.0.0.1:8765"),
         ),
         "warehouse": WarehouseResource(path=env_or("HVBENCH_WAREHOUSE", "")),
     }

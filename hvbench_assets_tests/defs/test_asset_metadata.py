@@ -32,7 +32,7 @@ def test_ingest_and_audio_assets_show_columns_row_counts_and_source(tmp_path):
         split = dg.materialize([scene_clips], partition_key=raw, resources=res, instance=instance)
         meta = split.asset_materializations_for_node("scene_clips")[0].metadata
         n = meta["clips_total"].value
-        assert meta["dagster/row_count"].value == n and meta["dagster/partition_row_count"].value == n
+        assert meta["dagster/row_count"].value == n and meta["table_row_count"].value == n
         assert meta["duration_s"].value == round(meta["duration_s"].value, 3)
         clip = meta["kept_clip_ids"].value[0]
         probed = dg.materialize([video_probe], partition_key=clip, resources=res, instance=instance)
@@ -40,10 +40,16 @@ def test_ingest_and_audio_assets_show_columns_row_counts_and_source(tmp_path):
         assert meta["source"] == dg.MetadataValue.path(str((tmp_path / "inbox" / "walk.mp4").resolve()))
         assert meta["source_partition"].value == f"raw_videos/{raw}" and meta["source_range_s"].value.startswith("0.00-")
         assert meta["dagster/row_count"].value == 1
+        # launched without a sensor (as from the UI): the assets tag their runs and materializations themselves
+        run_tags = instance.get_run_by_id(probed.run_id).tags
+        assert run_tags["hvbench/source"] == "walk.mp4" and run_tags["hvbench/range"].startswith("0.00-")
+        assert instance.get_run_by_id(split.run_id).tags["hvbench/source"] == "walk.mp4"
+        event = instance.get_latest_materialization_event(dg.AssetKey("video_probe"))
+        assert event.asset_materialization.tags["hvbench/source"] == "walk.mp4"
         labelled = dg.materialize([audio_tags, transcript], partition_key=clip, instance=instance,
                                   resources={**res, "audio_models": AudioModelsResource()})
         meta = labelled.asset_materializations_for_node("audio_tags")[0].metadata
-        assert meta["dagster/row_count"].value == 1 and meta["dagster/partition_row_count"].value == 1
+        assert meta["dagster/row_count"].value == 1 and meta["table_row_count"].value == 1
     assert "reason" in _columns(scene_clips, "scene_clips") and len(_columns(scene_clips, "scene_clips")) == len(CLIPS.all_columns)
     assert _columns(video_probe, "video_probe") == [c for c, _ in VIDEO_PROBE.all_columns]
     assert _columns(audio_tags, "audio_tags") == [c for c, _ in AUDIO_TAGS.all_columns]

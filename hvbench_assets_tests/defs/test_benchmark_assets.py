@@ -101,6 +101,13 @@ def test_leaking_question_is_removed_and_fair_ones_kept(built):
     assert all(not r.images for r in built["server"].requests) and {a["model"] for a in answers} == {"blind"}
     meta = built["result"].asset_materializations_for_node("blind_leakage")[0].metadata
     assert meta["removed"].value == 1 and "qplantedleak0001" in meta["most_guessable"].value
+    checks = {c.check_name: c for c in built["result"].get_asset_check_evaluations()}
+    assert set(checks) == {"answer_letter_balance", "leakage_removal_share", "export_file_count"}
+    assert all(c.passed for c in checks.values())
+    share = checks["leakage_removal_share"].metadata
+    assert share["pooled"].value == 3 and share["removed"].value == 1
+    assert checks["export_file_count"].metadata["task_files"].value == 16
+    assert checks["export_file_count"].metadata["videos"].value == 2
     report = (built["root"] / "data" / "reports" / "ours" / "leakage.md").read_text()
     assert "## Removed" in report and "| qplantedleak0001 | Emotion_Recognition | 4/4 right without video" in report
     # text bias: one row per pooled question; three questions are too few to learn from
@@ -338,3 +345,16 @@ def test_a_blind_answered_synthesis_question_is_repaired_exported_and_explained(
     finally:
         server.responder = old_responder
         wh.replace(QUESTIONS, {"video_id": "duo", "task": "Human2Text"}, [])
+
+
+def test_benchmark_checks_fail_on_unbalanced_letters_heavy_leakage_and_missing_files(tmp_path):
+    from hvbench_assets.defs.benchmark.assets import export_files_check, leakage_share_check, letter_balance_check
+
+    items = [{"question_id": f"q{i}", "task": "T", "answer": "A", "video": f"v{i}.mp4"} for i in range(4)]
+    assert not letter_balance_check(items, {f"q{i}": 4 for i in range(4)}).passed  # 4 x A, fair share 1 each
+    balanced = [{**i, "answer": "ABCD"[k]} for k, i in enumerate(items)]
+    assert letter_balance_check(balanced, {f"q{i}": 4 for i in range(4)}).passed
+    assert not leakage_share_check(4, 3).passed and leakage_share_check(4, 2).passed
+    (tmp_path / "v0.mp4").write_bytes(b"x")
+    bad = export_files_check(tmp_path, items)
+    assert not bad.passed and "0 task files" in bad.metadata["problems"].value and "3 video(s) missing" in bad.metadata["problems"].value

@@ -70,6 +70,9 @@ def test_responses_per_model_then_report(setup):
         meta = result.asset_materializations_for_node("eval_responses")[0].metadata
         assert meta["rows"].value == N_ITEMS and meta["failed_calls"].value == 0
         assert "Overall (7 tasks)" in meta["scores"].value
+        # numbers the UI plots over materializations
+        assert meta["overall_pct"] == dg.MetadataValue.float(100.0 if model == "sharp" else 0.0)
+        assert all(isinstance(v, dg.FloatMetadataValue) for k, v in meta.items() if k.startswith("category_pct/"))
         check = result.get_asset_check_evaluations()[0]
         assert check.check_name == "unparsed_rate" and check.passed == (model == "sharp")
     assert server.request_count == 2 * N_ITEMS
@@ -84,8 +87,14 @@ def test_responses_per_model_then_report(setup):
     meta = report.asset_materializations_for_node("eval_report")[0].metadata
     md = meta["report"].value
     assert "| sharp | 100.0 |" in md and "| vague | 0.0 |" in md
-    assert meta["overall"].value == {"sharp": 100.0, "vague": 0.0}
     assert meta["overall_95ci_clip_clustered"].value == {"sharp": [100.0, 100.0], "vague": [0.0, 0.0]}
+    assert meta["sharp/overall_pct"] == dg.MetadataValue.float(100.0)
+    assert meta["vague/overall_pct"] == dg.MetadataValue.float(0.0)
+    assert any(k.startswith("sharp/category_pct/") for k in meta)
+    # the report's charts as inline PNG images (and files)
+    for name in ("chart_categories", "chart_tasks"):
+        assert meta[name].value.startswith(f"![{name}](data:image/png;base64,")
+        assert Path(meta[f"{name}_file"].value).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (data / "reports" / "toy" / "report.html").exists()
     assert wh.count(EVAL_TASK_SCORES, benchmark="toy") == 2 * len(SPEC)
     assert wh.count(EVAL_ITEM_STATS, benchmark="toy") == N_ITEMS

@@ -70,7 +70,7 @@ def test_killed_run_keeps_rows_and_media_consistent(tmp_path, man_talking_head, 
 
         # what the UI shows: row counts, the clip, a key frame with the stored boxes (inline image + file)
         meta = first.asset_materializations_for_node("human_tracks")[0].metadata
-        assert meta["dagster/row_count"].value == len(old) // 2 and meta["dagster/partition_row_count"].value == len(old) // 2
+        assert meta["dagster/row_count"].value == len(old) // 2 and meta["table_row_count"].value == len(old) // 2
         assert meta["clip"].value == str(man_talking_head)
         assert Path(meta["key_frame_file"].value).is_file() and meta["key_frame_file"].value.startswith(str(first_dir))
         assert meta["key_frame"].value.startswith("![key_frame](data:image/jpeg;base64,")

@@ -24,6 +24,7 @@ from hvbench_assets_tests.real_labels import DUO, duo_speaker_track, labelled, m
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
 
 TASKS = {a.key.to_user_string(): a for a in TASK_ASSETS}
+RESULTS: dict = {}  # fixture name -> the task assets' materialize result
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,7 @@ def tpt(tmp_path_factory):
 @pytest.fixture(scope="module")
 def duo(tmp_path_factory):
     root = labelled(tmp_path_factory, DUO, "duo")
-    materialize(root, "duo", TASK_ASSETS)
+    RESULTS["duo"], _ = materialize(root, "duo", TASK_ASSETS)
     return root
 
 
@@ -74,6 +75,29 @@ def test_asd_answer_is_the_talking_man(duo):
     assert {"human_tracks", "person_count", "audio_tags", "speaker_scores"} <= tables
     assert all(r["code_version"] and r["materialized_at"] for r in q["label_rows"])
     assert Path(q["video_path"]).exists()
+
+
+def test_task_partition_page_shows_key_frame_explain_review_link_and_checks(duo):
+    q = rows(duo, QUESTIONS, video_id="duo", abbrev="ASD")[0]
+    result = RESULTS["duo"]
+    meta = next(m.metadata for m in result.asset_materializations_for_node("active_speaker_detection"))
+    assert meta["explain"].value == f"`hvbench explain {q['question_id']}`"
+    assert meta["review_app"].value == f"http://127.0.0.1:8765/questions/{q['question_id']}"
+    assert meta["question_key_frame"].value.startswith("![question_key_frame](data:image/jpeg;base64,")
+    still = cv2.imread(meta["question_key_frame_file"].value)
+    assert still is not None and min(still.shape[:2]) > 100
+    mask = cv2.inRange(still, np.array(AMBER[0], np.uint8), np.array(AMBER[1], np.uint8))
+    assert mask.mean() > 0.5  # the two lettered boxes are drawn on it
+    # person options name their tracks; totals across clips are marked as such
+    tid = next(t for t, c in q["marking"]["letters"].items() if c == q["answer"])
+    assert f"Person {q['answer']} (track {tid})" in meta["preview"].value
+    assert f"| {tid} | {q['answer']} |" in meta["people"].value  # the question's letter beside the clip's
+    assert "task_wide_verdicts" in meta and "task_verdicts" not in meta
+    assert meta["dagster/row_count"].value == 2
+    checks = {c.asset_key.to_user_string(): c for c in result.get_asset_check_evaluations()}
+    assert checks["active_speaker_detection"].passed
+    assert checks["active_speaker_detection"].metadata["problems"].value == "none"
+    assert all(c.check_name == "question_complete" for c in checks.values()) and len(checks) == 16
 
 
 def _drawn_box_near(img, box, lo, hi, search=6):

@@ -1,15 +1,19 @@
-"""One still per clip for the UI: the frame showing the most tracks, with their stored face and body boxes
-and the letters questions use for them."""
+"""One still per clip for the UI: the frame showing the most tracks, with their stored face and body boxes,
+each face labelled with its person letter and track id ("A t3"), so a person reads the same on every page.
+
+A question's still draws that question's letters instead (the option letters on its video's boxes) with the
+same track ids, and its target in red."""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import cv2
 import numpy as np
 
 from hvbench_assets.core.media import iter_frames
-from hvbench_assets.core.render.marked import LETTER_BGR, draw_box
+from hvbench_assets.core.render.marked import HIGHLIGHT_BGR, LETTER_BGR, draw_box
 from hvbench_assets.core.vision.tables import Track, boxes_by_frame, letter_tracks
 
 BODY_BGR = (200, 200, 200)
@@ -25,11 +29,19 @@ def key_frame_index(tracks: list[Track]) -> int | None:
     return best[len(best) // 2]
 
 
+def person_label(letter: str | None, track_id: int) -> str:
+    """How a still names a person: letter and track id."""
+    return f"{letter} t{track_id}" if letter else f"t{track_id}"
+
+
 def render_key_frame(clip: str | Path, tracks: list[Track], dst: str | Path, max_side: int = 640,
-                     quality: int = 80, kept: tuple[int, np.ndarray, float] | None = None) -> tuple[Path, int] | None:
+                     quality: int = 80, kept: tuple[int, np.ndarray, float] | None = None,
+                     letters: Mapping[int, str] | None = None,
+                     highlight: Collection[int] = ()) -> tuple[Path, int] | None:
     """Write the key frame as JPEG (longest side `max_side`); None when there are no tracks. `kept` is a
     frame L1 held from its own pass (index, image, image pixels -> source pixels): it is used when it
-    shows as many stored faces as the best frame, so drawing the still costs no second decode."""
+    shows as many stored faces as the best frame, so drawing the still costs no second decode. `letters`
+    (default: `letter_tracks`, the clip's person letters) label the faces; `highlight` tracks are drawn in red."""
     faces = boxes_by_frame(tracks)
     frame = key_frame_index(tracks)
     if frame is None:
@@ -46,12 +58,13 @@ def render_key_frame(clip: str | Path, tracks: list[Track], dst: str | Path, max
         return None
     img = image.copy()
     scale = max(img.shape[:2]) / 720
-    letters = letter_tracks(tracks)
+    letters = letter_tracks(tracks) if letters is None else letters
     bodies = boxes_by_frame(tracks, "body").get(frame, {})
     for tid, box in bodies.items():
         draw_box(img, _scaled(box, to_img), BODY_BGR, scale * 0.5)
     for tid, box in faces[frame].items():
-        draw_box(img, _scaled(box, to_img), LETTER_BGR, scale, letters.get(tid))
+        color = HIGHLIGHT_BGR if tid in highlight else LETTER_BGR
+        draw_box(img, _scaled(box, to_img), color, scale, person_label(letters.get(tid), tid))
     k = max_side / max(img.shape[:2])
     if k < 1:
         img = cv2.resize(img, None, fx=k, fy=k, interpolation=cv2.INTER_AREA)

@@ -4,8 +4,10 @@ label inside the picture, which hand-drawn SVG kept getting wrong."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"]
 REF_COLORS = ["#000000", "#cc0000"]
@@ -17,10 +19,27 @@ def _figure(width_px: int, height_px: int):
     return Figure(figsize=(width_px / 96, height_px / 96), dpi=96)
 
 
-def _svg(fig, title: str) -> str:
+_PNG: contextvars.ContextVar[bool] = contextvars.ContextVar("hvbench_png_charts", default=False)
+
+
+@contextlib.contextmanager
+def png_charts() -> Iterator[None]:
+    """Inside, the chart functions return PNG bytes instead of SVG text (images for the Dagster UI)."""
+    token = _PNG.set(True)
+    try:
+        yield
+    finally:
+        _PNG.reset(token)
+
+
+def _svg(fig, title: str):
     import matplotlib
 
     fig.suptitle(title, fontsize=11)
+    if _PNG.get():
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", bbox_inches="tight", dpi=72, metadata={"Software": None})
+        return buf.getvalue()
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "hvbench"}):
         fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})

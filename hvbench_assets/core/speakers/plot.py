@@ -11,9 +11,11 @@ import numpy as np
 PALETTE = ((40, 90, 230), (40, 170, 40), (210, 120, 30), (170, 40, 170), (30, 170, 200), (120, 120, 120))
 
 
-def render_score_plot(rows: Sequence[Mapping[str, Any]], dst: str | Path, size: tuple[int, int] = (720, 240)) -> Path | None:
+def render_score_plot(rows: Sequence[Mapping[str, Any]], dst: str | Path, size: tuple[int, int] = (720, 240),
+                      letters: Mapping[int, str] | None = None) -> Path | None:
     """PNG of every scored row's `scores` (clipped to -1..1) against the clip time; speaking tracks are
-    drawn thick. None when no row has scores."""
+    drawn thick. Lines are named as the key frame names faces ("A t3": `letters`, the clip's person letters,
+    and the track id). None when no row has scores."""
     import cv2
 
     rows = [r for r in rows if r.get("scores")]
@@ -41,7 +43,8 @@ def render_score_plot(rows: Sequence[Mapping[str, Any]], dst: str | Path, size: 
         first = r.get("first_frame") or 0
         pts = np.stack([x(first + np.arange(len(r["scores"]))), y(r["scores"])], axis=1).astype(np.int32)
         cv2.polylines(img, [pts], False, colour, 2 if r.get("speaking") else 1, cv2.LINE_AA)
-        label = f"track {r['track_id']}" + (" speaks" if r.get("speaking") else "")
+        letter = (letters or {}).get(r["track_id"])
+        label = (f"{letter} t{r['track_id']}" if letter else f"track {r['track_id']}") + (" speaks" if r.get("speaking") else "")
         cv2.putText(img, label, (left + 4 + 120 * k, h - 8), cv2.FONT_HERSHEY_SIMPLEX, 0.4, colour, 1)
     dst = Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)

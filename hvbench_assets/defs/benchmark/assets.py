@@ -6,6 +6,7 @@ these assets read the warehouse, call them, write the tables and show counts per
 
 import hashlib
 import json
+import string
 from pathlib import Path
 
 import dagster as dg
@@ -53,6 +54,8 @@ from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 
 ORDER = [t.abbrev for t in TASKS]
+
+MAX_LEAKAGE_REMOVED_SHARE = 0.5  # above: the check warns (the filter keeps working; the pool is what to look at)
 
 
 def _md(headers: list[str], rows: list[list]) -> str:
@@ -349,6 +352,15 @@ def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings, name: st
     code_version=f"{EXPORT_CODE_VERSION}:{LETTER_RULE_VERSION}:{TEXTBIAS_CODE_VERSION}",  # the manifest holds text bias
     description="The benchmark in the published HumanVBench layout: 16 task JSONL files, question videos, manifest.json",
     metadata=table_definition(EXPORT_ITEMS),
+    check_specs=[
+        dg.AssetCheckSpec("answer_letter_balance", asset="benchmark_export",
+                          description="Per task, every answer letter within its fair share + 1 (core/benchmark/letters.py)"),
+        dg.AssetCheckSpec("leakage_removal_share", asset="benchmark_export",
+                          description=f"The blind leakage filter removed at most {MAX_LEAKAGE_REMOVED_SHARE:.0%} of "
+                                      "the pooled questions (more: the questions give their answers away)"),
+        dg.AssetCheckSpec("export_file_count", asset="benchmark_export",
+                          description="The folder holds the 16 task files, manifest.json and every exported item's video"),
+    ],
 )
 def benchmark_export(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                      benchmark: BenchmarkSettings) -> dg.MaterializeResult:
@@ -377,12 +389,52 @@ def benchmark_export(context: dg.AssetExecutionContext, settings: HvbenchSetting
     hashes = {i["question_id"]: i["content_hash"] for i in items}
     content = sorted((i["question_id"], hashes[i["question_id"]], i["answer"], i["video"]) for i in result.items)
     version = hashlib.sha256(json.dumps(content).encode()).hexdigest()[:16]
-    return dg.MaterializeResult(data_version=dg.DataVersion(version), metadata={
+    checks = [letter_balance_check(result.items, {i["question_id"]: len(i["options"]) for i in items}),
+              leakage_share_check(len(items) + len(removed), len(removed)),
+              export_files_check(folder, result.items)]
+    return dg.MaterializeResult(data_version=dg.DataVersion(version), check_results=checks, metadata={
         "folder": dg.MetadataValue.path(str(folder)), "manifest": dg.MetadataValue.path(str(folder / "manifest.json")),
         "benchmark": name, "items": len(result.items), "include_unreviewed": benchmark.include_unreviewed,
         "removed_by_leakage": len(removed), "left_out_no_video": len(result.left_out),
         "per_task": dg.MetadataValue.md(_md(["task", "items", "review states", "removed by leakage", "no video"], table)),
     })
+
+
+def letter_balance_check(exported: list[dict], n_options: dict[str, int]) -> dg.AssetCheckResult:
+    """Per task: answer counts per letter against the fair share (sum of 1/n over the items offering it)."""
+    used: dict[str, dict[str, int]] = {}
+    fair: dict[str, dict[str, float]] = {}
+    for i in exported:
+        n = n_options.get(i["question_id"]) or 0
+        used.setdefault(i["task"], {}).setdefault(i["answer"], 0)
+        used[i["task"]][i["answer"]] += 1
+        for c in string.ascii_uppercase[:n]:
+            fair.setdefault(i["task"], {})[c] = fair.get(i["task"], {}).get(c, 0.0) + 1 / n
+    off = {f"{t}:{c}": f"{used[t].get(c, 0)} vs fair {share:.2f}" for t in fair for c, share in fair[t].items()
+           if abs(used[t].get(c, 0) - share) > 1 + 1e-9}
+    return dg.AssetCheckResult(check_name="answer_letter_balance", asset_key="benchmark_export", passed=not off,
+                               severity=dg.AssetCheckSeverity.WARN,
+                               metadata={"answers_per_letter": dg.MetadataValue.json(used), "off_balance": dg.MetadataValue.json(off)})
+
+
+def leakage_share_check(pooled: int, removed: int) -> dg.AssetCheckResult:
+    share = removed / pooled if pooled else 0.0
+    return dg.AssetCheckResult(check_name="leakage_removal_share", asset_key="benchmark_export",
+                               passed=share <= MAX_LEAKAGE_REMOVED_SHARE, severity=dg.AssetCheckSeverity.WARN,
+                               metadata={"pooled": pooled, "removed": removed, "share": round(share, 4),
+                                         "threshold": MAX_LEAKAGE_REMOVED_SHARE})
+
+
+def export_files_check(folder: Path, exported: list[dict]) -> dg.AssetCheckResult:
+    """16 task JSONL files + manifest.json + one video per exported item, all on disk."""
+    jsonl = sorted(p.name for p in folder.glob("*.jsonl"))
+    missing = [i["video"] for i in exported if not (folder / i["video"]).is_file()]
+    problems = ([f"{len(jsonl)} task files, expected {len(TASKS)}"] if len(jsonl) != len(TASKS) else []) + \
+        ([] if (folder / "manifest.json").is_file() else ["manifest.json missing"]) + \
+        ([f"{len(missing)} video(s) missing, e.g. {missing[0]}"] if missing else [])
+    return dg.AssetCheckResult(check_name="export_file_count", asset_key="benchmark_export", passed=not problems,
+                               metadata={"task_files": len(jsonl), "videos": len(exported) - len(missing),
+                                         "items": len(exported), "problems": "; ".join(problems) or "none"})
 
 
 benchmark_job = dg.define_asset_job(

@@ -14,17 +14,26 @@ from hvbench_assets.core.benchmark import load_benchmark
 from hvbench_assets.core.evaluation import EvalConfig, MllmAnswerer, ModelMisconfigured, evaluate
 from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION
 from hvbench_assets.core.evaluation.arms import ArmUnavailable
+from hvbench_assets.core.evaluation.tables import (
+    EVAL_DISTRACTORS,
+    EVAL_ITEM_STATS,
+    EVAL_RESPONSES,
+    EVAL_RUNS,
+    EVAL_TASK_SCORES,
+)
 from hvbench_assets.core.evaluation.reporting import REPORT_CODE_VERSION, report_for
 from hvbench_assets.core.evaluation.runner import EVAL_CODE_VERSION
 from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.scoring.judge import JUDGE_PROMPT_VERSION
 from hvbench_assets.core.scoring.metrics import aggregate, task_scores
-from hvbench_assets.core.scoring.report import load_baseline_file, pct, render_markdown
+from hvbench_assets.core.scoring import svg
+from hvbench_assets.core.scoring.report import charts, load_baseline_file, pct, render_markdown
 from hvbench_assets.defs.evaluation.partitions import (
     eval_benchmarks_partitions,
     eval_partitions,
 )
 from hvbench_assets.defs.evaluation.resources import EvaluationSettings
+from hvbench_assets.defs.metadata import image, table_definition
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 
@@ -38,9 +47,21 @@ def _benchmark_root(name: str, evaluation: EvaluationSettings, settings: Hvbench
     return roots[name]
 
 
-def _scores_markdown(rows: list[dict]) -> str:
+def _summary(rows: list[dict]):
     scores = task_scores([r for r in rows if r["status"] != "failed" and r["rotation"] == 0])
-    summary = aggregate({t: s.accuracy for t, s in scores.items()})
+    return scores, aggregate({t: s.accuracy for t, s in scores.items()})
+
+
+def score_metadata(summary, prefix: str = "") -> dict[str, dg.MetadataValue]:
+    """Overall and per-category accuracy (%) as float metadata, which the UI plots over materializations
+    (keys `<prefix>overall_pct`, `<prefix>category_pct/<category>`; absent when the value is unknown)."""
+    out = {f"{prefix}overall_pct": summary.overall} | {
+        f"{prefix}category_pct/{cat}": v for cat, v in summary.categories.items()}
+    return {k: dg.MetadataValue.float(round(100 * v, 2)) for k, v in out.items() if v is not None}
+
+
+def _scores_markdown(rows: list[dict]) -> str:
+    scores, summary = _summary(rows)
     lines = ["| task | items | correct | unparsed | accuracy % |", "|---|---|---|---|---|"]
     lines += [f"| {t} | {s.n_items} | {s.n_correct} | {s.n_unparsed} | {pct(s.accuracy)} |" for t, s in scores.items()]
     lines += [f"| **{cat}** | | | | {pct(v)} |" for cat, v in summary.categories.items() if v is not None]
@@ -59,6 +80,7 @@ def _scores_markdown(rows: list[dict]) -> str:
     code_version=f"{EVAL_CODE_VERSION}:{PROMPT_VERSION}:{JUDGE_PROMPT_VERSION}",
     pool="mllm",
     description="Every reply of one model to every item of one benchmark: raw text, parsed option, correctness, latency, tokens",
+    metadata=table_definition(EVAL_RESPONSES, EVAL_RUNS),
     check_specs=[dg.AssetCheckSpec("unparsed_rate", asset="eval_responses",
                                    description="Share of replies no rule could map to an option (counted wrong)")],
 )
@@ -124,6 +146,8 @@ def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings,
     if failed:  # items the model could not answer (garbled or refused replies, unreadable videos): rows, not a crash
         context.log.warning(f"{failed} item(s) failed for {model} on {name}; see eval_responses.error "
                             "(they are asked again by the next materialization)")
+    if len(run_ids) == 1:  # numbers to plot over time (several seeds: the report averages them)
+        metadata.update(score_metadata(_summary(rows)[1]))
     unparsed = metadata["unparsed"] / max(1, len(rows))
     check = dg.AssetCheckResult(
         check_name="unparsed_rate", passed=unparsed <= evaluation.max_unparsed_rate,
@@ -134,6 +158,21 @@ def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings,
         if unparsed > evaluation.max_unparsed_rate else None,
     )
     return dg.MaterializeResult(metadata=metadata, check_results=[check])
+
+
+CHART_NAMES = ("chart_categories", "chart_tasks", "chart_distractors", "chart_items")  # report.charts' order
+
+
+def report_charts(data, out_dir: Path) -> dict[str, dg.MetadataValue]:
+    """The report's charts as PNG files in `out_dir`, shown inline on the asset page."""
+    with svg.png_charts():
+        pngs = charts(data)
+    out: dict[str, dg.MetadataValue] = {}
+    for name, png in zip(CHART_NAMES, pngs):
+        path = out_dir / f"{name}.png"
+        path.write_bytes(png)
+        out.update(image(path, name))
+    return out
 
 
 def review_baseline(wh, name: str, evaluation: EvaluationSettings, settings: HvbenchSettings) -> dict | None:
@@ -162,8 +201,9 @@ def review_baseline(wh, name: str, evaluation: EvaluationSettings, settings: Hvb
                       partition_mapping=dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="benchmark"))],
     group_name="evaluation",
     kinds={"duckdb", "html"},
-    code_version=REPORT_CODE_VERSION,
+    code_version=f"{REPORT_CODE_VERSION}:png-charts",  # the asset also writes the charts as PNG files
     description="Per-task / category / overall accuracy of every evaluated model, baselines, distractor and item statistics",
+    metadata=table_definition(EVAL_TASK_SCORES, EVAL_ITEM_STATS, EVAL_DISTRACTORS),
 )
 def eval_report(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                 evaluation: EvaluationSettings) -> dg.MaterializeResult:
@@ -176,14 +216,14 @@ def eval_report(context: dg.AssetExecutionContext, settings: HvbenchSettings, wa
     if not data.runs:
         raise dg.Failure(description=f"no evaluation runs for benchmark {name}: materialize eval_responses first",
                          allow_retries=False)
+    scores = {k: v for label, summary in data.summaries.items() for k, v in score_metadata(summary, f"{label}/").items()}
     return dg.MaterializeResult(metadata={
+        **report_charts(data, out_dir), **scores,
         "report": dg.MetadataValue.md(render_markdown(data)),
         "html": dg.MetadataValue.path(str(paths["html"])), "markdown": dg.MetadataValue.path(str(paths["markdown"])),
         "flagged_items": dg.MetadataValue.path(str(paths["flagged"])),
         "left_out_of_item_stats": {g: round(r, 3) for g, r in data.excluded.items()},
         "runs": len(data.runs), "items": len({(s.task, s.question_id) for s in data.items}),
-        "overall": {label: round(100 * s.overall, 2) if s.overall is not None else None
-                    for label, s in data.summaries.items()},
         "non_functional_distractors": sum(len(s.non_functional) for s in data.items),
         "overall_95ci_clip_clustered": {g: [round(100 * iv["overall"].low, 2), round(100 * iv["overall"].high, 2)]
                                         for g, iv in data.uncertainty.intervals.items()

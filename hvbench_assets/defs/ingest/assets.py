@@ -14,6 +14,7 @@ from hvbench_assets.core.media.paths import resolve, to_stored
 from hvbench_assets.defs.metadata import materialization, row_counts, table_definition
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.run_tags import clip_source_tags, raw_source_tags, tag_run
 
 SCENE_CLIPS_VERSION = "2"  # 2: one decode per file, Data-Juicer's motion scale, streams' own start times
 VIDEO_PROBE_VERSION = "2"  # 2: frames counted by demuxing (decoded only when demux and header disagree)
@@ -91,7 +92,8 @@ def scene_clips(
         f"| {r['clip_index']} | {r['start_s']:.2f}-{r['end_s']:.2f} | {'kept' if r['kept'] else 'dropped'} | {r['reason']} |"
         for r in rows
     )
-    return dg.MaterializeResult(metadata=materialization({
+    tags = tag_run(context, raw_source_tags(wh, settings.inbox, raw_id))
+    return dg.MaterializeResult(tags=tags, metadata=materialization({
         **row_counts(wh, CLIPS, len(rows)),
         "source": dg.MetadataValue.path(str(src)),
         "duration_s": scenes.duration_s,
@@ -122,7 +124,8 @@ def clip_file(warehouse: WarehouseResource, video_id: str) -> Path:
     metadata=table_definition(VIDEO_PROBE),
     description="Container facts of one clip: duration, fps, frames, size, codecs, audio stream, hash",
 )
-def video_probe(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def video_probe(context: dg.AssetExecutionContext, settings: HvbenchSettings,
+                warehouse: WarehouseResource) -> dg.MaterializeResult:
     video_id = context.partition_key
     wh = warehouse.get()
     path = clip_file(warehouse, video_id)
@@ -136,7 +139,8 @@ def video_probe(context: dg.AssetExecutionContext, warehouse: WarehouseResource)
     wh.replace(VIDEO_PROBE, {"video_id": video_id}, [{**probe.as_row(), "path": to_stored(path), "status": "ok", "reason": None}], provenance=prov)
     source = wh.query("SELECT c.raw_video_id, c.start_s, c.end_s, r.path FROM clips c "
                       "LEFT JOIN raw_videos r USING (raw_video_id) WHERE c.video_id = ?", [video_id])[0]
-    return dg.MaterializeResult(data_version=dg.DataVersion(probe.sha256[:16]), metadata=materialization({
+    tags = tag_run(context, clip_source_tags(wh, settings.inbox, video_id))
+    return dg.MaterializeResult(data_version=dg.DataVersion(probe.sha256[:16]), tags=tags, metadata=materialization({
         **row_counts(wh, VIDEO_PROBE, 1),
         "path": dg.MetadataValue.path(str(path)),
         "source": dg.MetadataValue.path(str(resolve(source["path"]) or f"raw_videos/{source['raw_video_id']}")),

@@ -29,6 +29,7 @@ from hvbench_assets.core.mllm.descriptions import (
     preview_markdown,
 )
 from hvbench_assets.core.vision.tables import HUMAN_TRACKS
+from hvbench_assets.defs.metadata import table_schema
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import WarehouseResource
@@ -45,9 +46,6 @@ _DESCRIBER = _configured_describer()
 APPEARANCE_VERSION = code_version("l4.1", APPEARANCE, _DESCRIBER)
 FACIAL_DESCRIPTION_VERSION = code_version("l5.1", FACIAL_DESCRIPTION, _DESCRIBER)
 VIDEO_CAPTION_VERSION = code_version("l11.1", VIDEO_CAPTION, _DESCRIBER)
-
-def _schema(table) -> dg.TableSchema:
-    return dg.TableSchema(columns=[dg.TableColumn(name, kind) for name, kind in table.all_columns])
 
 
 def _describer(mllm: MllmResource) -> ModelSpec:
@@ -80,7 +78,7 @@ def _track_asset(label: str, version: str):
         code_version=version,
         pool="mllm",
         description=f"{'L4' if crop == 'body' else 'L5'}: MLLM description of each track's {crop}-cropped clip",
-        metadata={"prompt_hash": prompt.fingerprint, "table": table.name, "dagster/column_schema": _schema(table)},
+        metadata={"prompt_hash": prompt.fingerprint, "table": table.name, "dagster/column_schema": table_schema(table)},
     )
     def _asset(context: dg.AssetExecutionContext, warehouse: WarehouseResource, mllm: MllmResource) -> dg.MaterializeResult:
         video_id = context.partition_key
@@ -128,7 +126,7 @@ facial_description = _track_asset("facial_description", FACIAL_DESCRIPTION_VERSI
     pool="mllm",
     description="L11: MLLM summary of the clip's setting, people and events (context for questions)",
     metadata={"prompt_hash": VIDEO_CAPTION.fingerprint, "table": VIDEO_CAPTION_TABLE.name,
-              "dagster/column_schema": _schema(VIDEO_CAPTION_TABLE)},
+              "dagster/column_schema": table_schema(VIDEO_CAPTION_TABLE)},
 )
 def video_caption(context: dg.AssetExecutionContext, warehouse: WarehouseResource, mllm: MllmResource) -> dg.MaterializeResult:
     video_id = context.partition_key

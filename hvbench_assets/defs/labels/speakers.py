@@ -11,11 +11,11 @@ from hvbench_assets.core.speakers.persons import person_groups, person_of, speak
 from hvbench_assets.core.speakers.plot import render_score_plot
 from hvbench_assets.core.speakers.scoring import TrackFrames, clip_rows
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
-from hvbench_assets.core.vision.tables import DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, load_tracks
+from hvbench_assets.core.vision.tables import DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, letter_tracks, load_tracks
 from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.labels.audio import load_clip_audio, run_backend
 from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
-from hvbench_assets.defs.metadata import image
+from hvbench_assets.defs.metadata import image, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
 
@@ -29,6 +29,7 @@ SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
     group_name="labels",
     kinds={"audio", "video", "duckdb"},
     code_version=SPEAKER_SCORES_VERSION,
+    metadata=table_definition(SPEAKER_SCORES),
     pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
     op_tags={FORK_TAG: "fork"},  # beside the task steps that do not read L7
     description="L7: per-track active-speaker score per frame (default: Light-ASD, kept where a voice is heard, lip-sync "
@@ -55,7 +56,8 @@ def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings,
         # the clip-level reason applies to every track: still one row per track (or one for the clip)
         rows = [{**gate, "track_id": t.track_id, "speaking": False} for t in tracks] or [{**gate, "speaking": False}]
         wh.replace(SPEAKER_SCORES, {"video_id": video_id}, rows, provenance=prov)
-        return dg.MaterializeResult(metadata={"status": gate["status"], "rows": len(rows), "speakers": 0,
+        return dg.MaterializeResult(metadata={**row_counts(wh, SPEAKER_SCORES, len(rows)),
+                                              "status": gate["status"], "rows": len(rows), "speakers": 0,
                                               "backend": scorer.backend, "model": model, "method": scorer.method})
     _, audio = load_clip_audio(settings, warehouse, video_id)
     voice = rules.voice_class((wh.rows(VOICE_DEMOGRAPHICS, video_id=video_id) or [None])[0])
@@ -80,21 +82,22 @@ def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings,
         k = person_of(r["track_id"], groups)
         r.update(person=k, person_tracks=groups[k], person_speaking=groups[k] in talkers)
     wh.replace(SPEAKER_SCORES, {"video_id": video_id}, rows, provenance=prov)
-    table = "\n".join(_preview_line(r) for r in rows)
-    plot = render_score_plot(rows, settings.media_dir(video_id) / "speaker_scores.png")
-    return dg.MaterializeResult(metadata={
+    letters = letter_tracks(tracks)  # the key frame's person letters
+    table = "\n".join(_preview_line(r, letters) for r in rows)
+    plot = render_score_plot(rows, settings.media_dir(video_id) / "speaker_scores.png", letters=letters)
+    return dg.MaterializeResult(metadata={**row_counts(wh, SPEAKER_SCORES, len(rows)),
         "status": "ok", "rows": len(rows), "speakers": len(talkers), "speaking_persons": dg.MetadataValue.json(talkers),
         "speaking_tracks": dg.MetadataValue.json([r["track_id"] for r in rows if r.get("speaking")]),
         "backend": scorer.backend, "model": model, "method": scorer.method,
         **({"method_note": scorer.method_note} if scorer.method_note else {}),
-        "preview": dg.MetadataValue.md("| track | person | status | frames | longest run | best score | speaking | veto |\n"
-                                      "|---|---|---|---|---|---|---|---|\n" + table),
+        "preview": dg.MetadataValue.md("| track | letter | L2 person | status | frames | longest run | best score | speaking | veto |\n"
+                                      "|---|---|---|---|---|---|---|---|---|\n" + table),
         **(image(plot, "score_plot") if plot else {}),
     })
 
 
-def _preview_line(r: dict) -> str:
+def _preview_line(r: dict, letters: dict[int, str]) -> str:
     """One track in the preview; best score = how far its best frame is above (> 0) or below its speaking bar."""
     best = f"{max(r['scores']):+.2f}" if r.get("scores") else ""
-    return (f"| {r['track_id']} | {r['person']} | {r['status']} | {r.get('n_frames')} | {r.get('longest_run')} | {best} | "
+    return (f"| {r['track_id']} | {letters.get(r['track_id'], '')} | {r['person']} | {r['status']} | {r.get('n_frames')} | {r.get('longest_run')} | {best} | "
             f"{r['speaking']} | {r.get('veto_reason') or ''} |")

@@ -22,6 +22,7 @@ from hvbench_assets.core.vision import (
     HUMAN_TRACKS,
     HUMAN_VERDICTS,
     PERSON_COUNT,
+    letter_tracks,
     load_tracks,
 )
 from hvbench_assets.core.vision.count import TrackSpan, count_people
@@ -104,6 +105,8 @@ def human_tracks(context: dg.AssetExecutionContext, settings: HvbenchSettings, w
                        (HUMAN_TRACK_BOXES, {"video_id": vid}, result.boxes, prov)])
     # the rows name this run's files now; older crops go (a run killed before the commit left them in place)
     remove_replaced(media, out_dir, lambda run_id: _in_progress(context.instance, run_id))
+    stored = load_tracks(wh, vid)
+    letters = letter_tracks(stored)
     return dg.MaterializeResult(metadata=materialization({
         **row_counts(wh, HUMAN_TRACKS, len(tracks)),
         "tracks": len(result.tracks),
@@ -117,8 +120,10 @@ def human_tracks(context: dg.AssetExecutionContext, settings: HvbenchSettings, w
         "model": backend.model,
         "clip": dg.MetadataValue.path(str(clip.path)),
         "crop_dir": dg.MetadataValue.path(str(out_dir)),
-        **_key_frame(context, clip.path, load_tracks(wh, vid), out_dir, result.key_frame),
-        "preview": _preview(tracks, ["track_id", "status", "first_s", "last_s", "coverage", "face_size_median",
+        **_key_frame(context, clip.path, stored, out_dir, result.key_frame),
+        # "letter": the person letter the key frame, the speaker plot and the task pages use for this track
+        "preview": _preview([{**t, "letter": letters.get(t["track_id"], "")} for t in tracks],
+                            ["track_id", "letter", "status", "first_s", "last_s", "coverage", "face_size_median",
                                      "n_detections", "face_clip_path"]),
     }))
 

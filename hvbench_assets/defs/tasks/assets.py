@@ -14,6 +14,8 @@ from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.mllm import ModelNotConfigured, load_registry
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
 from hvbench_assets.core.media.paths import resolve, to_stored
+from hvbench_assets.core.render.keyframe import render_key_frame
+from hvbench_assets.core.vision.tables import letter_tracks
 from hvbench_assets.core.render.questions import question_video_path, render_question_video
 from hvbench_assets.core.synthesis.calls import SynthesisModels, ensemble_fingerprint, too_few_answerers
 from hvbench_assets.core.synthesis.rerank import agreement_counts
@@ -27,9 +29,11 @@ from hvbench_assets.core.tasks.registry import FAMILIES, TaskFamily
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.labels.descriptions import _DESCRIBER
+from hvbench_assets.defs.metadata import image, table_definition
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.run_tags import clip_source_tags, tag_run
 
 
 def _configured_ensemble() -> str:
@@ -74,7 +78,11 @@ def task_asset(family: TaskFamily) -> dg.AssetsDefinition:
         # rule-based families that encode a question video: beside the run's other steps
         op_tags={FORK_TAG: "fork"} if not family.needs_model and family.marking != "none" else None,
         description=_description(family),
-        metadata={"task": family.task, "abbrev": family.abbrev, "category": family.info.category,
+        check_specs=[dg.AssetCheckSpec(
+            "question_complete", asset=family.asset,
+            description="The clip's question has options, an answer among them and its rendered question video")],
+        metadata={**table_definition(QUESTIONS, TASK_CANDIDATES, *((SYNTHESIS_STEPS,) if family.records_steps else ())),
+                  "task": family.task, "abbrev": family.abbrev, "category": family.info.category,
                   "labels_table9": ", ".join(f"{PAPER_LABEL[x]} {x}" for x in family.labels),
                   "labels_ours": ", ".join(f"{PAPER_LABEL[x]} {x}" for x in family.ours) or "-",
                   "marking": family.marking,
@@ -158,27 +166,90 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
             _write(wh, vid, family, failed, None, prov)
             raise dg.Failure(description=f"{family.asset} of {vid}: {failed['reason']}") from exc
     calls = outcome.result.call_ids if outcome.result is not None else []
-    return dg.MaterializeResult(metadata={
+    tags = tag_run(context, clip_source_tags(wh, settings.inbox, vid))
+    return dg.MaterializeResult(tags=tags, check_results=[question_check(family, question)], metadata={
         **task_overview(wh, family),
+        **(question_pointers(context, question, marking, clip.path, labels.tracks, out_dir, settings.review_url)
+           if question else {}),
         "status": candidate["status"], "rule": candidate["rule"], "reason": candidate["reason"] or "",
         "measured": dg.MetadataValue.json(candidate["measured"]), "questions": int(bool(question and question["answer"])),
         "dagster/row_count": 1 + int(question is not None), "model_calls": len(calls),
         **(synthesis_overview(wh, family, synthesis) if synthesis else {}),
-        "preview": dg.MetadataValue.md(preview_markdown([question]) if question else
+        "preview": dg.MetadataValue.md(preview_markdown([with_track_ids(question, marking)]) if question else
                                        f"{candidate['status']}: {candidate['reason']}"),
         **({"question_video": dg.MetadataValue.path(str(resolve(question["video_path"])))}
            if question and question["video_path"] else {}),
     })
 
 
+def question_check(family: TaskFamily, question: dict | None) -> dg.AssetCheckResult:
+    """This clip's question is usable: options, an answer among them, its question video on disk."""
+    if question is None or not question.get("options"):
+        return dg.AssetCheckResult(check_name="question_complete", asset_key=family.asset, passed=True,
+                                   metadata={"question": "none for this clip"})
+    letters = [o["letter"] for o in question["options"]]
+    video = resolve(question["video_path"]) if question.get("video_path") else None
+    problems = ([] if question.get("answer") in letters else [f"answer {question.get('answer')!r} not among {letters}"]) \
+        + ([] if video is not None and video.exists() else [f"question video missing: {video}"]) \
+        + ([f"{n} option(s) without text"] if (n := sum(not o.get("text") for o in question["options"])) else [])
+    return dg.AssetCheckResult(check_name="question_complete", asset_key=family.asset, passed=not problems,
+                               metadata={"question_id": question["question_id"], "options": len(letters),
+                                         "problems": "; ".join(problems) or "none"})
+
+
+def with_track_ids(question: dict, marking: dict | None) -> dict:
+    """The question for the UI with each person option naming its track: "Person B (track 3)"."""
+    lettered = (marking or {}).get("letters") or {}
+    if not lettered:
+        return question
+    tracks_of: dict[str, list[str]] = {}
+    for tid, letter in lettered.items():
+        tracks_of.setdefault(letter, []).append(str(tid))
+    options = []
+    for o in question["options"]:
+        name = f"Person {o['letter']}"
+        if o["text"] == name and o["letter"] in tracks_of:
+            o = {**o, "text": f"{name} (track {', '.join(sorted(tracks_of[o['letter']], key=int))})"}
+        options.append(o)
+    return {**question, "options": options}
+
+
+def question_pointers(context, question: dict, marking: dict | None, clip_path, tracks, out_dir, review_url: str) -> dict:
+    """What a reader acts on: the question video's key frame with its boxes, the explain command, the review link."""
+    qid = question["question_id"]
+    out = {"explain": dg.MetadataValue.md(f"`hvbench explain {qid}`"),
+           "review_app": dg.MetadataValue.url(f"{review_url.rstrip('/')}/questions/{qid}")}
+    kind = (marking or {}).get("kind", "none")
+    letters = {int(t): str(c) for t, c in (marking or {}).get("letters", {}).items()}
+    highlight = {int(t) for t in (marking or {}).get("track_ids", ())}
+    shown = [t for t in tracks if t.track_id in letters or t.track_id in highlight] or list(tracks)
+    try:
+        # a lettered question: the letters on its video's boxes; otherwise the clip's person letters (human_tracks)
+        drawn = render_key_frame(clip_path, shown, out_dir / f"{qid}-key_frame.jpg",
+                                 letters=letters if kind == "letters" else letter_tracks(list(tracks)),
+                                 highlight=highlight)
+    except (MediaError, OSError) as exc:  # a picture for the UI only
+        context.log.warning(f"key frame of question {qid} not drawn: {exc}")
+        drawn = None
+    if drawn is not None:
+        out.update(image(drawn[0], "question_key_frame"))
+    if letters:  # who is who: the question's letters next to the clip's (human_tracks key frame, speaker plot)
+        clip_letters = letter_tracks(list(tracks))
+        out["people"] = dg.MetadataValue.md(
+            "| track | letter in this question | letter on the clip's key frame |\n|---|---|---|\n" + "\n".join(
+                f"| {tid} | {letters[tid]} | {clip_letters.get(tid, '')} |" for tid in sorted(letters)))
+    return out
+
+
 def task_overview(wh, family: TaskFamily) -> dict:
-    """Across every clip of this task: verdicts by status and rule, and how often each letter is the answer."""
+    """Across every clip of this task (keys `task_wide_*`, the same on every partition): verdicts by status and
+    rule, and how often each letter is the answer."""
     verdicts = wh.query("SELECT status, rule, count(*) AS n FROM task_candidates WHERE task = ? GROUP BY ALL "
                         "ORDER BY n DESC", [family.task])
     letters = wh.query("SELECT answer, count(*) AS n FROM questions WHERE task = ? AND answer IS NOT NULL "
                        "GROUP BY ALL ORDER BY answer", [family.task])
-    return {"task_verdicts": dg.MetadataValue.json({f"{r['status']}:{r['rule']}": r["n"] for r in verdicts}),
-            "task_answer_letters": dg.MetadataValue.json({r["answer"]: r["n"] for r in letters})}
+    return {"task_wide_verdicts": dg.MetadataValue.json({f"{r['status']}:{r['rule']}": r["n"] for r in verdicts}),
+            "task_wide_answer_letters": dg.MetadataValue.json({r["answer"]: r["n"] for r in letters})}
 
 
 def synthesis_overview(wh, family: TaskFamily, synthesis: SynthesisModels) -> dict:
@@ -194,7 +265,8 @@ def synthesis_overview(wh, family: TaskFamily, synthesis: SynthesisModels) -> di
 def _blocked(wh, vid, family, prov, reason) -> dg.MaterializeResult:
     row = blocked_row(family, reason)
     _write(wh, vid, family, row, None, prov)
-    return dg.MaterializeResult(metadata={"status": "blocked", "reason": row["reason"], "questions": 0})
+    return dg.MaterializeResult(metadata={"status": "blocked", "reason": row["reason"], "questions": 0},
+                                check_results=[question_check(family, None)])
 
 
 def _items(vid, family, candidate, question, prov, steps=(), qid=None):

@@ -1,0 +1,52 @@
+"""The source file and time range of a partition as tags, added by the assets themselves.
+
+The sensors tag the runs they request (`hvbench/source`, `hvbench/range`, defs/ingest/sensors.py); a run
+launched from the UI, a backfill or a re-execution has only `dagster/partition`. Dagster 1.13 has no public
+API for an op to set its run's tags (dagster-io/dagster#27502), so each tagging asset (scene_clips,
+video_probe, every task asset) does two things: it adds the missing tags to its run through
+`DagsterInstance.add_run_tags` (what the UI's tag editor calls; tags already set are kept), so the Runs page
+filter `hvbench/source=<file>` finds the run whoever launched it; and it returns them as materialization tags,
+so the asset's event names its source even where the run tag could not be written.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS
+from hvbench_assets.core.warehouse import Warehouse
+
+SOURCE_TAG = "hvbench/source"
+RANGE_TAG = "hvbench/range"
+
+
+def clip_source_tags(wh: Warehouse, inbox, video_id: str) -> dict[str, str]:
+    """`hvbench/source` and `hvbench/range` of one clip ({} when the clip is unknown)."""
+    from hvbench_assets.defs.ingest.sensors import source_tags
+
+    if not wh.has_table(CLIPS.name) or not wh.has_table(RAW_VIDEOS.name):
+        return {}
+    rows = wh.query("SELECT c.start_s, c.end_s, r.path FROM clips c LEFT JOIN raw_videos r USING (raw_video_id) "
+                    "WHERE c.video_id = ?", [video_id])
+    return source_tags(inbox, rows[0]["path"], rows[0]["start_s"], rows[0]["end_s"]) if rows else {}
+
+
+def raw_source_tags(wh: Warehouse, inbox, raw_video_id: str) -> dict[str, str]:
+    from hvbench_assets.defs.ingest.sensors import source_tags
+
+    if not wh.has_table(RAW_VIDEOS.name):
+        return {}
+    rows = wh.rows(RAW_VIDEOS, raw_video_id=raw_video_id)
+    return source_tags(inbox, rows[0]["path"]) if rows else {}
+
+
+def tag_run(context: dg.AssetExecutionContext, tags: dict[str, str]) -> dict[str, str]:
+    """Add the tags the run lacks (never overwrite a sensor's); returns `tags` for the materialization."""
+    run = context.run
+    missing = {k: v for k, v in tags.items() if k not in run.tags}
+    if missing:
+        try:
+            context.instance.add_run_tags(context.run_id, missing)
+        except Exception as exc:  # an instance that refuses: the materialization tags still carry them
+            context.log.warning(f"could not tag run {context.run_id} with {missing}: {exc}")
+    return tags
