@@ -31,14 +31,20 @@ def _decided(decisions: Iterable[Mapping[str, Any]], reviewer: str) -> set[tuple
 
 def review_queue(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
                  assignments: list[Mapping[str, Any]], excluded: frozenset[str], reviewer: str,
-                 annotations: list[Mapping[str, Any]] = ()) -> list[Mapping]:
-    """Questions `reviewer` should review, assigned ones first, then by task and clip."""
-    states = {r["question_id"]: r for r in curate(questions, decisions, excluded, assignments, annotations)}
+                 annotations: list[Mapping[str, Any]] = (), *, states: Mapping[str, Mapping[str, Any]] | None = None,
+                 hashes: Mapping[str, str] | None = None) -> list[Mapping]:
+    """Questions `reviewer` should review, assigned ones first, then by task and clip. `states` (question_id ->
+    reviewed row) and `hashes` (question_id -> content hash): precomputed by a caller that keeps them (live.py)."""
+    if states is None:
+        states = {r["question_id"]: r for r in curate(questions, decisions, excluded, assignments, annotations)}
     assigned = _assigned(assignments, "review")
     done = _decided(decisions, reviewer)
     out = []
     for q in questions:
-        if not is_question(q) or (q["question_id"], question_content_hash(dict(q))) in done:
+        if not is_question(q):
+            continue
+        chash = hashes[q["question_id"]] if hashes is not None else question_content_hash(dict(q))
+        if (q["question_id"], chash) in done:
             continue
         to = assigned.get(q["question_id"])
         if to is not None:
@@ -51,12 +57,13 @@ def review_queue(questions: list[Mapping[str, Any]], decisions: list[Mapping[str
 
 def adjudication_list(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
                       assignments: list[Mapping[str, Any]], excluded: frozenset[str],
-                      reviewer: str | None = None, annotations: list[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+                      reviewer: str | None = None, annotations: list[Mapping[str, Any]] = (), *,
+                      reviewed: list[Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Disputed questions; with `reviewer`, only those a third person may settle (not one of its reviewers,
-    and named when adjudicators were assigned)."""
+    and named when adjudicators were assigned). `reviewed`: curate()'s rows when the caller has them."""
     adjudicators = _assigned(assignments, "adjudicate")
     out = []
-    for row in curate(questions, decisions, excluded, assignments, annotations):
+    for row in reviewed if reviewed is not None else curate(questions, decisions, excluded, assignments, annotations):
         if row["state"] != "disputed":
             continue
         if reviewer is not None:
@@ -67,10 +74,11 @@ def adjudication_list(questions: list[Mapping[str, Any]], decisions: list[Mappin
     return out
 
 
-def shown_order(question: Mapping[str, Any], reviewer: str) -> list[str]:
+def shown_order(question: Mapping[str, Any], reviewer: str, chash: str | None = None) -> list[str]:
     """The option letters in the order this reviewer sees them blind: shuffled, but the same on a reload."""
     letters = [o["letter"] for o in question.get("options") or []]
-    seed = hashlib.sha256(f"{question['question_id']}:{question_content_hash(dict(question))}:{reviewer}".encode())
+    chash = chash or question_content_hash(dict(question))
+    seed = hashlib.sha256(f"{question['question_id']}:{chash}:{reviewer}".encode())
     rng = random.Random(int(seed.hexdigest()[:15], 16))
     shuffled = letters[:]
     for _ in range(5):  # never the stored order when another exists, so position gives nothing away
