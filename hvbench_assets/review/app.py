@@ -209,16 +209,15 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         qid = request.path_params["question_id"]
         if reviewer_of(request) is None and cfg.require_token:
             return page(request, "home.html")
-        q = question_row(qid)
+        with wh.batch():  # one lock and attach for the state and the ~20 reads of the provenance chain
+            q = question_row(qid)
+            s = load_state(wh)
+            explanation = explain(wh, qid)
         family = FAMILY_BY_ABBREV.get(q["abbrev"])
         links = [(f"{a} / {q['video_id']}", f"{cfg.dagster_url.rstrip('/')}/assets/{a}?view=partitions&partition="
                   f"{quote(q['video_id'])}") for a in ([family.asset] if family else []) + ["human_tracks", "video_probe"]]
         links.append(("reviewed_questions", f"{cfg.dagster_url.rstrip('/')}/assets/reviewed_questions"))
-        s = load_state(wh)
-        reviewed = next((r for r in curate([q], [d for d in s["decisions"] if d["question_id"] == qid], cfg.excluded,
-                                           [a for a in s["assignments"] if a["question_id"] == qid],
-                                           [a for a in s["annotations"] if a["video_id"] == q["video_id"]])), None)
-        return page(request, "question.html", q=q, reviewed=reviewed, explanation=explain(wh, qid), links=links,
+        return page(request, "question.html", q=q, reviewed=s["states"].get(qid), explanation=explanation, links=links,
                     decisions=[d for d in s["decisions"] if d["question_id"] == qid],
                     content_hash=question_content_hash(q))
 
@@ -238,9 +237,10 @@ def create_app(cfg: ReviewConfig) -> Starlette:
     def agreement_page(request: Request) -> Response:
         s = load_state(wh)
         reviewed = s["reviewed"]
-        return page(request, "agreement.html", blind=kappa_table(s["questions"], s["decisions"], "blind", s["hashes"]),
-                    verdict=kappa_table(s["questions"], s["decisions"], "verdict", s["hashes"]),
-                    accuracy=reviewer_accuracy(s["questions"], s["decisions"], reviewed, s["hashes"]),
+        return page(request, "agreement.html",
+                    blind=kappa_table(s["questions"], s["decisions"], "blind", s["hashes"], s["by_id"]),
+                    verdict=kappa_table(s["questions"], s["decisions"], "verdict", s["hashes"], s["by_id"]),
+                    accuracy=reviewer_accuracy(s["questions"], s["decisions"], reviewed, s["hashes"], s["by_id"]),
                     disputed=adjudication_list(s["questions"], s["decisions"], s["assignments"], cfg.excluded,
                                                annotations=s["annotations"], reviewed=reviewed),
                     assignments=len(s["assignments"]))

@@ -21,13 +21,17 @@ ALL_TASKS = "all"
 
 
 def latest_reviews(questions: Iterable[Mapping[str, Any]], decisions: Iterable[Mapping[str, Any]],
-                   hashes: Mapping[str, str] | None = None) -> dict[str, dict[str, Mapping[str, Any]]]:
-    """question_id -> reviewer -> latest accept/correct/reject on the question's current content (`hashes`:
-    question_id -> content hash, when the caller keeps them)."""
+                   hashes: Mapping[str, str] | None = None,
+                   by_id: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """question_id -> reviewer -> latest accept/correct/reject on the question's current content. `hashes`
+    (question_id -> content hash) and `by_id` (question_id -> question): when the caller keeps them."""
     decisions = list(decisions)
-    decided = {d["question_id"] for d in decisions}  # only these need their hash
-    current = {q["question_id"]: (hashes[q["question_id"]] if hashes is not None else question_content_hash(dict(q)), q)
-               for q in questions if q["question_id"] in decided and is_question(q)}
+    by_id = by_id if by_id is not None else {q["question_id"]: q for q in questions}
+    current = {}
+    for qid in {d["question_id"] for d in decisions}:  # only decided questions need their hash
+        q = by_id.get(qid)
+        if q is not None and is_question(q):
+            current[qid] = (hashes[qid] if hashes is not None else question_content_hash(dict(q)), q)
     out: dict[str, dict[str, Mapping[str, Any]]] = {}
     for d in sorted(decisions, key=lambda d: (str(d.get("created_at") or ""), d["decision_id"])):
         cur = current.get(d["question_id"])
@@ -45,15 +49,18 @@ def _label(d: Mapping[str, Any], question: Mapping[str, Any], on: str) -> str | 
 
 
 def kappa_table(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
-                on: str = "blind", hashes: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+                on: str = "blind", hashes: Mapping[str, str] | None = None,
+                by_id: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Rows per task (and task "all", pooled) and reviewer pair: task, abbrev, reviewer_a, reviewer_b, items, agreement (share of equal labels), kappa, labels_a,
     labels_b (the exact inputs given to scikit-learn). kappa is None when it is undefined (one label only)."""
     if on not in ("blind", "verdict"):
         raise ValueError(f"kappa on {on!r}: blind | verdict")
-    by_id = {q["question_id"]: q for q in questions}
+    by_id = by_id if by_id is not None else {q["question_id"]: q for q in questions}
     pairs: dict[tuple[str, str, str], tuple[list[str], list[str]]] = {}
-    for qid, per in latest_reviews(questions, decisions, hashes).items():
+    abbrevs: dict[str, str] = {}
+    for qid, per in latest_reviews(questions, decisions, hashes, by_id).items():
         q = by_id[qid]
+        abbrevs.setdefault(q["task"], q["abbrev"])
         for a, b in itertools.combinations(sorted(per), 2):
             la, lb = _label(per[a], q, on), _label(per[b], q, on)
             if la is None or lb is None:
@@ -65,7 +72,6 @@ def kappa_table(questions: list[Mapping[str, Any]], decisions: list[Mapping[str,
     from sklearn.metrics import cohen_kappa_score  # here, not at import: loading the definitions stays light
 
     rows = []
-    abbrevs = _abbrevs(questions)
     for (task, a, b), (xs, ys) in sorted(pairs.items(), key=lambda kv: (kv[0][0] == ALL_TASKS, kv[0])):
         kappa = float(cohen_kappa_score(xs, ys)) if len(set(xs) | set(ys)) > 1 else None
         if kappa is not None and math.isnan(kappa):
@@ -77,7 +83,8 @@ def kappa_table(questions: list[Mapping[str, Any]], decisions: list[Mapping[str,
 
 
 def reviewer_accuracy(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
-                      reviewed: Iterable[Mapping[str, Any]], hashes: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+                      reviewed: Iterable[Mapping[str, Any]], hashes: Mapping[str, str] | None = None,
+                      by_id: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Per reviewer and task: how often the blind choice was the final answer. Counted only where the final
     answer is one of the options the reviewer saw (accepted, or corrected to another option; not rejected,
     disputed, unreviewed, or rewritten as a new text)."""
@@ -88,28 +95,21 @@ def reviewer_accuracy(questions: list[Mapping[str, Any]], decisions: list[Mappin
         opt = next((o for o in r["options"] or [] if o.get("letter") == r["answer"]), None)
         if opt is not None and opt.get("origin") != "review":
             final[r["question_id"]] = r["answer"]
-    by_id = {q["question_id"]: q for q in questions}
+    by_id = by_id if by_id is not None else {q["question_id"]: q for q in questions}
     counts: dict[tuple[str, str], list[int]] = {}
-    for qid, per in latest_reviews(questions, decisions, hashes).items():
+    abbrevs: dict[str, str] = {}
+    for qid, per in latest_reviews(questions, decisions, hashes, by_id).items():
         if qid not in final:
             continue
+        abbrevs.setdefault(by_id[qid]["task"], by_id[qid]["abbrev"])
         for reviewer, d in per.items():
             if d.get("blind_choice") is None:
                 continue
             c = counts.setdefault((reviewer, by_id[qid]["task"]), [0, 0])
             c[0] += 1
             c[1] += int(d["blind_choice"] == final[qid])
-    abbrevs = _abbrevs(questions)
     return [{"reviewer": rv, "task": task, "abbrev": abbrevs.get(task), "items": n, "correct": k,
              "accuracy": k / n} for (rv, task), (n, k) in sorted(counts.items())]
-
-
-def _abbrevs(questions: Iterable[Mapping[str, Any]]) -> dict[str, str]:
-    """task -> the abbreviation of its first question (one pass, not one scan per row)."""
-    out: dict[str, str] = {}
-    for q in questions:
-        out.setdefault(q["task"], q["abbrev"])
-    return out
 
 
 def human_baseline(accuracy_rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:

@@ -39,20 +39,21 @@ def review_queue(questions: list[Mapping[str, Any]], decisions: list[Mapping[str
         states = {r["question_id"]: r for r in curate(questions, decisions, excluded, assignments, annotations)}
     assigned = _assigned(assignments, "review")
     done = _decided(decisions, reviewer)
-    out = []
+    mine, anyone = [], []
     for q in questions:
         if not is_question(q):
             continue
-        chash = hashes[q["question_id"]] if hashes is not None else question_content_hash(dict(q))
-        if (q["question_id"], chash) in done:
+        qid = q["question_id"]
+        if done and (qid, hashes[qid] if hashes is not None else question_content_hash(dict(q))) in done:
             continue
-        to = assigned.get(q["question_id"])
+        to = assigned.get(qid)
         if to is not None:
-            if reviewer in to and states[q["question_id"]]["state"] != "disputed":
-                out.append((0, q))
-        elif states[q["question_id"]]["state"] == "unreviewed":
-            out.append((1, q))
-    return [q for _, q in sorted(out, key=lambda t: (t[0], t[1]["task"] or "", t[1]["video_id"] or "", t[1]["question_id"]))]
+            if reviewer in to and states[qid]["state"] != "disputed":
+                mine.append(q)
+        elif states[qid]["state"] == "unreviewed":
+            anyone.append(q)
+    order = lambda q: (q["task"] or "", q["video_id"] or "", q["question_id"])  # noqa: E731
+    return sorted(mine, key=order) + sorted(anyone, key=order)
 
 
 def adjudication_list(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],

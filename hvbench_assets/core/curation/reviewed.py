@@ -3,7 +3,7 @@
 The rebuild used to curate every question and rewrite every row (a DELETE per key: 10,029 DuckDB calls at
 10,000 questions) inside one exclusive lock held for the whole read-compute-write, 5 to 10 s in which every
 other process (the review app, clip runs) waited. Now:
-1. one short lock reads the inputs (only the question columns curation reads) and their marks (row count and
+1. one short lock reads the inputs (not the questions' provenance columns) and their marks (row count and
    newest timestamp per table);
 2. without the lock: curate, and compare with the stored rows (read in another short lock);
 3. the changed rows are written in batches of `batch_rows`, each one transaction under its own lock (one
@@ -21,16 +21,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hvbench_assets.core.curation.live import SOURCES, decode
+from hvbench_assets.core.curation.live import SOURCES, columns, decode
 from hvbench_assets.core.curation.state import curate
 from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
-from hvbench_assets.core.tasks.store import CONTENT_FIELDS, QUESTIONS
 from hvbench_assets.core.warehouse import Warehouse
 
 BATCH_ROWS = 2000  # ~0.15 s of writing at 20,000 questions: the lock is handed over well within a second
-# what curate reads of a question (not label_rows, rule_params, call_ids: most of a row's bytes)
-QUESTION_COLUMNS = tuple(dict.fromkeys(("question_id", "video_id", "task", "abbrev", "status", "target_track_ids",
-                                        "annotation_ids", *CONTENT_FIELDS)))
 COMPARED = ("video_id", "task", "abbrev", "content_hash", "state", "answer", "answer_text", "options", "reviewers",
             "decision_ids", "reason")
 
@@ -67,8 +63,7 @@ def _read(wh: Warehouse) -> tuple[dict[str, tuple], dict[str, list[dict[str, Any
             if name not in marks:
                 raw[name] = []
                 continue
-            cols = "*" if src.spec is not QUESTIONS else ", ".join(f'"{c}"' for c in QUESTION_COLUMNS)
-            raw[name] = wh.query(f'SELECT {cols} FROM "{src.spec.name}"')
+            raw[name] = wh.query(f'SELECT {columns(wh, src.spec)} FROM "{src.spec.name}"')
         held = time.perf_counter() - t0
     return marks, {name: decode(SOURCES[name].spec, rows) for name, rows in raw.items()}, held
 
