@@ -3,8 +3,8 @@
 The rebuild used to curate every question and rewrite every row (a DELETE per key: 10,029 DuckDB calls at
 10,000 questions) inside one exclusive lock held for the whole read-compute-write, 5 to 10 s in which every
 other process (the review app, clip runs) waited. Now:
-1. one short lock reads the inputs (not the questions' provenance columns) and their marks (row count and
-   newest timestamp per table);
+1. short locks read the marks (row count and newest timestamp per input table), then each input table (not
+   the questions' provenance columns);
 2. without the lock: curate, and compare with the stored rows (read in another short lock);
 3. the changed rows are written in batches of `batch_rows`, each one transaction under its own lock (one
    set-based DELETE, one INSERT). Each batch first checks the marks: if a decision, assignment, annotation or
@@ -26,7 +26,7 @@ from hvbench_assets.core.curation.state import curate
 from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
 from hvbench_assets.core.warehouse import Warehouse
 
-BATCH_ROWS = 2000  # ~0.15 s of writing at 20,000 questions: the lock is handed over well within a second
+BATCH_ROWS = 1000  # ~0.1 s of writing on an idle machine: the lock is handed over well within a second under load too
 COMPARED = ("video_id", "task", "abbrev", "content_hash", "state", "answer", "answer_text", "options", "reviewers",
             "decision_ids", "reason")
 
@@ -53,19 +53,21 @@ def _marks(run: Callable[[str, list], list[tuple]]) -> dict[str, tuple]:
     return {r[0]: (r[1], r[2]) for r in run(" UNION ALL ".join(parts), [])} if parts else {}
 
 
-def _read(wh: Warehouse) -> tuple[dict[str, tuple], dict[str, list[dict[str, Any]]], float]:
-    """The marks and the inputs, in one lock (a consistent view); JSON decoded after it is released."""
-    raw: dict[str, list[dict[str, Any]]] = {}
-    with wh.batch():
+def _read(wh: Warehouse) -> tuple[dict[str, tuple], dict[str, list[dict[str, Any]]], list[float]]:
+    """The marks, then each input table, each in its own short lock; JSON decoded after. Not one snapshot, and
+    need not be: a write moved in between changes the marks, so the batches refuse what was computed here."""
+    holds = []
+
+    def timed(sql: str, params: list | None = None) -> list[dict[str, Any]]:
         t0 = time.perf_counter()
-        marks = _marks(lambda sql, params: [tuple(r.values()) for r in wh.query(sql, params)])
-        for name, src in SOURCES.items():
-            if name not in marks:
-                raw[name] = []
-                continue
-            raw[name] = wh.query(f'SELECT {columns(wh, src.spec)} FROM "{src.spec.name}"')
-        held = time.perf_counter() - t0
-    return marks, {name: decode(SOURCES[name].spec, rows) for name, rows in raw.items()}, held
+        rows = wh.query(sql, params or [])
+        holds.append(time.perf_counter() - t0)
+        return rows
+
+    marks = _marks(lambda sql, params: [tuple(r.values()) for r in timed(sql, params)])
+    raw = {name: timed(f'SELECT {columns(wh, src.spec)} FROM "{src.spec.name}"') if name in marks else []
+           for name, src in SOURCES.items()}
+    return marks, {name: decode(SOURCES[name].spec, rows) for name, rows in raw.items()}, holds
 
 
 def _stored(wh: Warehouse, provenance: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], float]:
@@ -96,8 +98,8 @@ def update_reviewed(wh: Warehouse, excluded: frozenset[str], provenance: Mapping
     wh.ensure(REVIEWED_QUESTIONS)
     result = UpdateResult([])
     while True:
-        marks, inputs, held = _read(wh)
-        result.lock_s.append(held)
+        marks, inputs, holds = _read(wh)
+        result.lock_s.extend(holds)
         rows = curate(inputs["questions"], inputs["decisions"], excluded, inputs["assignments"], inputs["annotations"])
         stored, held = _stored(wh, provenance)
         result.lock_s.append(held)
