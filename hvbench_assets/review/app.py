@@ -26,7 +26,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from hvbench_assets.core.curation import tokens
-from hvbench_assets.core.curation.agreement import kappa_table, reviewer_accuracy
+from hvbench_assets.core.curation.agreement import kappa_table, latest_reviews, reviewer_accuracy
 from hvbench_assets.core.curation.live import LiveState, decode
 from hvbench_assets.core.curation.media import QUESTION_ID, MediaRefused, question_video
 from hvbench_assets.core.curation.queue import adjudication_list, annotation_queue, review_queue, shown_order
@@ -237,10 +237,11 @@ def create_app(cfg: ReviewConfig) -> Starlette:
     def agreement_page(request: Request) -> Response:
         s = load_state(wh)
         reviewed = s["reviewed"]
-        return page(request, "agreement.html",
-                    blind=kappa_table(s["questions"], s["decisions"], "blind", s["hashes"], s["by_id"]),
-                    verdict=kappa_table(s["questions"], s["decisions"], "verdict", s["hashes"], s["by_id"]),
-                    accuracy=reviewer_accuracy(s["questions"], s["decisions"], reviewed, s["hashes"], s["by_id"]),
+        known = {"hashes": s["hashes"], "by_id": s["by_id"]}
+        known["reviews"] = latest_reviews(s["questions"], s["decisions"], **known)  # once for the three tables
+        return page(request, "agreement.html", blind=kappa_table(s["questions"], s["decisions"], "blind", **known),
+                    verdict=kappa_table(s["questions"], s["decisions"], "verdict", **known),
+                    accuracy=reviewer_accuracy(s["questions"], s["decisions"], reviewed, **known),
                     disputed=adjudication_list(s["questions"], s["decisions"], s["assignments"], cfg.excluded,
                                                annotations=s["annotations"], reviewed=reviewed),
                     assignments=len(s["assignments"]))

@@ -50,15 +50,18 @@ def _label(d: Mapping[str, Any], question: Mapping[str, Any], on: str) -> str | 
 
 def kappa_table(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
                 on: str = "blind", hashes: Mapping[str, str] | None = None,
-                by_id: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+                by_id: Mapping[str, Mapping[str, Any]] | None = None,
+                reviews: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None) -> list[dict[str, Any]]:
     """Rows per task (and task "all", pooled) and reviewer pair: task, abbrev, reviewer_a, reviewer_b, items, agreement (share of equal labels), kappa, labels_a,
-    labels_b (the exact inputs given to scikit-learn). kappa is None when it is undefined (one label only)."""
+    labels_b (the exact inputs given to scikit-learn). kappa is None when it is undefined (one label only).
+    `hashes`, `by_id`, `reviews` (latest_reviews' result): when the caller has them already."""
     if on not in ("blind", "verdict"):
         raise ValueError(f"kappa on {on!r}: blind | verdict")
     by_id = by_id if by_id is not None else {q["question_id"]: q for q in questions}
     pairs: dict[tuple[str, str, str], tuple[list[str], list[str]]] = {}
     abbrevs: dict[str, str] = {}
-    for qid, per in latest_reviews(questions, decisions, hashes, by_id).items():
+    reviews = reviews if reviews is not None else latest_reviews(questions, decisions, hashes, by_id)
+    for qid, per in reviews.items():
         q = by_id[qid]
         abbrevs.setdefault(q["task"], q["abbrev"])
         for a, b in itertools.combinations(sorted(per), 2):
@@ -84,7 +87,8 @@ def kappa_table(questions: list[Mapping[str, Any]], decisions: list[Mapping[str,
 
 def reviewer_accuracy(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
                       reviewed: Iterable[Mapping[str, Any]], hashes: Mapping[str, str] | None = None,
-                      by_id: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+                      by_id: Mapping[str, Mapping[str, Any]] | None = None,
+                      reviews: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None) -> list[dict[str, Any]]:
     """Per reviewer and task: how often the blind choice was the final answer. Counted only where the final
     answer is one of the options the reviewer saw (accepted, or corrected to another option; not rejected,
     disputed, unreviewed, or rewritten as a new text)."""
@@ -98,7 +102,8 @@ def reviewer_accuracy(questions: list[Mapping[str, Any]], decisions: list[Mappin
     by_id = by_id if by_id is not None else {q["question_id"]: q for q in questions}
     counts: dict[tuple[str, str], list[int]] = {}
     abbrevs: dict[str, str] = {}
-    for qid, per in latest_reviews(questions, decisions, hashes, by_id).items():
+    reviews = reviews if reviews is not None else latest_reviews(questions, decisions, hashes, by_id)
+    for qid, per in reviews.items():
         if qid not in final:
             continue
         abbrevs.setdefault(by_id[qid]["task"], by_id[qid]["abbrev"])
