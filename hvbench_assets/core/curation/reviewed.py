@@ -27,6 +27,9 @@ from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
 from hvbench_assets.core.warehouse import Warehouse
 
 BATCH_ROWS = 1000  # ~0.1 s of writing on an idle machine: the lock is handed over well within a second under load too
+# the file lock is not fair: released and taken again at once, it stays with this process while others poll
+# (every 20-70 ms, Warehouse._file_lock); a pause between batches lets a waiting reader or clip run in
+PAUSE_S = 0.08
 COMPARED = ("video_id", "task", "abbrev", "content_hash", "state", "answer", "answer_text", "options", "reviewers",
             "decision_ids", "reason")
 
@@ -91,7 +94,7 @@ def changes(rows: list[dict[str, Any]], stored: Mapping[str, Mapping[str, Any]],
 
 
 def update_reviewed(wh: Warehouse, excluded: frozenset[str], provenance: Mapping[str, Any], *,
-                    batch_rows: int = BATCH_ROWS, max_restarts: int = 3,
+                    batch_rows: int = BATCH_ROWS, max_restarts: int = 3, pause_s: float = PAUSE_S,
                     between_batches: Callable[[int], None] | None = None) -> UpdateResult:
     """Write what changed in reviewed_questions (see module doc). `between_batches(n)` is called after the
     n-th batch committed, with the lock released (tests)."""
@@ -116,6 +119,8 @@ def update_reviewed(wh: Warehouse, excluded: frozenset[str], provenance: Mapping
                 result.batches += 1
                 if between_batches is not None:
                     between_batches(result.batches)
+                if start + batch_rows < len(items):
+                    time.sleep(pause_s)
             return result
         except InputsMoved:
             result.restarts += 1
