@@ -177,9 +177,12 @@ class LiveState:
             else self._snapshot.questions
         decisions = sorted(self._rows["decisions"].values(), key=_decision_order) \
             if "decisions" in raw or self._snapshot is None else self._snapshot.decisions
-        assignments = list(self._rows["assignments"].values())
-        annotations = sorted(self._rows["annotations"].values(), key=lambda a: _at(a["created_at"]))
-        states = {qid: r for qid, r in self._states.items() if qid in questions}
+        prev = self._snapshot
+        assignments = list(self._rows["assignments"].values()) if "assignments" in raw or prev is None else prev.assignments
+        annotations = sorted(self._rows["annotations"].values(), key=lambda a: _at(a["created_at"])) \
+            if "annotations" in raw or prev is None else prev.annotations
+        states = {qid: r for qid, r in self._states.items() if qid in questions} if "questions" in raw \
+            else dict(self._states)
         todo = []
         for q in ordered:
             qid = q["question_id"]
@@ -194,6 +197,8 @@ class LiveState:
                               [a for a in assignments if a["question_id"] in ids], annotations, self._hashes):
                 states[row["question_id"]] = row
         self._states = states
-        reviewed = sorted(states.values(), key=_sort_key)
-        self._snapshot = Snapshot(ordered, decisions, assignments, annotations, dict(self._hashes), reviewed,
-                                  dict(questions), dict(states))
+        reviewed = [states[q["question_id"]] for q in ordered if q["question_id"] in states]  # curate's order
+        same = prev is not None and "questions" not in raw  # the question dicts are new objects only then
+        self._snapshot = Snapshot(ordered, decisions, assignments, annotations,
+                                  prev.hashes if same else dict(self._hashes), reviewed,
+                                  prev.by_id if same else dict(questions), states)
