@@ -128,7 +128,8 @@ def create_app(cfg: ReviewConfig) -> Starlette:
     def next_review(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
         s = load_state(wh)
         queue = [q for q in review_queue(s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer,
-                                         s["annotations"], states=s["states"], hashes=s["hashes"])
+                                         s["annotations"], states=s["states"], hashes=s["hashes"],
+                                         presorted=True)
                  if q["question_id"] not in skip]
         return review_item(queue[0], reviewer, len(queue), s["hashes"][queue[0]["question_id"]]) if queue else None
 
@@ -176,7 +177,8 @@ def create_app(cfg: ReviewConfig) -> Starlette:
                "excluded": sorted(cfg.excluded)}
         if who:
             ctx["review_items"] = len(review_queue(s["questions"], s["decisions"], s["assignments"], cfg.excluded, who,
-                                                   s["annotations"], states=s["states"], hashes=s["hashes"]))
+                                                   s["annotations"], states=s["states"], hashes=s["hashes"],
+                                                   presorted=True))
             ctx["adjudication_items"] = len(adjudication_list(s["questions"], s["decisions"], s["assignments"],
                                                               cfg.excluded, who, s["annotations"], reviewed=s["reviewed"]))
         return page(request, "home.html", **ctx)

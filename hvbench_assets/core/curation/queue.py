@@ -32,9 +32,10 @@ def _decided(decisions: Iterable[Mapping[str, Any]], reviewer: str) -> set[tuple
 def review_queue(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
                  assignments: list[Mapping[str, Any]], excluded: frozenset[str], reviewer: str,
                  annotations: list[Mapping[str, Any]] = (), *, states: Mapping[str, Mapping[str, Any]] | None = None,
-                 hashes: Mapping[str, str] | None = None) -> list[Mapping]:
+                 hashes: Mapping[str, str] | None = None, presorted: bool = False) -> list[Mapping]:
     """Questions `reviewer` should review, assigned ones first, then by task and clip. `states` (question_id ->
-    reviewed row) and `hashes` (question_id -> content hash): precomputed by a caller that keeps them (live.py)."""
+    reviewed row) and `hashes` (question_id -> content hash): precomputed by a caller that keeps them (live.py),
+    whose `questions` may come in (task, clip, id) order already (`presorted`)."""
     if states is None:
         states = {r["question_id"]: r for r in curate(questions, decisions, excluded, assignments, annotations)}
     assigned = _assigned(assignments, "review")
@@ -52,6 +53,8 @@ def review_queue(questions: list[Mapping[str, Any]], decisions: list[Mapping[str
                 mine.append(q)
         elif states[qid]["state"] == "unreviewed":
             anyone.append(q)
+    if presorted:
+        return mine + anyone
     order = lambda q: (q["task"] or "", q["video_id"] or "", q["question_id"])  # noqa: E731
     return sorted(mine, key=order) + sorted(anyone, key=order)
 

@@ -9,6 +9,7 @@ import random
 
 from hvbench_assets.core.benchmark.pool import PoolSettings, _tiebreak, select_pool, split_quota
 from hvbench_assets.core.curation.live import LiveState
+from hvbench_assets.core.curation.queue import adjudication_list, review_queue
 from hvbench_assets.core.curation.reviewed import update_reviewed
 from hvbench_assets.core.curation.state import curate, excluded_tasks
 from hvbench_assets.core.curation.store import assign, load_state, record_decision
@@ -92,6 +93,17 @@ def test_live_state_equals_a_full_recomputation_after_each_change(tmp_path):
     wh.execute(f'DELETE FROM "{REVIEW_DECISIONS.name}" WHERE decision_id = ?', [last["decision_id"]])
     assert live.refresh(wh).reviewed == full(wh)
     assert live.refresh(wh) is live.refresh(wh)  # nothing changed: the same snapshot, no read but the marks
+    s, full_state = live.refresh(wh).state(), load_state(wh)
+    ids = lambda rows: [r["question_id"] for r in rows]  # noqa: E731 (the app's rows lack the provenance columns)
+    for who in ("ann", "bob", "cai", "dan"):  # the app's queues from the snapshot are the queues from scratch
+        assert ids(review_queue(s["questions"], s["decisions"], s["assignments"], EXCLUDED, who, s["annotations"],
+                                states=s["states"], hashes=s["hashes"], presorted=True)) == ids(review_queue(
+            full_state["questions"], full_state["decisions"], full_state["assignments"], EXCLUDED, who,
+            full_state["annotations"]))
+        assert adjudication_list(s["questions"], s["decisions"], s["assignments"], EXCLUDED, who,
+                                 reviewed=s["reviewed"]) == adjudication_list(
+            full_state["questions"], full_state["decisions"], full_state["assignments"], EXCLUDED, who,
+            full_state["annotations"])
 
 
 def test_reviewed_questions_writes_only_what_changed(tmp_path):
