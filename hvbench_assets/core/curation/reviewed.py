@@ -62,6 +62,8 @@ def _read(wh: Warehouse) -> tuple[dict[str, tuple], dict[str, list[dict[str, Any
     holds = []
 
     def timed(sql: str, params: list | None = None) -> list[dict[str, Any]]:
+        if holds:
+            time.sleep(PAUSE_S)  # let a waiting process in between the reads too
         t0 = time.perf_counter()
         rows = wh.query(sql, params or [])
         holds.append(time.perf_counter() - t0)
