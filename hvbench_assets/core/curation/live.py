@@ -137,9 +137,9 @@ class LiveState:
                 for name, (whole, delta) in list(raw.items()):
                     if not whole and self._grows_wrong(name, delta, now[name][0]):  # rows went away: read whole
                         raw[name] = (True, wh.query(f'SELECT {columns(wh, SOURCES[name].spec)} FROM "{SOURCES[name].spec.name}"'))
-            self._marks = now
             if raw or self._snapshot is None:
                 self._apply(raw)
+            self._marks = now  # only once applied: a failed refresh reads the same rows again next time
             return self._snapshot
 
     def _grows_wrong(self, name: str, delta: list[dict[str, Any]], count: int) -> bool:
