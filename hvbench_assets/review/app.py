@@ -26,11 +26,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from hvbench_assets.core.curation import tokens
-from hvbench_assets.core.curation.agreement import kappa_table, reviewer_accuracy
+from hvbench_assets.core.curation.agreement import kappa_table, latest_reviews, reviewer_accuracy
+from hvbench_assets.core.curation.live import LiveState, decode
 from hvbench_assets.core.curation.media import QUESTION_ID, MediaRefused, question_video
 from hvbench_assets.core.curation.queue import adjudication_list, annotation_queue, review_queue, shown_order
 from hvbench_assets.core.curation.state import REASONS, STATES, curate, is_question, state_counts
-from hvbench_assets.core.curation.store import BadDecision, load_state, record_decision
+from hvbench_assets.core.curation.store import BadDecision, record_decision
 from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
 from hvbench_assets.core.tasks import annotations
 from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
@@ -39,6 +40,7 @@ from hvbench_assets.core.warehouse import Warehouse
 
 HERE = Path(__file__).parent
 NAME = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
+QUESTIONS_PER_PAGE = 500
 TOKEN_COOKIE, NAME_COOKIE = "hvbench_token", "hvbench_reviewer"
 
 
@@ -64,6 +66,12 @@ class Refused(Exception):
 def create_app(cfg: ReviewConfig) -> Starlette:
     wh = Warehouse(cfg.warehouse)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
+    live = LiveState(cfg.excluded)
+
+    def load_state(_wh: Warehouse) -> dict[str, Any]:
+        """What store.load_state returns plus `hashes`, `states` and `reviewed` (curate's rows), kept in memory and
+        refreshed by what changed since the last request (core/curation/live.py)."""
+        return live.refresh(_wh).state()
 
     # -- identity -------------------------------------------------------------------------------
     def reviewer_of(request: Request) -> str | None:
@@ -109,19 +117,21 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         return rows[0]
 
     # -- items as the browser gets them ---------------------------------------------------------
-    def review_item(q: dict[str, Any], reviewer: str, remaining: int) -> dict[str, Any]:
+    def review_item(q: dict[str, Any], reviewer: str, remaining: int, chash: str | None = None) -> dict[str, Any]:
         by = {o["letter"]: o for o in q["options"]}
-        return {"question_id": q["question_id"], "content_hash": question_content_hash(q), "task": q["task"],
+        chash = chash or question_content_hash(q)
+        return {"question_id": q["question_id"], "content_hash": chash, "task": q["task"],
                 "abbrev": q["abbrev"], "video_id": q["video_id"], "question": q["question"],
-                "options": [{"letter": ltr, "text": by[ltr]["text"]} for ltr in shown_order(q, reviewer)],
+                "options": [{"letter": ltr, "text": by[ltr]["text"]} for ltr in shown_order(q, reviewer, chash)],
                 "video": f"/media/{q['question_id']}", "remaining": remaining}
 
     def next_review(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
         s = load_state(wh)
         queue = [q for q in review_queue(s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer,
-                                         s["annotations"])
+                                         s["annotations"], states=s["states"], hashes=s["hashes"],
+                                         presorted=True)
                  if q["question_id"] not in skip]
-        return review_item(queue[0], reviewer, len(queue)) if queue else None
+        return review_item(queue[0], reviewer, len(queue), s["hashes"][queue[0]["question_id"]]) if queue else None
 
     def adjudication_item(row: dict[str, Any], decisions: list[dict], remaining: int) -> dict[str, Any]:
         q = question_row(row["question_id"])
@@ -139,7 +149,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
     def next_adjudication(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
         s = load_state(wh)
         rows = [r for r in adjudication_list(s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer,
-                                             s["annotations"])
+                                             s["annotations"], reviewed=s["reviewed"])
                 if r["question_id"] not in skip]
         return adjudication_item(rows[0], s["decisions"], len(rows)) if rows else None
 
@@ -158,16 +168,19 @@ def create_app(cfg: ReviewConfig) -> Starlette:
     # -- pages ----------------------------------------------------------------------------------
     def home(request: Request) -> Response:
         who = reviewer_of(request)
-        s = load_state(wh)
-        rows = curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"], s["annotations"])
-        ctx = {"counts": state_counts(rows), "states": STATES, "flow": flow(wh, s),
+        with wh.batch():  # one lock and attach for the state and the flow's few rows
+            s = load_state(wh)
+            recent = flow(wh, s)
+        rows = s["reviewed"]
+        ctx = {"counts": state_counts(rows), "states": STATES, "flow": recent,
                "annotation_items": len(annotation_queue(s["questions"], s["annotations"])),
                "excluded": sorted(cfg.excluded)}
         if who:
             ctx["review_items"] = len(review_queue(s["questions"], s["decisions"], s["assignments"], cfg.excluded, who,
-                                                   s["annotations"]))
+                                                   s["annotations"], states=s["states"], hashes=s["hashes"],
+                                                   presorted=True))
             ctx["adjudication_items"] = len(adjudication_list(s["questions"], s["decisions"], s["assignments"],
-                                                              cfg.excluded, who, s["annotations"]))
+                                                              cfg.excluded, who, s["annotations"], reviewed=s["reviewed"]))
         return page(request, "home.html", **ctx)
 
     def review_page(request: Request) -> Response:
@@ -198,33 +211,41 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         qid = request.path_params["question_id"]
         if reviewer_of(request) is None and cfg.require_token:
             return page(request, "home.html")
-        q = question_row(qid)
+        with wh.batch():  # one lock and attach for the state and the ~20 reads of the provenance chain
+            q = question_row(qid)
+            s = load_state(wh)
+            explanation = explain(wh, qid)
         family = FAMILY_BY_ABBREV.get(q["abbrev"])
         links = [(f"{a} / {q['video_id']}", f"{cfg.dagster_url.rstrip('/')}/assets/{a}?view=partitions&partition="
                   f"{quote(q['video_id'])}") for a in ([family.asset] if family else []) + ["human_tracks", "video_probe"]]
         links.append(("reviewed_questions", f"{cfg.dagster_url.rstrip('/')}/assets/reviewed_questions"))
-        s = load_state(wh)
-        reviewed = next((r for r in curate([q], s["decisions"], cfg.excluded, s["assignments"], s["annotations"])), None)
-        return page(request, "question.html", q=q, reviewed=reviewed, explanation=explain(wh, qid), links=links,
+        return page(request, "question.html", q=q, reviewed=s["states"].get(qid), explanation=explanation, links=links,
                     decisions=[d for d in s["decisions"] if d["question_id"] == qid],
                     content_hash=question_content_hash(q))
 
     def questions_page(request: Request) -> Response:
         s = load_state(wh)
         state, task = request.query_params.get("state"), request.query_params.get("task")
-        rows = [r for r in curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"], s["annotations"])
-                if (not state or r["state"] == state) and (not task or r["abbrev"] == task)]
-        text = {q["question_id"]: q["question"] for q in s["questions"]}
-        return page(request, "questions.html", rows=rows, text=text, state=state, task=task)
+        rows = [r for r in s["reviewed"] if (not state or r["state"] == state) and (not task or r["abbrev"] == task)]
+        try:
+            start = max(0, int(request.query_params.get("from") or 0))
+        except ValueError:
+            raise Refused(400, "from= takes a row number") from None
+        shown = rows[start:start + QUESTIONS_PER_PAGE]  # 20,000 rows would be a 10 MB page
+        text = {r["question_id"]: s["by_id"][r["question_id"]]["question"] for r in shown}
+        return page(request, "questions.html", rows=shown, total=len(rows), start=start, per_page=QUESTIONS_PER_PAGE,
+                    text=text, state=state, task=task)
 
     def agreement_page(request: Request) -> Response:
         s = load_state(wh)
-        reviewed = curate(s["questions"], s["decisions"], cfg.excluded, s["assignments"], s["annotations"])
-        return page(request, "agreement.html", blind=kappa_table(s["questions"], s["decisions"], "blind"),
-                    verdict=kappa_table(s["questions"], s["decisions"], "verdict"),
-                    accuracy=reviewer_accuracy(s["questions"], s["decisions"], reviewed),
+        reviewed = s["reviewed"]
+        known = {"hashes": s["hashes"], "by_id": s["by_id"]}
+        known["reviews"] = latest_reviews(s["questions"], s["decisions"], **known)  # once for the three tables
+        return page(request, "agreement.html", blind=kappa_table(s["questions"], s["decisions"], "blind", **known),
+                    verdict=kappa_table(s["questions"], s["decisions"], "verdict", **known),
+                    accuracy=reviewer_accuracy(s["questions"], s["decisions"], reviewed, **known),
                     disputed=adjudication_list(s["questions"], s["decisions"], s["assignments"], cfg.excluded,
-                                               annotations=s["annotations"]),
+                                               annotations=s["annotations"], reviewed=reviewed),
                     assignments=len(s["assignments"]))
 
     def login(request: Request, data: dict[str, Any] | None) -> Response:
@@ -363,32 +384,53 @@ def explain(wh: Warehouse, question_id: str) -> tuple[dict[str, Any], str] | Non
 
 
 def flow(wh: Warehouse, s: dict[str, list[dict]]) -> list[dict[str, Any]]:
-    """The latest human actions and whether the graph has taken them in yet (the sensors' work)."""
-    reviewed = {r["question_id"]: r for r in wh.rows(REVIEWED_QUESTIONS)}
+    """The latest human actions and whether the graph has taken them in yet (the sensors' work). Reads the
+    reviewed_questions and task_candidates rows of those 8 + 8 actions only (the whole tables took 7 s at
+    20,000 questions)."""
+    recent = s["decisions"][-8:]
+    reviewed = {r["question_id"]: r for r in _rows_where(wh, REVIEWED_QUESTIONS, ("question_id",),
+                                                          [(d["question_id"],) for d in recent])}
     out = []
-    for d in s["decisions"][-8:]:
+    for d in recent:
         r = reviewed.get(d["question_id"])
         taken = r is not None and d["decision_id"] in (r["decision_ids"] or [])
-        replaced = r is not None and r["materialized_at"] and r["materialized_at"] >= d["created_at"] and not taken
+        # superseded: made on another version, or the row was rebuilt after it without taking it
+        replaced = r is not None and not taken and (r["content_hash"] != d["content_hash"] or bool(
+            r["materialized_at"] and r["materialized_at"] >= d["created_at"]))
         out.append({"when": d["created_at"], "who": d["reviewer"], "what": f"{d['action']} {d['abbrev']}",
                     "question_id": d["question_id"],
                     "result": f"reviewed_questions: {r['state']}" if taken else
                     "superseded (a newer decision or version)" if replaced else "waiting for review_sensor"})
+    latest = s["annotations"][-8:]
+    wanted = {a["annotation_id"] for a in latest}
     by_ann = {}
     for q in s["questions"]:
         for a in q.get("annotation_ids") or []:
-            by_ann[a] = q
-    verdicts = {(c["video_id"], c["abbrev"]): c for c in wh.rows(TASK_CANDIDATES)} if s["annotations"] else {}
-    for a in s["annotations"][-8:]:
+            if a in wanted:
+                by_ann[a] = q
+    tasks_of = {"count": ("HC",), "action": ("AST", "TSA")}
+    keys = sorted({(a["video_id"], t) for a in latest if by_ann.get(a["annotation_id"]) is None
+                   for t in tasks_of.get(a["kind"], ())})
+    verdicts = {(c["video_id"], c["abbrev"]): c for c in _rows_where(wh, TASK_CANDIDATES, ("video_id", "abbrev"), keys)}
+    for a in latest:
         q = by_ann.get(a["annotation_id"])
         if q is not None:
             result = f"{q['abbrev']} question rebuilt ({q['status']})"
         else:  # rebuilt after the annotation without a question: the rule dropped it (reason says why)
-            tasks = ("HC",) if a["kind"] == "count" else ("AST", "TSA")
-            later = [v for t in tasks if (v := verdicts.get((a["video_id"], t))) and v["materialized_at"]
+            later = [v for t in tasks_of.get(a["kind"], ()) if (v := verdicts.get((a["video_id"], t))) and v["materialized_at"]
                      and v["materialized_at"] >= a["created_at"] and v["status"] != "awaiting_annotation"]
             result = ("; ".join(f"{v['abbrev']} {v['status']}: {v['reason']}" for v in later) if later
                       else "waiting for annotation_sensor")
         out.append({"when": a["created_at"], "who": a["annotator"], "what": f"annotation {a['kind']} {a['video_id']}",
                     "question_id": q["question_id"] if q else None, "result": result})
     return sorted(out, key=lambda r: r["when"], reverse=True)[:12]
+
+
+def _rows_where(wh: Warehouse, spec, columns: tuple[str, ...], values: list[tuple]) -> list[dict[str, Any]]:
+    """Rows of `spec` whose `columns` equal one of `values` (a handful), JSON decoded; [] when the table is absent."""
+    if not values or not wh.has_table(spec.name):
+        return []
+    one = "(" + " AND ".join(f'"{c}" = ?' for c in columns) + ")"
+    rows = wh.query(f'SELECT * FROM "{spec.name}" WHERE ' + " OR ".join([one] * len(values)),
+                    [v for vs in values for v in vs])
+    return decode(spec, rows)

@@ -20,10 +20,18 @@ from hvbench_assets.core.tasks.store import question_content_hash
 ALL_TASKS = "all"
 
 
-def latest_reviews(questions: Iterable[Mapping[str, Any]],
-                   decisions: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Mapping[str, Any]]]:
-    """question_id -> reviewer -> latest accept/correct/reject on the question's current content."""
-    current = {q["question_id"]: (question_content_hash(dict(q)), q) for q in questions if is_question(q)}
+def latest_reviews(questions: Iterable[Mapping[str, Any]], decisions: Iterable[Mapping[str, Any]],
+                   hashes: Mapping[str, str] | None = None,
+                   by_id: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """question_id -> reviewer -> latest accept/correct/reject on the question's current content. `hashes`
+    (question_id -> content hash) and `by_id` (question_id -> question): when the caller keeps them."""
+    decisions = list(decisions)
+    by_id = by_id if by_id is not None else {q["question_id"]: q for q in questions}
+    current = {}
+    for qid in {d["question_id"] for d in decisions}:  # only decided questions need their hash
+        q = by_id.get(qid)
+        if q is not None and is_question(q):
+            current[qid] = (hashes[qid] if hashes is not None else question_content_hash(dict(q)), q)
     out: dict[str, dict[str, Mapping[str, Any]]] = {}
     for d in sorted(decisions, key=lambda d: (str(d.get("created_at") or ""), d["decision_id"])):
         cur = current.get(d["question_id"])
@@ -41,15 +49,21 @@ def _label(d: Mapping[str, Any], question: Mapping[str, Any], on: str) -> str | 
 
 
 def kappa_table(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
-                on: str = "blind") -> list[dict[str, Any]]:
+                on: str = "blind", hashes: Mapping[str, str] | None = None,
+                by_id: Mapping[str, Mapping[str, Any]] | None = None,
+                reviews: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None) -> list[dict[str, Any]]:
     """Rows per task (and task "all", pooled) and reviewer pair: task, abbrev, reviewer_a, reviewer_b, items, agreement (share of equal labels), kappa, labels_a,
-    labels_b (the exact inputs given to scikit-learn). kappa is None when it is undefined (one label only)."""
+    labels_b (the exact inputs given to scikit-learn). kappa is None when it is undefined (one label only).
+    `hashes`, `by_id`, `reviews` (latest_reviews' result): when the caller has them already."""
     if on not in ("blind", "verdict"):
         raise ValueError(f"kappa on {on!r}: blind | verdict")
-    by_id = {q["question_id"]: q for q in questions}
+    by_id = by_id if by_id is not None else {q["question_id"]: q for q in questions}
     pairs: dict[tuple[str, str, str], tuple[list[str], list[str]]] = {}
-    for qid, per in latest_reviews(questions, decisions).items():
+    abbrevs: dict[str, str] = {}
+    reviews = reviews if reviews is not None else latest_reviews(questions, decisions, hashes, by_id)
+    for qid, per in reviews.items():
         q = by_id[qid]
+        abbrevs.setdefault(q["task"], q["abbrev"])
         for a, b in itertools.combinations(sorted(per), 2):
             la, lb = _label(per[a], q, on), _label(per[b], q, on)
             if la is None or lb is None:
@@ -65,14 +79,16 @@ def kappa_table(questions: list[Mapping[str, Any]], decisions: list[Mapping[str,
         kappa = float(cohen_kappa_score(xs, ys)) if len(set(xs) | set(ys)) > 1 else None
         if kappa is not None and math.isnan(kappa):
             kappa = None
-        rows.append({"task": task, "abbrev": _abbrev_of(questions, task) or task, "reviewer_a": a, "reviewer_b": b, "items": len(xs),
+        rows.append({"task": task, "abbrev": abbrevs.get(task) or task, "reviewer_a": a, "reviewer_b": b, "items": len(xs),
                      "agreement": sum(x == y for x, y in zip(xs, ys)) / len(xs), "kappa": kappa,
                      "labels_a": xs, "labels_b": ys, "on": on})
     return rows
 
 
 def reviewer_accuracy(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
-                      reviewed: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+                      reviewed: Iterable[Mapping[str, Any]], hashes: Mapping[str, str] | None = None,
+                      by_id: Mapping[str, Mapping[str, Any]] | None = None,
+                      reviews: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None) -> list[dict[str, Any]]:
     """Per reviewer and task: how often the blind choice was the final answer. Counted only where the final
     answer is one of the options the reviewer saw (accepted, or corrected to another option; not rejected,
     disputed, unreviewed, or rewritten as a new text)."""
@@ -83,23 +99,22 @@ def reviewer_accuracy(questions: list[Mapping[str, Any]], decisions: list[Mappin
         opt = next((o for o in r["options"] or [] if o.get("letter") == r["answer"]), None)
         if opt is not None and opt.get("origin") != "review":
             final[r["question_id"]] = r["answer"]
-    by_id = {q["question_id"]: q for q in questions}
+    by_id = by_id if by_id is not None else {q["question_id"]: q for q in questions}
     counts: dict[tuple[str, str], list[int]] = {}
-    for qid, per in latest_reviews(questions, decisions).items():
+    abbrevs: dict[str, str] = {}
+    reviews = reviews if reviews is not None else latest_reviews(questions, decisions, hashes, by_id)
+    for qid, per in reviews.items():
         if qid not in final:
             continue
+        abbrevs.setdefault(by_id[qid]["task"], by_id[qid]["abbrev"])
         for reviewer, d in per.items():
             if d.get("blind_choice") is None:
                 continue
             c = counts.setdefault((reviewer, by_id[qid]["task"]), [0, 0])
             c[0] += 1
             c[1] += int(d["blind_choice"] == final[qid])
-    return [{"reviewer": rv, "task": task, "abbrev": _abbrev_of(questions, task), "items": n, "correct": k,
+    return [{"reviewer": rv, "task": task, "abbrev": abbrevs.get(task), "items": n, "correct": k,
              "accuracy": k / n} for (rv, task), (n, k) in sorted(counts.items())]
-
-
-def _abbrev_of(questions: Iterable[Mapping[str, Any]], task: str) -> str | None:
-    return next((q["abbrev"] for q in questions if q["task"] == task), None)
 
 
 def human_baseline(accuracy_rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:

@@ -31,32 +31,43 @@ def _decided(decisions: Iterable[Mapping[str, Any]], reviewer: str) -> set[tuple
 
 def review_queue(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
                  assignments: list[Mapping[str, Any]], excluded: frozenset[str], reviewer: str,
-                 annotations: list[Mapping[str, Any]] = ()) -> list[Mapping]:
-    """Questions `reviewer` should review, assigned ones first, then by task and clip."""
-    states = {r["question_id"]: r for r in curate(questions, decisions, excluded, assignments, annotations)}
+                 annotations: list[Mapping[str, Any]] = (), *, states: Mapping[str, Mapping[str, Any]] | None = None,
+                 hashes: Mapping[str, str] | None = None, presorted: bool = False) -> list[Mapping]:
+    """Questions `reviewer` should review, assigned ones first, then by task and clip. `states` (question_id ->
+    reviewed row) and `hashes` (question_id -> content hash): precomputed by a caller that keeps them (live.py),
+    whose `questions` may come in (task, clip, id) order already (`presorted`)."""
+    if states is None:
+        states = {r["question_id"]: r for r in curate(questions, decisions, excluded, assignments, annotations)}
     assigned = _assigned(assignments, "review")
     done = _decided(decisions, reviewer)
-    out = []
+    mine, anyone = [], []
     for q in questions:
-        if not is_question(q) or (q["question_id"], question_content_hash(dict(q))) in done:
+        if not is_question(q):
             continue
-        to = assigned.get(q["question_id"])
+        qid = q["question_id"]
+        if done and (qid, hashes[qid] if hashes is not None else question_content_hash(dict(q))) in done:
+            continue
+        to = assigned.get(qid)
         if to is not None:
-            if reviewer in to and states[q["question_id"]]["state"] != "disputed":
-                out.append((0, q))
-        elif states[q["question_id"]]["state"] == "unreviewed":
-            out.append((1, q))
-    return [q for _, q in sorted(out, key=lambda t: (t[0], t[1]["task"] or "", t[1]["video_id"] or "", t[1]["question_id"]))]
+            if reviewer in to and states[qid]["state"] != "disputed":
+                mine.append(q)
+        elif states[qid]["state"] == "unreviewed":
+            anyone.append(q)
+    if presorted:
+        return mine + anyone
+    order = lambda q: (q["task"] or "", q["video_id"] or "", q["question_id"])  # noqa: E731
+    return sorted(mine, key=order) + sorted(anyone, key=order)
 
 
 def adjudication_list(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
                       assignments: list[Mapping[str, Any]], excluded: frozenset[str],
-                      reviewer: str | None = None, annotations: list[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+                      reviewer: str | None = None, annotations: list[Mapping[str, Any]] = (), *,
+                      reviewed: list[Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Disputed questions; with `reviewer`, only those a third person may settle (not one of its reviewers,
-    and named when adjudicators were assigned)."""
+    and named when adjudicators were assigned). `reviewed`: curate()'s rows when the caller has them."""
     adjudicators = _assigned(assignments, "adjudicate")
     out = []
-    for row in curate(questions, decisions, excluded, assignments, annotations):
+    for row in reviewed if reviewed is not None else curate(questions, decisions, excluded, assignments, annotations):
         if row["state"] != "disputed":
             continue
         if reviewer is not None:
@@ -67,10 +78,11 @@ def adjudication_list(questions: list[Mapping[str, Any]], decisions: list[Mappin
     return out
 
 
-def shown_order(question: Mapping[str, Any], reviewer: str) -> list[str]:
+def shown_order(question: Mapping[str, Any], reviewer: str, chash: str | None = None) -> list[str]:
     """The option letters in the order this reviewer sees them blind: shuffled, but the same on a reload."""
     letters = [o["letter"] for o in question.get("options") or []]
-    seed = hashlib.sha256(f"{question['question_id']}:{question_content_hash(dict(question))}:{reviewer}".encode())
+    chash = chash or question_content_hash(dict(question))
+    seed = hashlib.sha256(f"{question['question_id']}:{chash}:{reviewer}".encode())
     rng = random.Random(int(seed.hexdigest()[:15], 16))
     shuffled = letters[:]
     for _ in range(5):  # never the stored order when another exists, so position gives nothing away

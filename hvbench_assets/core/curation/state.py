@@ -144,9 +144,11 @@ def annotators_agree(question: Mapping[str, Any], annotations: Iterable[Mapping[
 
 def curate_question(question: Mapping[str, Any], decisions: Iterable[Mapping[str, Any]],
                     excluded: frozenset[str] = frozenset(DEFAULT_EXCLUDED),
-                    assigned: Iterable[str] = (), annotations: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
-    """The reviewed_questions row of one question from the decisions made on its current content."""
-    chash = question_content_hash(dict(question))
+                    assigned: Iterable[str] = (), annotations: Iterable[Mapping[str, Any]] = (),
+                    chash: str | None = None) -> dict[str, Any]:
+    """The reviewed_questions row of one question from the decisions made on its current content
+    (`chash`: its content hash when the caller has it already)."""
+    chash = chash or question_content_hash(dict(question))
     proposed = question.get("answer")
     options = list(question.get("options") or [])
     mine = _sorted(d for d in decisions if d["question_id"] == question["question_id"] and d["content_hash"] == chash)
@@ -201,8 +203,10 @@ def is_question(row: Mapping[str, Any]) -> bool:
 def curate(questions: Iterable[Mapping[str, Any]], decisions: Iterable[Mapping[str, Any]],
            excluded: frozenset[str] = frozenset(DEFAULT_EXCLUDED),
            assignments: Iterable[Mapping[str, Any]] = (),
-           annotations: Iterable[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
-    """reviewed_questions rows for every current question (see module doc)."""
+           annotations: Iterable[Mapping[str, Any]] = (),
+           hashes: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """reviewed_questions rows for every current question (see module doc). `hashes`: question_id -> content
+    hash, when the caller keeps them."""
     by_q: dict[str, list] = {}
     for d in decisions:
         by_q.setdefault(d["question_id"], []).append(d)
@@ -210,8 +214,12 @@ def curate(questions: Iterable[Mapping[str, Any]], decisions: Iterable[Mapping[s
     for a in assignments:
         if a.get("role", "review") == "review":
             assigned.setdefault(a["question_id"], set()).add(a["reviewer"])
-    annotations = list(annotations)
-    rows = [curate_question(q, by_q.get(q["question_id"], []), excluded, assigned.get(q["question_id"], ()), annotations)
+    by_video: dict[str, list] = {}  # annotators_agree reads the question's clip only: no scan of all per question
+    for a in annotations:
+        by_video.setdefault(a["video_id"], []).append(a)
+    hashes = hashes or {}
+    rows = [curate_question(q, by_q.get(q["question_id"], []), excluded, assigned.get(q["question_id"], ()),
+                            by_video.get(q.get("video_id"), ()), hashes.get(q["question_id"]))
             for q in questions if is_question(q)]
     return sorted(rows, key=lambda r: (r["task"] or "", r["video_id"] or "", r["question_id"]))
 

@@ -40,21 +40,12 @@ def _table_rows(con, spec: TableSpec) -> list[dict[str, Any]]:
 
 
 def rebuild_reviewed(warehouse: Warehouse, excluded: frozenset[str], provenance: Mapping[str, Any]) -> list[dict]:
-    """Recompute every reviewed_questions row from questions + decisions + assignments, read and written under
-    one lock, so a decision appended meanwhile is either in this result or triggers the next rebuild."""
-    result: list[dict] = []
+    """Bring every reviewed_questions row up to date from questions + decisions + assignments + annotations,
+    writing only the rows that changed, in short batches (reviewed.py says how a decision appended meanwhile
+    is never lost)."""
+    from hvbench_assets.core.curation.reviewed import update_reviewed
 
-    def build(con):
-        from hvbench_assets.core.tasks.store import ANNOTATIONS
-
-        rows = curate(_table_rows(con, QUESTIONS), _table_rows(con, REVIEW_DECISIONS), excluded,
-                      _table_rows(con, REVIEW_ASSIGNMENTS), _table_rows(con, ANNOTATIONS))
-        con.execute(f'DELETE FROM "{REVIEWED_QUESTIONS.name}"')  # questions that vanished lose their row
-        result.extend(rows)
-        return [(REVIEWED_QUESTIONS, {"question_id": r["question_id"]}, [r], provenance) for r in rows]
-
-    warehouse.read_then_replace([REVIEWED_QUESTIONS], build)
-    return result
+    return update_reviewed(warehouse, excluded, provenance).rows
 
 
 def record_decision(warehouse: Warehouse, question: Mapping[str, Any], reviewer: str, action: str, *,

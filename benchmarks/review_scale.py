@@ -1,0 +1,355 @@
+"""Review at scale: the review app, `reviewed_questions` and `question_pool` on warehouses of 1,000 to 20,000
+questions, old code beside new in the same process.
+
+Run: PYTHONPATH=. .venv/bin/python benchmarks/review_scale.py [sizes, default 1000,10000,20000] [--no-old]
+
+Seeding goes through the real table specs and Warehouse writes: questions of 16 task families over clips
+(six tasks a clip, 5% waiting for an HC/AST/TSA annotation), their task_candidates verdicts, decisions on 30% of
+them (a second reviewer on a tenth of those, some disagreeing), 500 two-reviewer assignments and annotations.
+Measured (seconds, median of warm requests unless said):
+- app: next review item (a decision is recorded before each, as when a reviewer works), home, agreement
+  (stats), questions list, one question, the first request after start (cold); the old app is the review
+  package of commit BASE (git archive) run on the same warehouse;
+- reviewed_questions: a run after one new decision, after a clip's questions were regenerated, and with
+  nothing changed (the sensor during a backfill), and a first run writing every row; the run time, the
+  longest time the warehouse lock was held, and the longest wait of a one-row read from another process;
+  old: the previous rebuild (every row recomputed and rewritten, a DELETE per key, one lock throughout);
+- question_pool: select_pool + assemble_letters when every question fits the targets (all are selected).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import importlib.util
+import json
+import multiprocessing as mp
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hvbench_assets.core.benchmark.letters import assemble_letters  # noqa: E402
+from hvbench_assets.core.benchmark.pool import PoolSettings, select_pool  # noqa: E402
+from hvbench_assets.core.benchmark.tasks import TASKS  # noqa: E402
+from hvbench_assets.core.curation.reviewed import update_reviewed  # noqa: E402
+from hvbench_assets.core.curation.state import curate, excluded_tasks  # noqa: E402
+from hvbench_assets.core.curation.store import _table_rows, record_decision  # noqa: E402
+from hvbench_assets.core.curation.tables import REVIEW_ASSIGNMENTS, REVIEW_DECISIONS, REVIEWED_QUESTIONS  # noqa: E402
+from hvbench_assets.core.tasks.store import (ANNOTATIONS, QUESTIONS, TASK_CANDIDATES, question_content_hash,  # noqa: E402
+                                             question_id, seed_of)
+from hvbench_assets.core.warehouse import Warehouse  # noqa: E402
+
+BASE = "f076959"  # the commit before this work: its review app is the "old" one
+EXCLUDED = excluded_tasks(None)
+PROV = {"backend": "rules", "model": None, "code_version": "1"}
+T0 = dt.datetime(2026, 11, 1)
+
+
+# -- seeding ------------------------------------------------------------------------------------
+def seed(path: Path, n: int) -> list[dict]:
+    """`n` questions (and their verdicts, decisions, assignments, annotations) written through Warehouse."""
+    wh = Warehouse(path)
+    qrows, cands, anns = [], [], []
+    clip = 0
+    while len(qrows) < n:
+        vid, sha = f"clip{clip:05d}", f"{clip:064x}"
+        for k in range(6):
+            fam = TASKS[(clip + k * 3) % len(TASKS)]
+            qid = question_id(fam.name, sha, [k], "1")
+            waiting = fam.abbrev in ("HC", "AST", "TSA") and clip % 20 == 0
+            opts = [{"letter": ltr, "text": f"{fam.abbrev} option {ltr} for {vid}: a person in a blue shirt raises a hand",
+                     "origin": "truth" if i == clip % 4 else "rule"} for i, ltr in enumerate("ABCD")]
+            answer = "ABCD"[clip % 4]
+            row = {"question_id": qid, "video_id": vid, "task": fam.name, "abbrev": fam.abbrev,
+                   "status": "awaiting_annotation" if waiting else "draft", "provisional": False,
+                   "target_track_ids": [k], "question": None if waiting else f"In this clip, what does the marked person do? ({fam.abbrev})",
+                   "options": [] if waiting else opts, "answer": None if waiting else answer,
+                   "answer_text": None if waiting else opts["ABCD".index(answer)]["text"],
+                   "video_path": f"media/{vid}/questions/{qid}.mp4", "marking": {"kind": "red_box", "track_ids": [k]},
+                   "rule": f"{fam.abbrev.lower()}_rule", "rule_version": "1",
+                   "rule_params": {"params": {"min_s": 1.0, "max_people": 4}, "measured": {"people": 3 + clip % 8},
+                                   "polarity": ["positive", "neutral", "negative"][clip % 3], "target": [k]},
+                   "label_rows": [{"table": t, "video_id": vid, "track_id": k, "code_version": "v3",
+                                   "materialized_at": "2026-11-01T00:00:00"} for t in ("human_tracks", "faces", "speech", "emotions")],
+                   "call_ids": [f"c{clip:05d}{k}"], "annotation_ids": [], "seed": seed_of(qid) % 2**62, "clip_sha256": sha}
+            qrows.append(row)
+            cands.append({"video_id": vid, "task": fam.name, "abbrev": fam.abbrev,
+                          "status": "awaiting_annotation" if waiting else "selected", "rule": row["rule"], "reason": "",
+                          "measured": row["rule_params"]["measured"], "target_track_ids": [k], "question_id": qid})
+            if waiting and k % 2 == 0:
+                anns.append({"annotation_id": f"a{clip:05d}{k}", "video_id": vid, "kind": "count" if fam.abbrev == "HC" else "action",
+                             "track_id": None if fam.abbrev == "HC" else k, "annotator": "ann",
+                             "value": {"count": 4} if fam.abbrev == "HC" else {"action": "waves", "start_s": 2},
+                             "created_at": T0 + dt.timedelta(seconds=len(anns))})
+        for fam in TASKS[:4]:  # rejected verdicts of other tasks
+            if fam.name not in {q["task"] for q in qrows[-6:]}:
+                cands.append({"video_id": vid, "task": fam.name, "abbrev": fam.abbrev, "status": "rejected",
+                              "rule": "people", "reason": "people=1 not in 2..4", "measured": {"people": 1},
+                              "target_track_ids": [], "question_id": None})
+        clip += 1
+    qrows = qrows[:n]
+    wh.replace_many(QUESTIONS, [({"video_id": q["video_id"], "task": q["task"]}, [q]) for q in qrows],
+                    provenance={"backend": "rules", "model": None, "code_version": "1"})
+    wh.replace_many(TASK_CANDIDATES, [({"video_id": c["video_id"], "task": c["task"]}, [c]) for c in cands])
+    decisions, i = [], 0
+    for j, q in enumerate(qrows):
+        if q["status"] == "awaiting_annotation" or j % 10 >= 3:
+            continue
+        for who in ("ann", "bob") if j % 100 < 3 else ("ann",):
+            action = "reject" if (who == "bob" and j % 2) else "accept"
+            d = {"question_id": q["question_id"], "video_id": q["video_id"], "task": q["task"], "abbrev": q["abbrev"],
+                 "content_hash": question_content_hash(q), "reviewer": who, "blind_choice": q["answer"],
+                 "shown_order": ["B", "A", "D", "C"], "action": action, "corrected_answer": None, "corrected_text": None,
+                 "reason": "ambiguous" if action == "reject" else None, "reason_text": None,
+                 "created_at": T0 + dt.timedelta(seconds=i), "seconds_spent": 12.5, "decision_id": f"d{i:015d}"}
+            decisions.append(d)
+            i += 1
+    wh.replace_many(REVIEW_DECISIONS, [({"decision_id": d["decision_id"]}, [d]) for d in decisions])
+    assigned = [q["question_id"] for j, q in enumerate(qrows) if q["status"] != "awaiting_annotation" and j % 10 >= 3][:250]
+    wh.replace_many(REVIEW_ASSIGNMENTS, [({"question_id": q, "reviewer": r}, [{"role": "review", "assigned_at": T0}])
+                                         for q in assigned for r in ("ann", "bob")])
+    if anns:
+        wh.replace_many(ANNOTATIONS, [({"annotation_id": a["annotation_id"]}, [a]) for a in anns])
+    update_reviewed(wh, EXCLUDED, PROV)
+    wh.checkpoint()
+    return qrows
+
+
+# -- timing helpers -------------------------------------------------------------------------------
+HOLDS: list[float] = []
+
+
+def _install_lock_timer() -> None:
+    """Every warehouse lock hold in this process is appended to HOLDS (seconds)."""
+    orig = Warehouse._file_lock
+
+    @contextlib.contextmanager
+    def timed(self):
+        with orig(self) as deadline:
+            t0 = time.perf_counter()
+            try:
+                yield deadline
+            finally:
+                HOLDS.append(time.perf_counter() - t0)
+
+    Warehouse._file_lock = timed
+
+
+def _reader(path: str, stop, out) -> None:
+    """Another process reading one row every 50 ms: its longest wait."""
+    wh, worst = Warehouse(path), 0.0
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        wh.query('SELECT question_id FROM "questions" LIMIT 1')
+        worst = max(worst, time.perf_counter() - t0)
+        time.sleep(0.05)
+    out.put(worst)
+
+
+@contextlib.contextmanager
+def reader_wait(path: Path):
+    ctx = mp.get_context("spawn")
+    stop, out = ctx.Event(), ctx.Queue()
+    p = ctx.Process(target=_reader, args=(str(path), stop, out))
+    p.start()
+    time.sleep(2.0)  # the reader is importing and reading before the clock starts
+    box: dict = {}
+    try:
+        yield box
+    finally:
+        stop.set()
+        box["wait"] = out.get(timeout=60)
+        p.join(timeout=30)
+
+
+def median_time(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+# -- the app --------------------------------------------------------------------------------------
+def old_app_module(tmp: Path):
+    """The review package of BASE, extracted and imported under another name (it imports today's core)."""
+    try:
+        data = subprocess.run(["git", "-C", str(ROOT), "archive", BASE, "hvbench_assets/review"], check=True,
+                              capture_output=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    out = tmp / "old"
+    out.mkdir(exist_ok=True)
+    tar = tmp / "old.tar"
+    tar.write_bytes(data)
+    with tarfile.open(tar) as t:
+        t.extractall(out, filter="data")
+    spec = importlib.util.spec_from_file_location("old_review_app", out / "hvbench_assets/review/app.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["old_review_app"] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def measure_app(module, path: Path, data: Path, qrows: list[dict], repeat: int) -> dict[str, float]:
+    from starlette.testclient import TestClient
+
+    cfg = module.ReviewConfig(warehouse=path, data_dir=data, excluded=EXCLUDED)
+    client = TestClient(module.create_app(cfg), base_url="http://127.0.0.1")
+    client.cookies.set(module.NAME_COOKIE, "cai")
+    wh = Warehouse(path)
+
+    def get(url):
+        r = client.get(url)
+        assert r.status_code == 200, (url, r.status_code, r.text[:300])
+        return r
+
+    out = {}
+    t0 = time.perf_counter()
+    get("/api/next/review")
+    out["first request (cold)"] = time.perf_counter() - t0
+    targets = iter(q for q in qrows if q["answer"])
+
+    def next_after_decision():
+        q = next(targets)
+        record_decision(wh, q, "dan", "accept", blind_choice=q["answer"], content_hash=question_content_hash(q))
+        t0 = time.perf_counter()
+        get("/api/next/review")
+        return time.perf_counter() - t0
+
+    out["next item (after a decision)"] = statistics.median(next_after_decision() for _ in range(repeat))
+    out["next item"] = median_time(lambda: get("/api/next/review"), repeat)
+    out["home page"] = median_time(lambda: get("/"), repeat)
+    out["stats page (/agreement)"] = median_time(lambda: get("/agreement"), repeat)
+    out["questions page"] = median_time(lambda: get("/questions?state=unreviewed"), repeat)
+    out["one question page"] = median_time(lambda: get(f"/questions/{qrows[1]['question_id']}"), repeat)
+    out["adjudicate next"] = median_time(lambda: get("/api/next/adjudicate"), repeat)
+    out["annotate next"] = median_time(lambda: get("/api/next/annotate"), repeat)
+    return out
+
+
+# -- reviewed_questions ---------------------------------------------------------------------------
+class PerKeyWarehouse(Warehouse):
+    """Warehouse writes as before this work: one DELETE statement per replaced key."""
+
+    def _apply(self, con, spec, keys, values):
+        where = " AND ".join(f'"{k}" = ?' for k in spec.key)
+        for key in keys:
+            con.execute(f'DELETE FROM "{spec.name}" WHERE {where}', key)
+        super()._apply(con, spec, [], values)
+
+
+def old_rebuild(wh: Warehouse) -> list[dict]:
+    """rebuild_reviewed of BASE: everything recomputed and rewritten under one lock."""
+    result: list[dict] = []
+
+    def build(con):
+        rows = curate(_table_rows(con, QUESTIONS), _table_rows(con, REVIEW_DECISIONS), EXCLUDED,
+                      _table_rows(con, REVIEW_ASSIGNMENTS), _table_rows(con, ANNOTATIONS))
+        con.execute(f'DELETE FROM "{REVIEWED_QUESTIONS.name}"')
+        result.extend(rows)
+        return [(REVIEWED_QUESTIONS, {"question_id": r["question_id"]}, [r], PROV) for r in rows]
+
+    wh.read_then_replace([REVIEWED_QUESTIONS], build)
+    return result
+
+
+def measure_reviewed(path: Path, qrows: list[dict], old: bool) -> dict[str, tuple[float, float, float]]:
+    """scenario -> (run seconds, longest lock hold, longest wait of another process's one-row read)."""
+    wh = Warehouse(path)
+    out = {}
+
+    def run(name, fn, prepare=None):
+        if prepare:
+            prepare()
+        with reader_wait(path) as box:
+            HOLDS.clear()
+            t0 = time.perf_counter()
+            fn()
+            took = time.perf_counter() - t0
+            held = max(HOLDS, default=0.0)
+        out[name] = (took, held, box["wait"])
+
+    new = lambda: update_reviewed(wh, EXCLUDED, PROV)  # noqa: E731
+    q = next(q for q in qrows[5:] if q["answer"])
+    one_decision = lambda: record_decision(wh, q, "eve", "accept", blind_choice=q["answer"],  # noqa: E731
+                                           content_hash=question_content_hash(q))
+    clip = qrows[12]["video_id"]
+
+    def regenerate():
+        rows = [{**r, "question": r["question"] + " (regenerated)"} if r["question"] else r
+                for r in qrows if r["video_id"] == clip]
+        wh.replace_many(QUESTIONS, [({"video_id": r["video_id"], "task": r["task"]}, [r]) for r in rows], provenance=PROV)
+
+    run("new: one new decision", new, one_decision)
+    run("new: a clip's questions regenerated", new, regenerate)
+    run("new: nothing changed", new)
+    run("new: first run (every row written)", new, lambda: wh.execute(f'DELETE FROM "{REVIEWED_QUESTIONS.name}"'))
+    if old:
+        run("old: one new decision", lambda: old_rebuild(PerKeyWarehouse(path)), one_decision)
+    return out
+
+
+# -- question_pool --------------------------------------------------------------------------------
+def measure_pool(qrows: list[dict]) -> float:
+    rows = [{**q, "state": "accepted"} for q in qrows if q["answer"]]
+    settings = PoolSettings(targets={t.abbrev: len(rows) for t in TASKS}, hc_strata=(("3-5", 3, 5, 1), ("6-8", 6, 8, 1),
+                            ("9+", 9, None, 1)))
+    t0 = time.perf_counter()
+    decisions = select_pool(rows, settings)
+    chosen = {d.question_id for d in decisions if d.selected}
+    assemble_letters([r for r in rows if r["question_id"] in chosen])
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    sizes = [int(s) for s in (args[0] if args else "1000,10000,20000").split(",")]
+    with_old = "--no-old" not in sys.argv
+    _install_lock_timer()
+    tmp = Path(tempfile.mkdtemp(prefix="review-scale-"))
+    try:
+        from hvbench_assets.review import app as new_app
+
+        old_app = old_app_module(tmp) if with_old else None
+        results = {}
+        for n in sizes:
+            path = tmp / f"wh{n}.duckdb"
+            t0 = time.perf_counter()
+            qrows = seed(path, n)
+            print(f"\n== {n} questions (seeded in {time.perf_counter() - t0:.1f} s)", flush=True)
+            r: dict = {"app new": measure_app(new_app, path, tmp, qrows, repeat=5)}
+            if old_app is not None:
+                r["app old"] = measure_app(old_app, path, tmp, qrows, repeat=1 if n > 5000 else 3)
+            r["reviewed"] = measure_reviewed(path, qrows, old=with_old)
+            r["pool"] = measure_pool(qrows)
+            results[n] = r
+            for k in r["app new"]:
+                old = r.get("app old", {}).get(k)
+                print(f"  app {k:32s} new {r['app new'][k] * 1000:8.1f} ms" + (f"   old {old * 1000:8.1f} ms" if old else ""))
+            for k, (took, held, wait) in r["reviewed"].items():
+                print(f"  reviewed_questions {k:38s} run {took:6.2f} s  longest lock {held:5.2f} s  reader waited {wait:5.2f} s")
+            print(f"  question_pool select_pool + assemble_letters (all selected): {r['pool']:.2f} s", flush=True)
+        base = results[sizes[0]]
+        print(f"\nratio to {sizes[0]} questions (new):")
+        for n in sizes[1:]:
+            r = results[n]
+            cells = [f"{k} x{r['app new'][k] / base['app new'][k]:.1f}" for k in ("next item", "home page", "stats page (/agreement)")]
+            cells.append(f"pool x{r['pool'] / base['pool']:.1f}")
+            print(f"  {n}: " + ", ".join(cells))
+        print("\njson: " + json.dumps({n: {k: v for k, v in r.items()} for n, r in results.items()}, default=str))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,204 @@
+"""The review state a long-lived process (the review web app) keeps in memory and refreshes by what changed.
+
+`load_state` reads, JSON-decodes and hashes every question on each call: 2.2 s per request at 20,000
+questions. `LiveState.refresh` instead asks the warehouse, in one short lock, for the row count and newest
+timestamp of each table the queues read, loads only the rows written since (a table whose count then
+disagrees is read again whole: rows were deleted), and recomputes the curated state of the questions those
+rows touch. The rules stay in state.py / queue.py; this module only decides what to recompute.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hvbench_assets.core.curation.state import curate, is_question
+from hvbench_assets.core.curation.tables import REVIEW_ASSIGNMENTS, REVIEW_DECISIONS
+from hvbench_assets.core.tasks.store import ANNOTATIONS, QUESTIONS, question_content_hash
+from hvbench_assets.core.warehouse import TableSpec, Warehouse
+
+
+@dataclass(frozen=True)
+class Source:
+    spec: TableSpec
+    stamp: str  # the column every write sets to its time (provenance or creation)
+    key: Callable[[Mapping[str, Any]], Any]
+
+
+# question columns no review rule or page list reads (provenance: most of a row's bytes); question pages read
+# the whole row themselves
+UNREAD = ("label_rows", "rule_params", "call_ids")
+
+
+def columns(wh: Warehouse, spec: TableSpec) -> str:
+    """The SELECT list of a source table: for questions, its columns but the unread ones (a table written by
+    an older version may lack some)."""
+    if spec is not QUESTIONS:
+        return "*"
+    have = {r["column_name"] for r in wh.query("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+                                               "AND table_catalog = current_database()", [spec.name])}
+    return ", ".join(f'"{c}"' for c in spec.column_names if c in have and c not in UNREAD)
+
+
+SOURCES = {
+    "questions": Source(QUESTIONS, "materialized_at", lambda r: r["question_id"]),
+    "decisions": Source(REVIEW_DECISIONS, "created_at", lambda r: r["decision_id"]),
+    "assignments": Source(REVIEW_ASSIGNMENTS, "assigned_at", lambda r: (r["question_id"], r["reviewer"])),
+    "annotations": Source(ANNOTATIONS, "created_at", lambda r: r["annotation_id"]),
+}
+
+
+def decode(spec: TableSpec, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """JSON columns of raw `query` rows decoded (as `Warehouse.rows` does), outside the warehouse lock."""
+    cols = [n for n, t in spec.all_columns if t.upper() == "JSON"]
+    for row in rows:
+        for c in cols:
+            if isinstance(row.get(c), str):
+                row[c] = json.loads(row[c])
+    return rows
+
+
+def marks(wh: Warehouse, sources: Mapping[str, Source] = SOURCES) -> dict[str, tuple[int, Any]]:
+    """name -> (row count, newest stamp) of each source table that exists, in one statement."""
+    have = {r["table_name"] for r in wh.query(
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()")}
+    parts = [f"SELECT '{name}' AS name, count(*) AS n, max(\"{s.stamp}\") AS t FROM \"{s.spec.name}\""
+             for name, s in sources.items() if s.spec.name in have]
+    if not parts:
+        return {}
+    return {r["name"]: (int(r["n"]), r["t"]) for r in wh.query(" UNION ALL ".join(parts))}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One consistent view for one request. Lists and dicts are never changed after they are handed out."""
+
+    questions: list[dict[str, Any]]  # sorted by task, clip, id (the order of the queues)
+    decisions: list[dict[str, Any]]  # by created_at, decision_id (as `store.decisions`)
+    assignments: list[dict[str, Any]]
+    annotations: list[dict[str, Any]]  # by created_at
+    hashes: dict[str, str]  # question_id -> content hash
+    reviewed: list[dict[str, Any]]  # curate(...) of every question, in curate's order
+    by_id: dict[str, dict[str, Any]]  # question_id -> question
+    states: dict[str, dict[str, Any]]  # question_id -> its reviewed row
+
+    def state(self) -> dict[str, Any]:
+        """The dict `store.load_state` returns, plus the precomputed parts."""
+        return {"questions": self.questions, "decisions": self.decisions, "assignments": self.assignments,
+                "annotations": self.annotations, "hashes": self.hashes, "reviewed": self.reviewed,
+                "states": self.states, "by_id": self.by_id}
+
+
+def _sort_key(q: Mapping[str, Any]) -> tuple:
+    return (q.get("task") or "", q.get("video_id") or "", q["question_id"])
+
+
+def _at(t: Any) -> tuple:
+    return (t is None, t or dt.datetime.min)  # as ORDER BY in DuckDB: nulls last
+
+
+def _decision_order(d: Mapping[str, Any]) -> tuple:
+    return (_at(d["created_at"]), d["decision_id"])
+
+
+class LiveState:
+    """Thread-safe; one per process and warehouse. `refresh(wh)` returns the current Snapshot."""
+
+    def __init__(self, excluded: frozenset[str]):
+        self.excluded = excluded
+        self._lock = threading.Lock()
+        self._rows: dict[str, dict[Any, dict[str, Any]]] = {name: {} for name in SOURCES}
+        self._marks: dict[str, tuple[int, Any]] = {}
+        self._hashes: dict[str, str] = {}
+        self._states: dict[str, dict[str, Any]] = {}
+        self._snapshot: Snapshot | None = None
+        self.loads = {name: 0 for name in SOURCES}  # whole-table reads (tests, benchmarks)
+
+    def refresh(self, wh: Warehouse) -> Snapshot:
+        with self._lock:
+            raw: dict[str, tuple[bool, list[dict[str, Any]]]] = {}
+            with wh.batch():  # one lock and one attach for the marks and every delta
+                now = marks(wh)
+                for name, src in SOURCES.items():
+                    old, new = self._marks.get(name), now.get(name)
+                    if old == new:
+                        continue
+                    if new is None:
+                        raw[name] = (True, [])
+                    elif old is None or old[1] is None or new[0] < old[0]:
+                        raw[name] = (True, wh.query(f'SELECT {columns(wh, src.spec)} FROM "{src.spec.name}"'))
+                    else:  # >=: a row written in the same microsecond as the newest one seen is read again
+                        raw[name] = (False, wh.query(f'SELECT {columns(wh, src.spec)} FROM "{src.spec.name}" '
+                                                     f'WHERE "{src.stamp}" >= ?', [old[1]]))
+                for name, (whole, delta) in list(raw.items()):
+                    if not whole and self._grows_wrong(name, delta, now[name][0]):  # rows went away: read whole
+                        raw[name] = (True, wh.query(f'SELECT {columns(wh, SOURCES[name].spec)} FROM "{SOURCES[name].spec.name}"'))
+            if raw or self._snapshot is None:
+                self._apply(raw)
+            self._marks = now  # only once applied: a failed refresh reads the same rows again next time
+            return self._snapshot
+
+    def _grows_wrong(self, name: str, delta: list[dict[str, Any]], count: int) -> bool:
+        key, have = SOURCES[name].key, self._rows[name]
+        return len(have) + len({key(r) for r in delta if key(r) not in have}) != count
+
+    def _apply(self, raw: dict[str, tuple[bool, list[dict[str, Any]]]]) -> None:
+        dirty: set[str] | None = set()  # question ids whose curated row may change; None: all
+        for name, (whole, rows) in raw.items():
+            src = SOURCES[name]
+            rows = decode(src.spec, rows)
+            self.loads[name] += whole
+            table = {} if whole else dict(self._rows[name])
+            for r in rows:
+                table[src.key(r)] = r
+            if whole and name != "annotations":
+                dirty = None
+            elif dirty is not None:
+                if name == "annotations":  # a question's state reads the annotations of its clip
+                    videos = {r["video_id"] for r in (table.values() if whole else rows)}
+                    dirty |= {q["question_id"] for q in self._rows["questions"].values() if q.get("video_id") in videos}
+                else:
+                    dirty |= {r["question_id"] for r in rows}
+            self._rows[name] = table
+        questions = self._rows["questions"]
+        if "questions" in raw:
+            fresh = raw["questions"][1] if not raw["questions"][0] else questions.values()
+            hashes = {qid: h for qid, h in self._hashes.items() if qid in questions}
+            for q in fresh:
+                hashes[q["question_id"]] = question_content_hash(q)
+            self._hashes = hashes
+            if dirty is not None:
+                dirty |= {r["question_id"] for r in raw["questions"][1]}
+        ordered = sorted(questions.values(), key=_sort_key) if "questions" in raw or self._snapshot is None \
+            else self._snapshot.questions
+        decisions = sorted(self._rows["decisions"].values(), key=_decision_order) \
+            if "decisions" in raw or self._snapshot is None else self._snapshot.decisions
+        prev = self._snapshot
+        assignments = list(self._rows["assignments"].values()) if "assignments" in raw or prev is None else prev.assignments
+        annotations = sorted(self._rows["annotations"].values(), key=lambda a: _at(a["created_at"])) \
+            if "annotations" in raw or prev is None else prev.annotations
+        states = {qid: r for qid, r in self._states.items() if qid in questions} if "questions" in raw \
+            else dict(self._states)
+        todo = []
+        for q in ordered:
+            qid = q["question_id"]
+            if dirty is None or qid in dirty or qid not in states:
+                if is_question(q):
+                    todo.append(q)
+                else:  # an annotation request (no question text) has no row
+                    states.pop(qid, None)
+        if todo:
+            ids = {q["question_id"] for q in todo}
+            for row in curate(todo, [d for d in decisions if d["question_id"] in ids], self.excluded,
+                              [a for a in assignments if a["question_id"] in ids], annotations, self._hashes):
+                states[row["question_id"]] = row
+        self._states = states
+        reviewed = [states[q["question_id"]] for q in ordered if q["question_id"] in states]  # curate's order
+        same = prev is not None and "questions" not in raw  # the question dicts are new objects only then
+        self._snapshot = Snapshot(ordered, decisions, assignments, annotations,
+                                  prev.hashes if same else dict(self._hashes), reviewed,
+                                  prev.by_id if same else dict(questions), states)
