@@ -68,8 +68,9 @@ class Refused(Exception):
 
 
 class BodyLimit:
-    """ASGI middleware, outside everything else: a body over `limit` bytes is refused with 413 before a byte of
-    it is parsed or a token is looked up: by its Content-Length at once, and while it streams when it has none."""
+    """ASGI middleware, outside the app's routes: a body over `limit` bytes is refused with 413 before a byte of it
+    is read or parsed and before a token is looked up, by its Content-Length (a write without one gets 411); the
+    bytes are counted as they arrive too, in case a client sends more than it announced."""
 
     def __init__(self, app, limit: int):
         self.app, self.limit = app, limit
@@ -78,6 +79,9 @@ class BodyLimit:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         length = dict(scope.get("headers") or ()).get(b"content-length")
+        if length is None and scope.get("method") in ("POST", "PUT", "PATCH"):  # a size known before reading
+            return await JSONResponse({"error": "send the body with a Content-Length"}, status_code=411)(
+                scope, receive, send)
         if length is not None and (not length.strip().isdigit() or int(length) > self.limit):
             status, msg = (413, f"the request body is larger than {self.limit} bytes") if length.strip().isdigit() \
                 else (400, "bad Content-Length")
