@@ -372,7 +372,8 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         queue = "adjudicate" if d["action"] == "adjudicate" else "review"
         s = load_state(wh)
         if queue == "adjudicate":
-            item = adjudication_item({"question_id": q["question_id"]}, s["decisions"], 1)
+            item = {**adjudication_item({"question_id": q["question_id"]}, s["decisions"], 1),
+                    "done": decided_by(s, who, True)}
         else:
             item = review_item(q, who, 1, decided_by(s, who, False))
         leases.take(wh, who, queue, [item], lambda i: True, cfg.lease_minutes)
