@@ -334,7 +334,8 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         fields = {f: _text(data, f, n) for f, n in (("blind_choice", 8), ("corrected_answer", 8), ("corrected_text", 2000),
                                                      ("reason", 40), ("reason_text", 2000), ("content_hash", 100))}
         order = data.get("shown_order")
-        if order is not None and not (isinstance(order, list) and len(order) <= 26 and all(isinstance(x, str) and len(x) <= 8 for x in order)):
+        if order is not None and not (isinstance(order, list) and len(order) <= 26
+                                      and all(isinstance(x, str) and len(x) <= 8 for x in order)):
             raise Refused(400, "shown_order: expected a list of option letters")
         seconds = _number(data.get("seconds_spent"), "seconds_spent", 0, 86400)
         watched = _number(data.get("watched_s"), "watched_s", 0, 86400)
@@ -441,11 +442,14 @@ def create_app(cfg: ReviewConfig) -> Starlette:
     routes = [
         Route("/", home), Route("/review", review_page), Route("/adjudicate", adjudicate_page),
         Route("/annotate", annotate_page), Route("/agreement", agreement_page),
-        Route("/questions", questions_page), Route("/questions/{question_id}", question_page), Route("/login", with_body(login, identify=False), methods=["GET", "POST"]),
+        Route("/questions", questions_page), Route("/questions/{question_id}", question_page),
+        Route("/login", with_body(login, identify=False), methods=["GET", "POST"]),
         Route("/media/{question_id:path}", media),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
         Route("/api/next/{queue}", next_endpoint), Route("/api/reveal", with_body(api_reveal), methods=["POST"]),
-        Route("/api/decisions", with_body(api_decide), methods=["POST"]), Route("/api/undo", with_body(api_undo), methods=["POST"]), Route("/api/annotations", with_body(api_annotate), methods=["POST"]),
+        Route("/api/decisions", with_body(api_decide), methods=["POST"]),
+        Route("/api/undo", with_body(api_undo), methods=["POST"]),
+        Route("/api/annotations", with_body(api_annotate), methods=["POST"]),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     # without tokens, a page from another site that rebinds its DNS name to 127.0.0.1 must not reach the app
