@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ from hvbench_assets.core.warehouse import Warehouse
 HERE = Path(__file__).parent
 NAME = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
 TOKEN_COOKIE, NAME_COOKIE = "hvbench_token", "hvbench_reviewer"
+MEDIA_CACHE_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -401,14 +403,26 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         ann = annotations.record(wh, q["video_id"], kind, value, track_id=track, annotator=who)
         return JSONResponse({"annotation_id": ann, "value": value, "next": next_annotation(who, skipped(request))})
 
+    found: dict[str, tuple[float, Path]] = {}  # question id -> (when looked up, file)
+
     def media(request: Request) -> Response:
+        """A browser fetches a video in several range requests: the first (no range, or from byte 0) looks the
+        path up; the later ones reuse it for MEDIA_CACHE_S, so they do not each take the warehouse lock while
+        the reviewer's next decision waits."""
         if cfg.require_token:
             need_reviewer(request)
-        try:
-            path = question_video(wh, request.path_params["question_id"], cfg.data_dir, cfg.roots)
-        except MediaRefused as exc:
-            raise Refused(404, str(exc)) from None
-        return FileResponse(path, media_type="video/mp4")
+        qid = request.path_params["question_id"]
+        hit = found.get(qid)
+        first = re.match(r"bytes=0*-", request.headers.get("range", "bytes=0-").strip()) is not None
+        if first or hit is None or time.monotonic() - hit[0] > MEDIA_CACHE_S or not hit[1].is_file():
+            try:
+                with wh.batch():
+                    hit = found[qid] = (time.monotonic(), question_video(wh, qid, cfg.data_dir, cfg.roots))
+            except MediaRefused as exc:
+                raise Refused(404, str(exc)) from None
+            if len(found) > 10_000:
+                found.clear()
+        return FileResponse(hit[1], media_type="video/mp4")
 
     def with_body(handler, identify: bool = True):
         """Warehouse calls block (they wait for the file lock while a Dagster run writes), so every handler runs
