@@ -9,7 +9,9 @@ Videos are served by question id: the path is looked up in `questions`, never ta
 
 from __future__ import annotations
 
+import json
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,13 +27,15 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from hvbench_assets.core.curation import tokens
+from hvbench_assets.core.curation import leases, tokens
 from hvbench_assets.core.curation.agreement import kappa_table, latest_reviews, reviewer_accuracy
 from hvbench_assets.core.curation.live import LiveState, decode
 from hvbench_assets.core.curation.media import QUESTION_ID, MediaRefused, question_video
 from hvbench_assets.core.curation.queue import adjudication_list, annotation_queue, review_queue, shown_order
+from hvbench_assets.core.curation.review_stats import (DEFAULT_FAST_FLOOR_S, decision_times, fast_decisions,
+                                                       no_edit_shares)
 from hvbench_assets.core.curation.state import REASONS, STATES, curate, is_question, state_counts
-from hvbench_assets.core.curation.store import BadDecision, record_decision
+from hvbench_assets.core.curation.store import BadDecision, record_decision, undo_decision
 from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
 from hvbench_assets.core.tasks import annotations
 from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
@@ -42,6 +46,7 @@ HERE = Path(__file__).parent
 NAME = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
 QUESTIONS_PER_PAGE = 500
 TOKEN_COOKIE, NAME_COOKIE = "hvbench_token", "hvbench_reviewer"
+MEDIA_CACHE_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,9 @@ class ReviewConfig:
     dagster_url: str = "http://127.0.0.1:3000"
     host: str = "127.0.0.1"  # the bound address; on loopback only its names are accepted in the Host header
     annotation_limits: annotations.AnnotationLimits = annotations.AnnotationLimits()
+    max_body_bytes: int = 1_000_000  # HVBENCH_REVIEW_MAX_BODY: larger request bodies get 413 before anything is read
+    lease_minutes: float = leases.DEFAULT_LEASE_MINUTES  # HVBENCH_REVIEW_LEASE_MINUTES
+    fast_floor_s: float = DEFAULT_FAST_FLOOR_S  # HVBENCH_REVIEW_FAST_S: quicker than this, video unplayed: marked
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -61,6 +69,39 @@ class Refused(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status, self.message = status, message
+
+
+class BodyLimit:
+    """ASGI middleware, outside the app's routes: a body over `limit` bytes is refused with 413 before a byte of it
+    is read or parsed and before a token is looked up, by its Content-Length (a write without one gets 411); the
+    bytes are counted as they arrive too, in case a client sends more than it announced."""
+
+    def __init__(self, app, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope.get("headers") or ()).get(b"content-length")
+        if length is None and scope.get("method") in ("POST", "PUT", "PATCH"):  # a size known before reading
+            return await JSONResponse({"error": "send the body with a Content-Length"}, status_code=411)(
+                scope, receive, send)
+        if length is not None and (not length.strip().isdigit() or int(length) > self.limit):
+            status, msg = (413, f"the request body is larger than {self.limit} bytes") if length.strip().isdigit() \
+                else (400, "bad Content-Length")
+            return await JSONResponse({"error": msg}, status_code=status)(scope, receive, send)
+        seen = 0
+
+        async def limited():
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise Refused(413, f"the request body is larger than {self.limit} bytes")
+            return message
+
+        await self.app(scope, limited, send)
+
 
 
 def create_app(cfg: ReviewConfig) -> Starlette:
@@ -75,6 +116,12 @@ def create_app(cfg: ReviewConfig) -> Starlette:
 
     # -- identity -------------------------------------------------------------------------------
     def reviewer_of(request: Request) -> str | None:
+        if "reviewer" in request.scope.setdefault("state", {}):
+            return request.scope["state"]["reviewer"]
+        request.scope["state"]["reviewer"] = who = _identify(request)
+        return who
+
+    def _identify(request: Request) -> str | None:
         if cfg.require_token:
             auth = request.headers.get("authorization", "")
             token = auth[7:].strip() if auth.lower().startswith("bearer ") else request.cookies.get(TOKEN_COOKIE)
@@ -93,8 +140,8 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         # JSON only: a cross-site form cannot send it without a CORS preflight this server never answers
         if not request.headers.get("content-type", "").startswith("application/json"):
             raise Refused(415, "send JSON (Content-Type: application/json)")
-        try:
-            data = await request.json()
+        try:  # Python's parser takes NaN and Infinity: every numeric field is checked with finite_number
+            data = json.loads(await request.body())
         except ValueError:
             raise Refused(400, "the body is not valid JSON") from None
         if not isinstance(data, dict):
@@ -117,13 +164,20 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         return rows[0]
 
     # -- items as the browser gets them ---------------------------------------------------------
-    def review_item(q: dict[str, Any], reviewer: str, remaining: int, chash: str | None = None) -> dict[str, Any]:
+    def review_item(q: dict[str, Any], reviewer: str, remaining: int, chash: str | None = None,
+                    done: int = 0) -> dict[str, Any]:
         by = {o["letter"]: o for o in q["options"]}
         chash = chash or question_content_hash(q)
         return {"question_id": q["question_id"], "content_hash": chash, "task": q["task"],
                 "abbrev": q["abbrev"], "video_id": q["video_id"], "question": q["question"],
                 "options": [{"letter": ltr, "text": by[ltr]["text"]} for ltr in shown_order(q, reviewer, chash)],
-                "video": f"/media/{q['question_id']}", "remaining": remaining}
+                "video": f"/media/{q['question_id']}", "remaining": remaining, "done": done,
+                "guideline": guideline(q["abbrev"])}
+
+    def decided_by(s: dict[str, list], reviewer: str, adjudicating: bool) -> int:
+        """Questions this reviewer has decided (for the progress bar)."""
+        return len({d["question_id"] for d in s["decisions"]
+                    if d["reviewer"] == reviewer and (d["action"] == "adjudicate") == adjudicating})
 
     def next_review(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
         s = load_state(wh)
@@ -131,7 +185,11 @@ def create_app(cfg: ReviewConfig) -> Starlette:
                                          s["annotations"], states=s["states"], hashes=s["hashes"],
                                          presorted=True)
                  if q["question_id"] not in skip]
-        return review_item(queue[0], reviewer, len(queue), s["hashes"][queue[0]["question_id"]]) if queue else None
+        assigned = {a["question_id"] for a in s["assignments"] if (a.get("role") or "review") == "review"}
+        q, remaining = leases.take(wh, reviewer, "review", queue, lambda q: q["question_id"] not in assigned,
+                                   cfg.lease_minutes)
+        return review_item(q, reviewer, remaining, s["hashes"][q["question_id"]],
+                           decided_by(s, reviewer, False)) if q else None
 
     def adjudication_item(row: dict[str, Any], decisions: list[dict], remaining: int) -> dict[str, Any]:
         q = question_row(row["question_id"])
@@ -144,22 +202,29 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         return {"question_id": q["question_id"], "content_hash": chash, "task": q["task"], "abbrev": q["abbrev"],
                 "video_id": q["video_id"], "question": q["question"], "answer": q["answer"],
                 "options": [{"letter": o["letter"], "text": o["text"]} for o in q["options"]],
-                "votes": votes, "video": f"/media/{q['question_id']}", "remaining": remaining}
+                "votes": votes, "video": f"/media/{q['question_id']}", "remaining": remaining,
+                "guideline": guideline(q["abbrev"])}
 
     def next_adjudication(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
         s = load_state(wh)
         rows = [r for r in adjudication_list(s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer,
                                              s["annotations"], reviewed=s["reviewed"])
                 if r["question_id"] not in skip]
-        return adjudication_item(rows[0], s["decisions"], len(rows)) if rows else None
+        row, remaining = leases.take(wh, reviewer, "adjudicate", rows, lambda r: True, cfg.lease_minutes)
+        if row is None:
+            return None
+        return {**adjudication_item(row, s["decisions"], remaining), "done": decided_by(s, reviewer, True)}
 
-    def next_annotation(skip: set[str]) -> dict[str, Any] | None:
+    def next_annotation(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
         s = load_state(wh)
         items = [i for i in annotation_queue(s["questions"], s["annotations"]) if i["question_id"] not in skip]
-        if not items:
+        first, remaining = leases.take(wh, reviewer, "annotate", items, lambda i: True, cfg.lease_minutes)
+        if first is None:
             return None
-        item = dict(items[0])
-        item.update(video=f"/media/{item['question_id']}", remaining=len(items))
+        item = dict(first)
+        item.update(video=f"/media/{item['question_id']}", remaining=remaining,
+                    done=sum(1 for a in s["annotations"] if a.get("annotator") == reviewer),
+                    guideline=" ".join(dict.fromkeys(guideline(t) for t in item["tasks"])))
         return item
 
     def skipped(request: Request) -> set[str]:
@@ -205,7 +270,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         who = reviewer_of(request)
         if who is None:
             return RedirectResponse("/", status_code=303) if not cfg.require_token else page(request, "home.html")
-        return page(request, "annotate.html", item=next_annotation(set()))
+        return page(request, "annotate.html", item=next_annotation(who, set()))
 
     def question_page(request: Request) -> Response:
         qid = request.path_params["question_id"]
@@ -246,7 +311,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
                     accuracy=reviewer_accuracy(s["questions"], s["decisions"], reviewed, **known),
                     disputed=adjudication_list(s["questions"], s["decisions"], s["assignments"], cfg.excluded,
                                                annotations=s["annotations"], reviewed=reviewed),
-                    assignments=len(s["assignments"]))
+                    assignments=len(s["assignments"]), **timing_stats(wh, s, reviewed, cfg.fast_floor_s))
 
     def login(request: Request, data: dict[str, Any] | None) -> Response:
         if request.method == "GET":
@@ -272,7 +337,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         kind = request.path_params["queue"]
         item = {"review": lambda: next_review(who, skipped(request)),
                 "adjudicate": lambda: next_adjudication(who, skipped(request)),
-                "annotate": lambda: next_annotation(skipped(request))}.get(kind)
+                "annotate": lambda: next_annotation(who, skipped(request))}.get(kind)
         if item is None:
             raise Refused(404, f"no queue {kind!r}")
         return JSONResponse({"item": item()})
@@ -286,8 +351,23 @@ def create_app(cfg: ReviewConfig) -> Starlette:
 
     def api_decide(request: Request, data: dict[str, Any] | None) -> Response:
         who = need_reviewer(request)
-        q = question_row(str(data.get("question_id")))
-        action = data.get("action")
+        q = question_row(_text(data, "question_id", 200, required=True))
+        action = _text(data, "action", 20, required=True)
+        fields = {f: _text(data, f, n) for f, n in (("blind_choice", 8), ("corrected_answer", 8), ("corrected_text", 2000),
+                                                     ("reason", 40), ("reason_text", 2000), ("content_hash", 100))}
+        order = data.get("shown_order")
+        if order is not None and not (isinstance(order, list) and len(order) <= 26
+                                      and all(isinstance(x, str) and len(x) <= 8 for x in order)):
+            raise Refused(400, "shown_order: expected a list of option letters")
+        seconds = _number(data.get("seconds_spent"), "seconds_spent", 0, 86400)
+        watched = _number(data.get("watched_s"), "watched_s", 0, 86400)
+        request_id = _text(data, "request_id", 100)
+        if action == "pick":  # one key: the blind pick is stored as an accept when it is the proposed answer
+            if fields["content_hash"] != question_content_hash(q):
+                raise Refused(409, f"question {q['question_id']} changed since it was shown; reload")
+            if fields["blind_choice"] != q["answer"]:
+                return JSONResponse({"stored": False, "answer": q["answer"], "answer_text": q["answer_text"]})
+            action = "accept"
         if action == "adjudicate":
             s = load_state(wh)
             allowed = {r["question_id"] for r in adjudication_list(s["questions"], s["decisions"], s["assignments"],
@@ -295,20 +375,38 @@ def create_app(cfg: ReviewConfig) -> Starlette:
             if q["question_id"] not in allowed:
                 raise Refused(403, f"{who} may not adjudicate {q['question_id']}: not disputed, or {who} reviewed it")
         try:
-            d = record_decision(
-                wh, q, who, action, blind_choice=data.get("blind_choice"), shown_order=data.get("shown_order"),
-                corrected_answer=data.get("corrected_answer"), corrected_text=data.get("corrected_text"),
-                reason=data.get("reason"), reason_text=data.get("reason_text"),
-                seconds_spent=_number(data.get("seconds_spent")), content_hash=data.get("content_hash"))
+            d = record_decision(wh, q, who, action, shown_order=order, seconds_spent=seconds, watched_s=watched,
+                                request_id=request_id, **fields)
         except BadDecision as exc:
             raise Refused(409 if "changed since" in str(exc) else 400, str(exc)) from None
         skip = skipped(request)
         nxt = next_adjudication(who, skip) if action == "adjudicate" else next_review(who, skip)
-        return JSONResponse({"decision_id": d["decision_id"], "next": nxt})
+        return JSONResponse({"stored": True, "decision_id": d["decision_id"], "duplicate": d["duplicate"],
+                             "action": action, "next": nxt})
+
+    def api_undo(request: Request, data: dict[str, Any] | None) -> Response:
+        """Take back one's latest decision on a question; the answer is that question again, to decide anew."""
+        who = need_reviewer(request)
+        try:
+            d = undo_decision(wh, who, _text(data, "decision_id", 40, required=True))
+        except BadDecision as exc:
+            raise Refused(409, str(exc)) from None
+        q = question_row(d["question_id"])
+        queue = "adjudicate" if d["action"] == "adjudicate" else "review"
+        s = load_state(wh)
+        if queue == "adjudicate":
+            item = {**adjudication_item({"question_id": q["question_id"]}, s["decisions"], 1),
+                    "done": decided_by(s, who, True)}
+        else:
+            item = review_item(q, who, 1, s["hashes"].get(q["question_id"]), decided_by(s, who, False))
+        leases.take(wh, who, queue, [item], lambda i: True, cfg.lease_minutes)
+        return JSONResponse({"undone": d["decision_id"], "item": item})
 
     def api_annotate(request: Request, data: dict[str, Any] | None) -> Response:
         who = need_reviewer(request)
         q = question_row(str(data.get("question_id")))
+        for name in ("seconds_spent", "watched_s"):  # not stored, but a client sending nonsense hears so
+            _number(data.get(name), name, 0, 86400)
         kind = {"HC": "count", "AST": "action", "TSA": "action"}.get(q["abbrev"])
         if kind is None:
             raise Refused(400, f"{q['question_id']} ({q['abbrev']}) takes no annotation")
@@ -326,24 +424,48 @@ def create_app(cfg: ReviewConfig) -> Starlette:
             return JSONResponse({"error": str(exc), "field": exc.field, "reason": exc.reason,
                                  "needs_confirmation": exc.needs_confirmation}, status_code=400)
         ann = annotations.record(wh, q["video_id"], kind, value, track_id=track, annotator=who)
-        return JSONResponse({"annotation_id": ann, "value": value, "next": next_annotation(skipped(request))})
+        return JSONResponse({"annotation_id": ann, "value": value, "next": next_annotation(who, skipped(request))})
+
+    found: dict[str, tuple[float, Path]] = {}  # question id -> (when looked up, file)
 
     def media(request: Request) -> Response:
+        """A browser fetches a video in several range requests: the first (no range, or from byte 0) looks the
+        path up; the later ones reuse it for MEDIA_CACHE_S, so they do not each take the warehouse lock while
+        the reviewer's next decision waits."""
         if cfg.require_token:
             need_reviewer(request)
-        try:
-            path = question_video(wh, request.path_params["question_id"], cfg.data_dir, cfg.roots)
-        except MediaRefused as exc:
-            raise Refused(404, str(exc)) from None
-        return FileResponse(path, media_type="video/mp4")
+        qid = request.path_params["question_id"]
+        hit = found.get(qid)
+        first = re.match(r"bytes=0*-", request.headers.get("range", "bytes=0-").strip()) is not None
+        if first or hit is None or time.monotonic() - hit[0] > MEDIA_CACHE_S or not hit[1].is_file():
+            try:
+                with wh.batch():
+                    hit = found[qid] = (time.monotonic(), question_video(wh, qid, cfg.data_dir, cfg.roots))
+            except MediaRefused as exc:
+                raise Refused(404, str(exc)) from None
+            if len(found) > 10_000:
+                found.clear()
+        return FileResponse(hit[1], media_type="video/mp4")
 
-    def with_body(handler):
+    def with_body(handler, identify: bool = True):
         """Warehouse calls block (they wait for the file lock while a Dagster run writes), so every handler runs
-        in the thread pool; only reading the JSON body happens on the event loop."""
+        in the thread pool; only reading the JSON body happens on the event loop, after the reviewer is known
+        (an unknown client's body is never parsed)."""
         async def endpoint(request: Request) -> Response:
+            if identify and request.method == "POST":
+                await run_in_threadpool(need_reviewer, request)
             data = await body(request) if request.method == "POST" else None
-            return await run_in_threadpool(handler, request, data)
+            return await run_in_threadpool(batched, handler, request, data)
         return endpoint
+
+    def batched(handler, *args):
+        """A decision and the next item read and write through one warehouse connection (one open of the file
+        instead of eight): most of the time between a key press and the next item on a DuckDB file."""
+        with wh.batch():
+            return handler(*args)
+
+    async def next_endpoint(request: Request) -> Response:
+        return await run_in_threadpool(batched, api_next, request)
 
     async def refused(request: Request, exc: Refused) -> Response:
         if request.url.path.startswith("/api/") or request.url.path.startswith("/media/") or exc.status != 404:
@@ -354,23 +476,65 @@ def create_app(cfg: ReviewConfig) -> Starlette:
     routes = [
         Route("/", home), Route("/review", review_page), Route("/adjudicate", adjudicate_page),
         Route("/annotate", annotate_page), Route("/agreement", agreement_page),
-        Route("/questions", questions_page), Route("/questions/{question_id}", question_page), Route("/login", with_body(login), methods=["GET", "POST"]),
+        Route("/questions", questions_page), Route("/questions/{question_id}", question_page),
+        Route("/login", with_body(login, identify=False), methods=["GET", "POST"]),
         Route("/media/{question_id:path}", media),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
-        Route("/api/next/{queue}", api_next), Route("/api/reveal", with_body(api_reveal), methods=["POST"]),
-        Route("/api/decisions", with_body(api_decide), methods=["POST"]), Route("/api/annotations", with_body(api_annotate), methods=["POST"]),
+        Route("/api/next/{queue}", next_endpoint), Route("/api/reveal", with_body(api_reveal), methods=["POST"]),
+        Route("/api/decisions", with_body(api_decide), methods=["POST"]),
+        Route("/api/undo", with_body(api_undo), methods=["POST"]),
+        Route("/api/annotations", with_body(api_annotate), methods=["POST"]),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     # without tokens, a page from another site that rebinds its DNS name to 127.0.0.1 must not reach the app
     hosts = ["*"] if cfg.require_token else sorted({"127.0.0.1", "localhost", "::1", "[::1]", cfg.host})
     return Starlette(routes=routes, exception_handlers={Refused: refused},
-                     middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)])
+                     middleware=[Middleware(BodyLimit, limit=cfg.max_body_bytes),
+                                 Middleware(TrustedHostMiddleware, allowed_hosts=hosts)])
 
 
-def _number(value: Any) -> float | None:
+def _number(value: Any, name: str, low: float, high: float) -> float | None:
+    """An optional number of the request: finite (annotations.finite_number) and within [low, high], or 400."""
     if value is None or value == "":
         return None
-    return float(value)
+    try:
+        x = annotations.finite_number(value, name)
+    except annotations.BadAnnotation as exc:
+        raise Refused(400, str(exc)) from None
+    if not low <= x <= high:
+        raise Refused(400, f"{name}: {x:g} is outside {low:g}..{high:g}")
+    return x
+
+
+def _text(data: dict[str, Any], name: str, max_len: int, required: bool = False) -> str | None:
+    """An optional text field of the request (a string of at most `max_len` characters), or 400."""
+    value = data.get(name)
+    if value is None or value == "":
+        if required:
+            raise Refused(400, f"{name} is missing")
+        return None
+    if not isinstance(value, str):
+        raise Refused(400, f"{name}: expected text, got {type(value).__name__}")
+    if len(value) > max_len:
+        raise Refused(400, f"{name}: longer than {max_len} characters")
+    return value
+
+
+def guideline(abbrev: str | None) -> str:
+    family = FAMILY_BY_ABBREV.get(abbrev or "")
+    return family.guideline if family else ""
+
+
+def timing_stats(wh: Warehouse, s: dict[str, list], reviewed: list[dict], floor_s: float) -> dict[str, Any]:
+    """Seconds per decision, too-fast decisions and the no-edit share (the stats page and `hvbench review-stats`)."""
+    from hvbench_assets.core.ingest.tables import VIDEO_PROBE
+    from hvbench_assets.core.tasks.registry import FAMILIES
+
+    durations = {r["video_id"]: r["duration_s"] for r in wh.rows(VIDEO_PROBE) if r.get("duration_s")} \
+        if wh.has_table(VIDEO_PROBE.name) else {}
+    return {"times": decision_times(s["decisions"], durations, floor_s),
+            "fast": fast_decisions(s["decisions"], durations, floor_s), "fast_floor_s": floor_s,
+            "no_edit": no_edit_shares(reviewed, s["decisions"], [f.abbrev for f in FAMILIES if f.descriptive])}
 
 
 def explain(wh: Warehouse, question_id: str) -> tuple[dict[str, Any], str] | None:

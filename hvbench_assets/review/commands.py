@@ -42,6 +42,20 @@ def annotation_limits():
     return AnnotationLimits(max_count=int(raw))
 
 
+def _positive(name: str, default: float, whole: bool = False) -> float:
+    """A positive number from the environment variable `name` (unset or empty: `default`)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        x = int(raw) if whole else float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a {'whole ' if whole else ''}number > 0, got {raw!r}") from None
+    if not (x > 0 and x < float("inf")):
+        raise ValueError(f"{name} must be a {'whole ' if whole else ''}number > 0, got {raw!r}")
+    return x
+
+
 def review_config(warehouse: Path | None, require_token: bool, host: str = "127.0.0.1"):
     from hvbench_assets.core.curation.state import excluded_tasks
     from hvbench_assets.review.app import ReviewConfig
@@ -54,7 +68,10 @@ def review_config(warehouse: Path | None, require_token: bool, host: str = "127.
     return ReviewConfig(warehouse=warehouse or default_warehouse(), data_dir=default_data_dir(),
                         require_token=require_token, excluded=excluded,
                         roots=roots, dagster_url=os.environ.get("HVBENCH_DAGSTER_URL", "").strip() or "http://127.0.0.1:3000",
-                        host=host, annotation_limits=annotation_limits())
+                        host=host, annotation_limits=annotation_limits(),
+                        max_body_bytes=int(_positive("HVBENCH_REVIEW_MAX_BODY", 1_000_000, whole=True)),
+                        lease_minutes=_positive("HVBENCH_REVIEW_LEASE_MINUTES", 10.0),
+                        fast_floor_s=_positive("HVBENCH_REVIEW_FAST_S", 5.0))
 
 
 def _serve_args(p: argparse.ArgumentParser) -> None:
@@ -170,6 +187,18 @@ def _stats(args: argparse.Namespace) -> int:
     reviewed = curate(s["questions"], s["decisions"], excluded, s["assignments"], s["annotations"])
     for r in reviewer_accuracy(s["questions"], s["decisions"], reviewed):
         print(f"  {r['reviewer']} {r['abbrev']}: {r['correct']}/{r['items']} = {r['accuracy']:.2f}")
+    from hvbench_assets.review.app import timing_stats
+
+    wh = Warehouse(args.warehouse or default_warehouse())
+    stats = timing_stats(wh, s, reviewed, _positive("HVBENCH_REVIEW_FAST_S", 5.0))
+    print(f"Seconds per decision (too fast: under min(clip, {stats['fast_floor_s']:g} s), video never played):")
+    for r in stats["times"]:
+        med = f"{r['median_s']:.1f}" if r["median_s"] is not None else "-"
+        print(f"  {r['reviewer']} {r['abbrev']}: decisions={r['decisions']} median_s={med} too_fast={r['fast']}")
+    print("Descriptive questions needing no edit (ours / paper):")
+    for r in stats["no_edit"]:
+        ours = f"{100 * r['share']:.1f} %" if r["share"] is not None else "-"
+        print(f"  {r['abbrev']:5s} settled={r['settled']} no_edit={r['no_edit']} ours={ours} paper={100 * r['paper_share']:.1f} %")
     disputed = adjudication_list(s["questions"], s["decisions"], s["assignments"], excluded,
                                  annotations=s["annotations"])
     print(f"Adjudication list: {len(disputed)}")

@@ -38,7 +38,8 @@ def test_review_writes_during_a_dagster_run(two_clips, two_clips_built):
         run.start()
         while run.is_alive() or sent_decisions < 20:
             r = client.post("/api/decisions", json={"question_id": asd["question_id"], "action": "accept",
-                                                    "content_hash": question_content_hash(asd), "blind_choice": asd["answer"]})
+                                                    "content_hash": question_content_hash(asd), "blind_choice": asd["answer"],
+                                                    "request_id": f"r{sent_decisions}"})  # each a new decision
             assert r.status_code == 200, r.text
             sent_decisions += 1
             if sent_decisions % 4 == 0:

@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from hvbench_assets.core.curation.state import ACTIONS, REASONS, curate
-from hvbench_assets.core.curation.tables import REVIEW_ASSIGNMENTS, REVIEW_DECISIONS, REVIEWED_QUESTIONS
+from hvbench_assets.core.curation.tables import (REVIEW_ASSIGNMENTS, REVIEW_DECISIONS, REVIEWED_QUESTIONS,
+                                                 UNDONE_DECISIONS)
 from hvbench_assets.core.tasks.store import QUESTIONS, question_content_hash
 from hvbench_assets.core.warehouse import TableSpec, Warehouse
 
@@ -48,13 +49,26 @@ def rebuild_reviewed(warehouse: Warehouse, excluded: frozenset[str], provenance:
     return update_reviewed(warehouse, excluded, provenance).rows
 
 
+VERDICT_FIELDS = ("action", "blind_choice", "corrected_answer", "corrected_text", "reason", "reason_text")
+
+
+def decision_id_for(reviewer: str, question_id: str, request_id: str) -> str:
+    """The id of a decision sent with an idempotency key: the same key from the same reviewer names one row."""
+    return "d" + hashlib.sha256(f"{reviewer}\0{question_id}\0{request_id}".encode()).hexdigest()[:15]
+
+
 def record_decision(warehouse: Warehouse, question: Mapping[str, Any], reviewer: str, action: str, *,
                     blind_choice: str | None = None, shown_order: list[str] | None = None,
                     corrected_answer: str | None = None, corrected_text: str | None = None,
                     reason: str | None = None, reason_text: str | None = None,
-                    seconds_spent: float | None = None, content_hash: str | None = None) -> dict[str, Any]:
+                    seconds_spent: float | None = None, content_hash: str | None = None,
+                    watched_s: float | None = None, request_id: str | None = None) -> dict[str, Any]:
     """Validate and append one decision on `question` (a questions row). `content_hash` is the version the
-    reviewer saw; if the question changed since, the decision is refused (it would apply to nothing)."""
+    reviewer saw; if the question changed since, the decision is refused (it would apply to nothing).
+
+    Stored once: a decision whose `request_id` (idempotency key) was seen before from this reviewer, or, without
+    a key, one identical to the reviewer's latest on this version, is not stored again; the stored row is
+    returned with `duplicate: True`. The check and the write are one transaction under the warehouse lock."""
     reviewer = (reviewer or "").strip()
     if not reviewer:
         raise BadDecision("a decision needs the reviewer's name")
@@ -90,10 +104,65 @@ def record_decision(warehouse: Warehouse, question: Mapping[str, Any], reviewer:
         "reason": reason if action in ("reject", "adjudicate") else None,
         "reason_text": (reason_text or "").strip() or None, "created_at": now,
         "seconds_spent": float(seconds_spent) if seconds_spent is not None else None,
+        "watched_s": float(watched_s) if watched_s is not None else None,
     }
-    row["decision_id"] = "d" + hashlib.sha256(json.dumps(row, sort_keys=True, default=str).encode()).hexdigest()[:15]
-    warehouse.replace(REVIEW_DECISIONS, {"decision_id": row["decision_id"]}, [row])
-    return row
+    row["decision_id"] = (decision_id_for(reviewer, row["question_id"], request_id) if request_id else
+                          "d" + hashlib.sha256(json.dumps(row, sort_keys=True, default=str).encode()).hexdigest()[:15])
+    out: dict[str, Any] = {}
+
+    def build(con):
+        out.clear()
+        if request_id:
+            for spec in (REVIEW_DECISIONS, UNDONE_DECISIONS):
+                if _has(con, spec) and con.execute(f'SELECT 1 FROM "{spec.name}" WHERE decision_id = ?',
+                                                   [row["decision_id"]]).fetchall():
+                    out.update(row, duplicate=True)
+                    return []
+        elif _has(con, REVIEW_DECISIONS):
+            cols = ", ".join(f'"{c}"' for c in VERDICT_FIELDS + ("decision_id",))
+            last = con.execute(f'SELECT {cols} FROM "{REVIEW_DECISIONS.name}" WHERE question_id = ? AND reviewer = ? '
+                               "AND content_hash = ? ORDER BY created_at DESC, decision_id DESC LIMIT 1",
+                               [row["question_id"], reviewer, current]).fetchall()
+            if last and tuple(last[0][:-1]) == tuple(row[c] for c in VERDICT_FIELDS):
+                out.update(row, decision_id=last[0][-1], duplicate=True)
+                return []
+        out.update(row, duplicate=False)
+        return [(REVIEW_DECISIONS, {"decision_id": row["decision_id"]}, [row], None)]
+
+    warehouse.read_then_replace([REVIEW_DECISIONS], build)
+    return dict(out)
+
+
+def _has(con, spec: TableSpec) -> bool:
+    return bool(con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = ?", [spec.name]).fetchall())
+
+
+def undo_decision(warehouse: Warehouse, reviewer: str, decision_id: str) -> dict[str, Any]:
+    """Take back `reviewer`'s decision `decision_id`: it moves from review_decisions to undone_decisions (kept,
+    with the time of the undo), so every reader sees the state as if it had not been made. Only the reviewer's
+    own latest decision on that question can be undone."""
+    out: dict[str, Any] = {}
+
+    def build(con):
+        out.clear()
+        rows = [r for r in _table_rows(con, REVIEW_DECISIONS) if r["decision_id"] == decision_id] \
+            if _has(con, REVIEW_DECISIONS) else []
+        if not rows:
+            raise BadDecision(f"no decision {decision_id} to undo (already undone?)")
+        d = rows[0]
+        if d["reviewer"] != reviewer:
+            raise BadDecision(f"decision {decision_id} is {d['reviewer']}'s, not {reviewer}'s")
+        later = con.execute(f'SELECT count(*) FROM "{REVIEW_DECISIONS.name}" WHERE question_id = ? AND reviewer = ? '
+                            "AND (created_at > ? OR (created_at = ? AND decision_id > ?))",
+                            [d["question_id"], reviewer, d["created_at"], d["created_at"], decision_id]).fetchone()[0]
+        if later:
+            raise BadDecision(f"decision {decision_id} is not {reviewer}'s latest on {d['question_id']}")
+        out.update(d)
+        return [(REVIEW_DECISIONS, {"decision_id": decision_id}, [], None),
+                (UNDONE_DECISIONS, {"decision_id": decision_id}, [{**d, "undone_at": _now()}], None)]
+
+    warehouse.read_then_replace([REVIEW_DECISIONS, UNDONE_DECISIONS], build)
+    return out
 
 
 def decisions(warehouse: Warehouse, **where: Any) -> list[dict[str, Any]]:

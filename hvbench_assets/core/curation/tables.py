@@ -24,6 +24,7 @@ REVIEW_DECISIONS = TableSpec(
         ("reason_text", "VARCHAR"),
         ("created_at", "TIMESTAMP"),
         ("seconds_spent", "DOUBLE"),
+        ("watched_s", "DOUBLE"),  # seconds of the video the browser played before the decision (null: not sent)
     ),
     key=("decision_id",),
     provenance=False,
@@ -76,4 +77,26 @@ REVIEWER_TOKENS = TableSpec(
     description="Per-reviewer access tokens (hashed) for a review server bound to a non-local address",
 )
 
-CURATION_TABLES = (REVIEW_DECISIONS, REVIEWED_QUESTIONS, REVIEW_ASSIGNMENTS, REVIEWER_TOKENS)
+REVIEW_LEASES = TableSpec(
+    "review_leases",
+    (
+        ("reviewer", "VARCHAR"),
+        ("queue", "VARCHAR"),  # review | adjudicate | annotate
+        ("question_id", "VARCHAR"),
+        ("expires_at", "TIMESTAMP"),
+    ),
+    key=("reviewer", "queue"),  # one open item per reviewer and queue: taking the next one drops the last
+    provenance=False,
+    description="Which reviewer holds an unassigned item for now, so two people are not served the same one",
+)
+
+UNDONE_DECISIONS = TableSpec(
+    "undone_decisions",
+    REVIEW_DECISIONS.columns + (("undone_at", "TIMESTAMP"),),
+    key=("decision_id",),
+    provenance=False,
+    description="Review decisions their reviewer took back (undo), moved out of review_decisions and kept here",
+)
+
+CURATION_TABLES = (REVIEW_DECISIONS, REVIEWED_QUESTIONS, REVIEW_ASSIGNMENTS, REVIEWER_TOKENS, REVIEW_LEASES,
+                   UNDONE_DECISIONS)

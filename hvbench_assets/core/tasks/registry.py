@@ -38,6 +38,11 @@ class TaskFamily:
     after: tuple[str, ...] = ()  # task assets this one reads when they exist (AST: BTA's action list)
 
     @property
+    def guideline(self) -> str:
+        """What a reviewer checks on a question of this family (shown next to the item in `hvbench review`)."""
+        return GUIDELINES[self.abbrev]
+
+    @property
     def info(self) -> TaskInfo:
         return TASK_BY_ABBREV[self.abbrev]
 
@@ -77,6 +82,44 @@ _DESC = descriptive.DescriptiveParams()
 # a body-only track has no detected face frame.
 FACE_GATE = FaceGate(min_detected_share=0.5, min_detected_frames=3)
 _ENSEMBLE = "ensemble: weighted scores pick one model answer; perturbed runners-up"
+
+# One short text per family for reviewers and annotators: what the right answer must satisfy and what makes an
+# item unusable. Our words, after the task definitions of the paper and its supplement.
+GUIDELINES = {
+    "ER": "Watch the boxed person's face, voice and posture. Keep the option that best fits the feeling shown over "
+          "the clip, not a single frame (an open mouth while talking is not surprise). Reject if the box leaves the "
+          "person or the face is never visible.",
+    "ETA": "Follow the boxed person from start to end: the right option names the emotions in the order they "
+           "happen. Options with the right emotions in the wrong order are wrong. Reject if no change can be seen.",
+    "AR": "Judge the boxed person's attitude to what they talk about or look at: positive, neutral, negative, or "
+          "cannot be determined. Prefer 'cannot be determined' over a guess.",
+    "EIC": "Compare the lettered people: the right option ranks them by how strongly they show the emotion asked "
+           "about. Reject if two are too close to call or a letter sits on the wrong person.",
+    "T2H": "Find the person the text describes among the lettered boxes; exactly one must fit. Reject (ambiguous) "
+           "if the text fits two people, or (bad track) if a letter is on no one.",
+    "H2T": "Read each description against the boxed person: the right one fits clothes, build and visible traits, "
+           "the others each contain a detail that does not. Correct a wrong detail in writing rather than reject.",
+    "HC": "Count every different person seen at any moment, the same person once even if they leave and return. "
+          "Pause and step through crowded stretches.",
+    "ATD": "The described person must be findable, and the right interval covers when they are on screen (to the "
+           "second). Reject if the description fits someone else too.",
+    "BTA": "Watch the boxed person's actions in order: the right option lists what they do in the order they do "
+           "it. Distractors swap the order or add an action that never happens.",
+    "BCA": "The right option explains why the boxed person acts as they do, from what the clip shows or says. "
+           "Reject if the cause cannot be seen or heard.",
+    "AST": "Go to the second named: the right option is what the boxed person begins to do then. Annotate a short, "
+           "distinct action ('begins to ...') and press t where it starts, not where it is clearest.",
+    "TSA": "Find when the boxed person starts the named action: the right option is that second. Annotate the start "
+           "(t), and mark 'ongoing' if it is already happening when the clip begins.",
+    "AVSM": "Listen to the voice and look at the lettered people: the right option is the one whose apparent sex "
+            "and age match the voice. Reject if two people match equally.",
+    "ASD": "Find who is speaking in the stretch asked about: lips moving in time with the voice. Reject if the "
+           "speaker is off screen or two people talk at once.",
+    "AVAD": "Sound and lips run together from one point on; before it the audio is reversed. The right option is "
+            "the second where speech becomes natural and in sync.",
+    "SCM": "Listen to the speech: the right option is what is said, word for word in meaning; distractors say "
+           "something close but different. Reject if the speech is unclear.",
+}
 
 FAMILIES: tuple[TaskFamily, ...] = (
     TaskFamily("emotion_recognition", "ER", ("human_tracks", "appearance", "facial_description"), (), "",

@@ -1,0 +1,95 @@
+"""Keyboard only, in the system chromium: ten decisions of one key each on real questions (cloned under new
+ids so the queue holds 30), the time from the key press to the next item painted (printed, recorded as a
+property; no timing assertion), undo, a mouse-only rejection, and focus back on the page after every save."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from hvbench_assets.core.curation.state import is_question
+from hvbench_assets.core.curation.store import decisions
+from hvbench_assets.core.curation.tables import UNDONE_DECISIONS
+from hvbench_assets.core.tasks.store import QUESTIONS
+from hvbench_assets.core.warehouse import Warehouse
+from hvbench_assets_tests.review.harness import chromium_or_skip, review_server
+
+pytestmark = pytest.mark.slow
+SHOWN = "() => !document.getElementById('item').hidden || !document.getElementById('empty').hidden"
+QUEUE = 30
+
+
+def clone_questions(wh: Warehouse, total: int) -> None:
+    """Copies of the real reviewable questions under new ids until the queue holds `total`."""
+    real = [q for q in wh.rows(QUESTIONS) if is_question(q)]
+    for n in range(total - len(real)):
+        src = real[n % len(real)]["question_id"]
+        wh.execute('INSERT INTO questions SELECT * REPLACE (? AS question_id) FROM questions WHERE question_id = ?',
+                   [f"q{0xabc000000000000 + n:015x}", src])
+
+
+def current_qid(page) -> str:
+    return page.get_attribute("#qlink", "href").rsplit("/", 1)[-1]
+
+
+def wait_after(page, old_qid: str) -> None:
+    page.wait_for_function(
+        "(old) => !document.getElementById('empty').hidden || !document.getElementById('qlink').href.endsWith(old)",
+        arg=old_qid)
+
+
+def option_key(page, letter: str) -> str:
+    letters = page.eval_on_selector_all("#options li", "els => els.map(e => e.dataset.letter)")
+    return str(letters.index(letter) + 1)
+
+
+def test_ten_one_key_decisions_undo_and_a_mouse_only_rejection(two_clips, two_clips_built, record_property):
+    chromium = chromium_or_skip()
+    from playwright.sync_api import sync_playwright
+
+    wh = Warehouse(two_clips / "wh.duckdb")
+    clone_questions(wh, QUEUE)
+    by_id = {q["question_id"]: q for q in wh.rows(QUESTIONS)}
+    with review_server(two_clips, media_roots=(two_clips_built / "data",)) as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(chromium), args=["--no-sandbox"])
+        page = browser.new_context().new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "/")
+        page.fill("#name", "kim")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("text=Review queue")
+        page.goto(url + "/review")
+        page.wait_for_function(SHOWN)
+        assert page.inner_text("#guideline").strip() and "0 done" in page.inner_text("#progress-text")
+        done = []
+        for _ in range(10):
+            qid = current_qid(page)
+            page.keyboard.press(option_key(page, by_id[qid]["answer"]))  # the proposed answer: accepted at once
+            wait_after(page, qid)
+            assert page.evaluate("document.activeElement === document.body")
+            done.append(qid)
+        timings = page.evaluate("window.hvbenchTimings")
+        assert len(timings) == 10
+        assert "10 done" in page.inner_text("#progress-text")
+
+        page.keyboard.press("u")  # undo: the last question comes back, blind
+        page.wait_for_function("(q) => document.getElementById('qlink').href.endsWith(q)", arg=done[-1])
+        assert page.is_hidden("#phase-reveal")
+        assert [d["question_id"] for d in wh.rows(UNDONE_DECISIONS)] == [done[-1]]
+
+        # mouse only: the reject button, then a reason
+        page.click("#phase-blind button[data-key=r]")
+        page.click("#reasons li[data-reason=bad_track]")
+        wait_after(page, done[-1])
+        assert page.evaluate("document.activeElement === document.body") and not errors
+        browser.close()
+    ds = decisions(wh, reviewer="kim")
+    assert [d["action"] for d in ds] == ["accept"] * 9 + ["reject"]
+    assert all(d["blind_choice"] == by_id[d["question_id"]]["answer"] for d in ds[:9])
+    assert all(d["watched_s"] is not None and d["seconds_spent"] > 0 for d in ds)
+    median = statistics.median(timings)
+    record_property("decision_to_next_item_ms", round(median, 1))
+    print(f"\ndecision -> next item shown, keyboard only, {QUEUE} questions: median {median:.0f} ms "
+          f"(min {min(timings):.0f}, max {max(timings):.0f}) over {len(timings)} decisions")
