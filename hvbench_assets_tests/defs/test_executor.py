@@ -12,7 +12,7 @@ import pytest
 
 from hvbench_assets.defs.executor import CPU_POOL, cpu_pool_limit, machine_cores, machine_sized_executor
 
-CPU_HEAVY = {"scene_clips", "human_tracks", "demographics", "audio_tags", "transcript", "speech_emotion",
+CPU_HEAVY = {"scene_clips", "human_tracks", "human_verdicts", "demographics", "audio_tags", "transcript", "speech_emotion",
              "voice_demographics", "speaker_scores"}
 
 
