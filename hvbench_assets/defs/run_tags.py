@@ -11,6 +11,8 @@ so the asset's event names its source even where the run tag could not be writte
 
 from __future__ import annotations
 
+import re
+
 import dagster as dg
 
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS
@@ -40,8 +42,12 @@ def raw_source_tags(wh: Warehouse, inbox, raw_video_id: str) -> dict[str, str]:
     return source_tags(inbox, rows[0]["path"]) if rows else {}
 
 
+EVENT_TAG_VALUE = re.compile(r"^[A-Za-z0-9_.-]{0,63}$")  # Dagster's rule for asset-event tags (run tags are free)
+
+
 def tag_run(context: dg.AssetExecutionContext, tags: dict[str, str]) -> dict[str, str]:
-    """Add the tags the run lacks (never overwrite a sensor's); returns `tags` for the materialization."""
+    """Add the tags the run lacks (never overwrite a sensor's); returns the tags an asset event may carry (a file
+    name with spaces or accents, `Café – 1.mp4`, is a valid run tag but not an event tag: it stays on the run)."""
     run = context.run
     missing = {k: v for k, v in tags.items() if k not in run.tags}
     if missing:
@@ -49,4 +55,4 @@ def tag_run(context: dg.AssetExecutionContext, tags: dict[str, str]) -> dict[str
             context.instance.add_run_tags(context.run_id, missing)
         except Exception as exc:  # an instance that refuses: the materialization tags still carry them
             context.log.warning(f"could not tag run {context.run_id} with {missing}: {exc}")
-    return tags
+    return {k: v for k, v in tags.items() if EVENT_TAG_VALUE.match(v)}

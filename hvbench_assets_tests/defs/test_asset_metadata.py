@@ -24,6 +24,23 @@ def test_rounding_keeps_structure_and_other_values():
     assert meta["f"] == 0.123 and meta["j"].data == {"s": 1.988} and meta["p"] == dg.MetadataValue.path("/x")
 
 
+def test_a_file_name_dagster_refuses_as_an_event_tag_still_tags_the_run(tmp_path):
+    """`Café – vidéo 1.mp4` is a valid run tag but not an asset-event tag (Dagster allows [A-Za-z0-9_.-] there):
+    the run is tagged, the materialization succeeds without that tag (seen in the demo's own sample name)."""
+    src = moving_square_video(tmp_path / "src.mp4", seconds=3.0)
+    name = "Café – vidéo 1.mp4"
+    with dg.instance_for_test() as instance:
+        keys, res = _register(tmp_path, instance, {name: src})
+        split = dg.materialize([scene_clips], partition_key=keys[name], resources=res, instance=instance)
+        assert split.success and instance.get_run_by_id(split.run_id).tags["hvbench/source"] == name
+        clip = split.asset_materializations_for_node("scene_clips")[0].metadata["kept_clip_ids"].value[0]
+        probed = dg.materialize([video_probe], partition_key=clip, resources=res, instance=instance)
+        assert probed.success and instance.get_run_by_id(probed.run_id).tags["hvbench/source"] == name
+        event = instance.get_latest_materialization_event(dg.AssetKey("video_probe"))
+        assert "hvbench/source" not in event.asset_materialization.tags
+        assert event.asset_materialization.tags["hvbench/range"].startswith("0.00-")
+
+
 def test_ingest_and_audio_assets_show_columns_row_counts_and_source(tmp_path):
     src = moving_square_video(tmp_path / "src.mp4", seconds=3.0)
     with dg.instance_for_test() as instance:
