@@ -71,6 +71,9 @@ def make_samples(inbox: Path) -> list[Path]:
     from hvbench_assets.samples import two_people_talking
 
     inbox.mkdir(parents=True, exist_ok=True)
+    two_shots, static = inbox / "Sample – two shots.mp4", inbox / "sample_static.mp4"
+    if two_shots.is_file() and static.is_file():  # a rerun keeps the same data (the encoder's bytes vary per run)
+        return [two_shots, static]
     fps, w, h, talk_s, shapes_s = 25, 480, 360, 9.0, 4.0
     n = int(shapes_s * fps)
     yy, xx = np.mgrid[0:h, 0:w]
@@ -89,14 +92,11 @@ def make_samples(inbox: Path) -> list[Path]:
     speech = _speech("Hello, I am the person on the left, and I am talking to you now. My friend on the right "
                      "listens quietly. This clip shows how the benchmark finds who is speaking.", talk_s)
     audio = np.concatenate([speech, np.zeros(int(shapes_s * AUDIO_RATE), np.float32)])
-    two_shots = inbox / "Sample – two shots.mp4"
-
     def both():
         yield from two_people_talking(talk_s, speech, fps=fps, size=(w, h)) or shapes_shot(0, int(talk_s * fps))
         yield from shapes_shot(1)
 
     write_video(two_shots, both(), fps=fps, audio=audio)
-    static = inbox / "sample_static.mp4"
     write_video(static, (np.full((h, w, 3), 128, np.uint8) for _ in range(75)), fps=fps)
     return [two_shots, static]
 
