@@ -104,3 +104,21 @@ def chromium_or_skip() -> Path:
             pytest.fail(msg)
         pytest.skip(msg)
     return CHROMIUM
+
+
+# -- the review page in a browser: which question shows, waiting for the next, the key of an option --------------
+def current_qid(page) -> str:
+    return page.get_attribute("#qlink", "href").rsplit("/", 1)[-1]
+
+
+def wait_after(page, old_qid: str) -> None:
+    """Until the page shows another question than `old_qid`, or says the queue is empty."""
+    page.wait_for_function(
+        "(old) => !document.getElementById('empty').hidden || !document.getElementById('qlink').href.endsWith(old)",
+        arg=old_qid)
+
+
+def option_key(page, letter: str) -> str:
+    """The digit key of option `letter` in the order this reviewer sees the options."""
+    letters = page.eval_on_selector_all("#options li", "els => els.map(e => e.dataset.letter)")
+    return str(letters.index(letter) + 1)

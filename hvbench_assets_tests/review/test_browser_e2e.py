@@ -23,7 +23,7 @@ from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 from hvbench_assets.defs.tasks.sensors import annotation_sensor
 from hvbench_assets_tests.real_labels import materialize
-from hvbench_assets_tests.review.harness import chromium_or_skip, review_server
+from hvbench_assets_tests.review.harness import chromium_or_skip, current_qid, option_key, review_server, wait_after
 
 pytestmark = pytest.mark.slow
 ASSETS = {a.key.to_user_string(): a for a in TASK_ASSETS}
@@ -84,19 +84,8 @@ def run_review_sensor(env) -> dict[str, str]:
     return {r["abbrev"]: r["state"] for r in env["wh"].rows(REVIEWED_QUESTIONS)}
 
 
-def current_qid(page) -> str:
-    return page.get_attribute("#qlink", "href").rsplit("/", 1)[-1]
-
-
-def wait_after(page, old_qid: str) -> None:
-    page.wait_for_function(
-        "(old) => !document.getElementById('empty').hidden || !document.getElementById('qlink').href.endsWith(old)",
-        arg=old_qid)
-
-
 def press_option(page, letter: str) -> None:
-    letters = page.eval_on_selector_all("#options li", "els => els.map(e => e.dataset.letter)")
-    page.keyboard.press(str(letters.index(letter) + 1))
+    page.keyboard.press(option_key(page, letter))
 
 
 def other_letter(q: dict) -> str:

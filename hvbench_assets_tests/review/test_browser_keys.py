@@ -13,7 +13,7 @@ from hvbench_assets.core.curation.store import decisions
 from hvbench_assets.core.curation.tables import UNDONE_DECISIONS
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.review.harness import chromium_or_skip, review_server
+from hvbench_assets_tests.review.harness import chromium_or_skip, current_qid, option_key, review_server, wait_after
 
 pytestmark = pytest.mark.slow
 SHOWN = "() => !document.getElementById('item').hidden || !document.getElementById('empty').hidden"
@@ -27,21 +27,6 @@ def clone_questions(wh: Warehouse, total: int) -> None:
         src = real[n % len(real)]["question_id"]
         wh.execute('INSERT INTO questions SELECT * REPLACE (? AS question_id) FROM questions WHERE question_id = ?',
                    [f"q{0xabc000000000000 + n:015x}", src])
-
-
-def current_qid(page) -> str:
-    return page.get_attribute("#qlink", "href").rsplit("/", 1)[-1]
-
-
-def wait_after(page, old_qid: str) -> None:
-    page.wait_for_function(
-        "(old) => !document.getElementById('empty').hidden || !document.getElementById('qlink').href.endsWith(old)",
-        arg=old_qid)
-
-
-def option_key(page, letter: str) -> str:
-    letters = page.eval_on_selector_all("#options li", "els => els.map(e => e.dataset.letter)")
-    return str(letters.index(letter) + 1)
 
 
 def test_ten_one_key_decisions_undo_and_a_mouse_only_rejection(two_clips, two_clips_built, record_property):
