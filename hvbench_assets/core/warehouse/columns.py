@@ -165,7 +165,10 @@ BY_TABLE: dict[str, dict[str, str]] = {
         "decision_id": "Decision id", "blind_choice": "Letter the reviewer picked before the answer was shown",
         "shown_order": "Option order shown to the reviewer", "action": "accept, correct, reject or skip",
         "corrected_answer": "Answer letter after correction", "corrected_text": "Answer text after correction",
-        "reason": "Rejection reason code", "reason_text": "Reviewer's note", "seconds_spent": "Seconds the decision took"},
+        "reason": "Rejection reason code", "reason_text": "Reviewer's note", "seconds_spent": "Seconds the decision took",
+        "watched_s": "Seconds of the video the reviewer played (empty: not reported)"},
+    "review_leases": {"queue": "review, adjudicate or annotate",
+                      "expires_at": "When the lease lapses and the item may go to another reviewer"},
     "review_assignments": {"role": "reviewer or adjudicator", "assigned_at": "When it was assigned"},
     "reviewed_questions": {"state": "Review state after every decision", "reviewers": "Reviewers who decided",
                            "decision_ids": "Decisions applied", "options": "Options after corrections"},
@@ -233,6 +236,9 @@ BY_TABLE: dict[str, dict[str, str]] = {
         "n_samples": "Face-crop frames measured",
     },
 }
+
+
+BY_TABLE["undone_decisions"] = {**BY_TABLE["review_decisions"], "undone_at": "When the reviewer took it back"}
 
 
 def describe(spec: TableSpec, column: str) -> str:
