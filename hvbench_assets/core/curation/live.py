@@ -10,7 +10,6 @@ rows touch. The rules stay in state.py / queue.py; this module only decides what
 from __future__ import annotations
 
 import datetime as dt
-import json
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from hvbench_assets.core.curation.state import curate, is_question
 from hvbench_assets.core.curation.tables import REVIEW_ASSIGNMENTS, REVIEW_DECISIONS
 from hvbench_assets.core.tasks.store import ANNOTATIONS, QUESTIONS, question_content_hash
 from hvbench_assets.core.warehouse import TableSpec, Warehouse
+from hvbench_assets.core.warehouse.store import decode_json
 
 
 @dataclass(frozen=True)
@@ -54,12 +54,7 @@ SOURCES = {
 
 def decode(spec: TableSpec, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """JSON columns of raw `query` rows decoded (as `Warehouse.rows` does), outside the warehouse lock."""
-    cols = [n for n, t in spec.all_columns if t.upper() == "JSON"]
-    for row in rows:
-        for c in cols:
-            if isinstance(row.get(c), str):
-                row[c] = json.loads(row[c])
-    return rows
+    return decode_json(spec, rows)
 
 
 def marks(wh: Warehouse, sources: Mapping[str, Source] = SOURCES) -> dict[str, tuple[int, Any]]:

@@ -166,6 +166,17 @@ def _unnest_column(i: int, col_type: str) -> str:
     return f"UNNEST(CAST(j->{i} AS {col_type}[]))"
 
 
+
+def decode_json(spec: TableSpec, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`spec`'s JSON columns of raw query rows decoded in place (DuckDB returns them as strings)."""
+    cols = [n for n, t in spec.all_columns if t.upper() == "JSON"]
+    for row in rows:
+        for c in cols:
+            if isinstance(row.get(c), str):
+                row[c] = json.loads(row[c])
+    return rows
+
+
 class Warehouse:
     """Small facade over one DuckDB file. Safe across threads, processes and concurrent runs."""
 
@@ -518,13 +529,7 @@ class Warehouse:
             return []
         clause = " AND ".join(f'"{k}" = ?' for k in where) or "TRUE"
         order = f" ORDER BY {order_by}" if order_by else ""
-        out = self.query(f'SELECT * FROM "{spec.name}" WHERE {clause}{order}', list(where.values()))
-        json_cols = [n for n, t in spec.all_columns if t.upper() == "JSON"]
-        for row in out:
-            for c in json_cols:
-                if isinstance(row.get(c), str):
-                    row[c] = json.loads(row[c])
-        return out
+        return decode_json(spec, self.query(f'SELECT * FROM "{spec.name}" WHERE {clause}{order}', list(where.values())))
 
     def has_table(self, name: str) -> bool:
         return bool(self.query("SELECT 1 FROM information_schema.tables WHERE table_name = ? "
