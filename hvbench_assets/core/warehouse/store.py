@@ -166,7 +166,6 @@ def _unnest_column(i: int, col_type: str) -> str:
     return f"UNNEST(CAST(j->{i} AS {col_type}[]))"
 
 
-
 def decode_json(spec: TableSpec, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """`spec`'s JSON columns of raw query rows decoded in place (DuckDB returns them as strings)."""
     cols = [n for n, t in spec.all_columns if t.upper() == "JSON"]
