@@ -57,7 +57,7 @@ def test_task_partition_page_shows_the_question_key_frame(ui):
         body = page.inner_text("body")
         # a long Markdown value sits behind a button in the metadata table; the image opens in a dialog
         page.locator("tr", has=page.locator("td", has_text="question_key_frame")).filter(
-            has_not_text="question_key_frame_file").get_by_text("[Show Markdown]").click()
+            has_not_text="question_key_frame_file").get_by_text("[Show Markdown]").click(timeout=90_000)
         img = page.wait_for_selector('img[alt="question_key_frame"]', timeout=30_000)
         img.scroll_into_view_if_needed()
         page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=img, timeout=30_000)
