@@ -28,7 +28,6 @@ from hvbench_assets.core.tasks.labels import LABEL_TABLES
 from hvbench_assets.core.tasks.store import ANNOTATIONS, QUESTIONS, TASK_CANDIDATES, question_content_hash
 from hvbench_assets.core.warehouse import Warehouse
 
-_DEFAULT_FROM = "the synthesis ensemble (synthesis_steps)"
 _SKIP = {"video_id", "track_id", "backend", "model", "code_version", "materialized_at"}
 _OTHER_TABLES = ("synthesis_steps", "review_decisions", "reviewed_questions")
 
@@ -87,7 +86,7 @@ def _decode(rows: list[dict] | None, *cols: str) -> list[dict] | None:
 
 def _answer_from(abbrev: str | None) -> str:
     info = TASK_BY_ABBREV.get(abbrev or "")
-    return info.answer_from if info else _DEFAULT_FROM
+    return info.answer_from if info else f"{abbrev!r} is not a task of the catalog"
 
 
 def answer_tracks(q: Mapping[str, Any]) -> list[int]:
