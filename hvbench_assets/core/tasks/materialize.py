@@ -1,6 +1,8 @@
 """The Dagster-free half of a task asset (defs/tasks/assets.py): where a clip's question media go, what the
 question row stores as its video, the task assets a family reads before it runs (AST: BTA's action list), and the
-task-wide counts the asset reports. The asset reads its inputs, calls these and run_family, and writes the rows."""
+task-wide counts the asset reports. The asset reads its inputs, calls these and run_family, and writes the rows.
+
+It reads synthesis_steps (core/synthesis/steps.py), an arrow up a floor: BTA's action list is a synthesis step."""
 
 from __future__ import annotations
 
