@@ -20,8 +20,6 @@ from hvbench_assets.core.tasks import actions, attitude, descriptive, people, pr
 from hvbench_assets.core.tasks.catalog import TASKS, Task
 from hvbench_assets.core.tasks.faces import FaceGate
 
-TaskInfo = Task  # what callers of `family.info` get
-
 
 @dataclass(frozen=True)
 class TaskFamily:
