@@ -13,11 +13,13 @@ import dagster as dg
 
 from hvbench_assets.core.mllm import (
     MllmClient,
+    ModelNotConfigured,
     ModelRegistry,
     ModelSpec,
     RetryPolicy,
     load_registry,
 )
+from hvbench_assets.core.synthesis.calls import ensemble_fingerprint
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.resources import env_or
 
@@ -44,6 +46,25 @@ class MllmResource(dg.ConfigurableResource):
             self.registry(), warehouse, max_concurrency=self.max_concurrency or None,
             retry=RetryPolicy(max_attempts=self.max_attempts, base_s=self.backoff_s),
         )
+
+
+def configured_describer() -> ModelSpec | None:
+    """The describer the configuration names now (None when none is usable). Read when definitions load: the
+    code version of every asset it writes for names it."""
+    try:
+        return load_registry().describer()
+    except (ModelNotConfigured, ValueError, OSError):
+        return None
+
+
+def configured_ensemble() -> str:
+    """The answering models and weights the configuration names now ("unconfigured" when they are not usable),
+    for the code versions of the descriptive task assets."""
+    try:
+        reg = load_registry()
+        return ensemble_fingerprint(reg.active(), reg.min_answerers)
+    except (ModelNotConfigured, ValueError, OSError):
+        return "unconfigured"
 
 
 def build_mllm_resource() -> MllmResource:

@@ -38,6 +38,7 @@ from hvbench_assets.core.curation.state import REASONS, STATES, curate, is_quest
 from hvbench_assets.core.curation.store import BadDecision, record_decision, undo_decision
 from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
 from hvbench_assets.core.tasks import annotations
+from hvbench_assets.core.tasks.catalog import ANNOTATED
 from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES, question_content_hash
 from hvbench_assets.core.warehouse import Warehouse
@@ -407,7 +408,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         q = question_row(str(data.get("question_id")))
         for name in ("seconds_spent", "watched_s"):  # not stored, but a client sending nonsense hears so
             _number(data.get(name), name, 0, 86400)
-        kind = {"HC": "count", "AST": "action", "TSA": "action"}.get(q["abbrev"])
+        kind = ANNOTATED.get(q["abbrev"])
         if kind is None:
             raise Refused(400, f"{q['question_id']} ({q['abbrev']}) takes no annotation")
         facts = annotations.clip_facts(wh, q["video_id"])
@@ -572,7 +573,7 @@ def flow(wh: Warehouse, s: dict[str, list[dict]]) -> list[dict[str, Any]]:
         for a in q.get("annotation_ids") or []:
             if a in wanted:
                 by_ann[a] = q
-    tasks_of = {"count": ("HC",), "action": ("AST", "TSA")}
+    tasks_of = {k: tuple(a for a, kind in ANNOTATED.items() if kind == k) for k in set(ANNOTATED.values())}
     keys = sorted({(a["video_id"], t) for a in latest if by_ann.get(a["annotation_id"]) is None
                    for t in tasks_of.get(a["kind"], ())})
     verdicts = {(c["video_id"], c["abbrev"]): c for c in _rows_where(wh, TASK_CANDIDATES, ("video_id", "abbrev"), keys)}

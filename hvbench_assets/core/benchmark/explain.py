@@ -23,23 +23,11 @@ from hvbench_assets.core.evaluation.tables import EVAL_RESPONSES, EVAL_RUNS
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
 from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.mllm.calls import MODEL_CALLS
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 from hvbench_assets.core.tasks.labels import LABEL_TABLES
 from hvbench_assets.core.tasks.store import ANNOTATIONS, QUESTIONS, TASK_CANDIDATES, question_content_hash
 from hvbench_assets.core.warehouse import Warehouse
 
-# Which label tables the right answer is read from, per task (the rest only gate the selection).
-ANSWER_LABELS: dict[str, tuple[str, ...]] = {
-    "ASD": ("speaker_scores",), "AVSM": ("voice_demographics", "demographics"),
-    "SCM": ("transcript",), "ATD": ("human_tracks",), "T2H": ("human_tracks", "appearance"),
-    "H2T": ("appearance",), "AR": ("appearance",), "ER": ("facial_description",), "ETA": ("facial_description",),
-}
-ANSWER_FROM = {
-    "ASD": "the one person whose L7 speaker_scores row says speaking", "AVAD": "a seeded cut point (L7 only gates)",
-    "AVSM": "the person whose L3 face class equals the L10 voice class", "SCM": "the L8 transcript text",
-    "ATD": "the target's L1 presence range", "T2H": "the L1 target track, described by a model",
-    "HC": "a human count (annotations)", "AST": "a human action-time pair (annotations)",
-    "TSA": "a human action-time pair (annotations)", "AR": "a model's answer",
-}
 _SKIP = {"video_id", "track_id", "backend", "model", "code_version", "materialized_at"}
 _OTHER_TABLES = ("synthesis_steps", "review_decisions", "reviewed_questions")
 
@@ -96,6 +84,11 @@ def _decode(rows: list[dict] | None, *cols: str) -> list[dict] | None:
     return rows
 
 
+def _answer_from(abbrev: str | None) -> str:
+    info = TASK_BY_ABBREV.get(abbrev or "")
+    return info.answer_from if info else f"{abbrev!r} is not a task of the catalog"
+
+
 def answer_tracks(q: Mapping[str, Any]) -> list[int]:
     """Track ids behind the right answer: the tracks drawn with the answer's letter, else the target."""
     marking = q.get("marking") or {}
@@ -132,7 +125,8 @@ def _source(wh: Warehouse, video_id: str) -> dict[str, Any]:
 
 def _labels(wh: Warehouse, q: Mapping[str, Any], basis_tracks: list[int]) -> list[dict[str, Any]]:
     """Each label row the question names, the row as stored now, and whether it changed since."""
-    decisive = set(ANSWER_LABELS.get(q.get("abbrev") or "", ()))
+    info = TASK_BY_ABBREV.get(q.get("abbrev") or "")
+    decisive = set(info.answer_labels if info else ())  # the catalog's answer sources; the rest only gate
     table_of = {spec.name: spec for spec in LABEL_TABLES.values()}
     out = []
     for ref in q.get("label_rows") or []:
@@ -232,7 +226,7 @@ def explain_question(warehouse: Warehouse, question_id: str) -> dict[str, Any]:
                       if cands else None),
         "answer_basis": {"letter": q.get("answer"), "text": q.get("answer_text"),
                          "origin": (answer_opt or {}).get("origin"), "tracks": basis_tracks,
-                         "from": ANSWER_FROM.get(q.get("abbrev"), "the synthesis ensemble (synthesis_steps)"),
+                         "from": _answer_from(q.get("abbrev")),
                          "label_rows": [lr["ref"] | {"current": lr["current"]} for lr in labels if lr["decides_answer"]]},
         "labels": labels,
         "model_calls": _calls(wh, q.get("call_ids") or []),

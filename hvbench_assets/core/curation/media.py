@@ -12,6 +12,8 @@ from pathlib import Path
 from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
 from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.render.questions import render_question_video
+from hvbench_assets.core.tasks.catalog import ANNOTATED
+from hvbench_assets.core.tasks.materialize import question_dir
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.core.vision.tables import load_tracks
 from hvbench_assets.core.warehouse import Warehouse
@@ -43,9 +45,9 @@ def question_video(warehouse: Warehouse, question_id: str, data_dir: Path, roots
             clip = load_clip(warehouse, q["video_id"])
         except ClipNotFound as exc:
             raise MediaRefused(f"{question_id}: {exc}") from exc
-        if q["abbrev"] in ("AST", "TSA") and q.get("target_track_ids"):
+        if ANNOTATED.get(q["abbrev"]) == "action" and q.get("target_track_ids"):  # a red-boxed target
             marking = {"kind": "red_box", "track_ids": sorted(int(t) for t in q["target_track_ids"])}
-            out_dir = Path(data_dir) / "media" / q["video_id"] / "questions"
+            out_dir = question_dir(data_dir, q["video_id"])
             path = render_question_video(clip.path, clip.sha256, load_tracks(warehouse, q["video_id"]), marking, out_dir)
         else:
             path = Path(clip.path)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hvbench_assets.core.curation.state import curate, is_question
+from hvbench_assets.core.tasks.catalog import ANNOTATED
 from hvbench_assets.core.tasks.store import question_content_hash
 
 
@@ -92,16 +93,13 @@ def shown_order(question: Mapping[str, Any], reviewer: str, chash: str | None = 
     return shuffled
 
 
-ANNOTATION_TASKS = {"HC": "count", "AST": "action", "TSA": "action"}
-
-
 def annotation_queue(questions: list[Mapping[str, Any]], annotations: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Clips (and red-boxed targets) whose HC / AST / TSA question waits for a human answer and has none yet.
     AST and TSA share one action-time annotation of the same target: one item for both."""
     have = {(a["video_id"], a["kind"], a.get("track_id")) for a in annotations}
     items: dict[tuple, dict[str, Any]] = {}
     for q in questions:
-        kind = ANNOTATION_TASKS.get(q.get("abbrev") or "")
+        kind = ANNOTATED.get(q.get("abbrev") or "")
         if kind is None or q.get("status") != "awaiting_annotation":
             continue
         targets = [int(t) for t in q.get("target_track_ids") or []]

@@ -8,11 +8,13 @@ import statistics
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from hvbench_assets.core.tasks.catalog import TASKS
+
 DEFAULT_FAST_FLOOR_S = 5.0
 # The paper's manual-labour study (its Table 2(c)): the share of generated descriptive questions whose options
 # already held the right answer (the human only picks it, no text written), per task and on average; and its
 # annotators' average time per question (3 minutes).
-PAPER_NO_EDIT = {"BTA": 0.68, "EIC": 0.63, "ER": 0.81, "BCA": 0.74, "ETA": 0.83, "H2T": 0.65}
+PAPER_NO_EDIT = {t.abbrev: t.paper_no_edit for t in TASKS if t.paper_no_edit is not None}  # the task catalog
 PAPER_NO_EDIT_AVERAGE = 0.723
 PAPER_SECONDS_PER_QUESTION = 180.0
 

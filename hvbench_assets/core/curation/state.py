@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hvbench_assets.core.benchmark.tasks import TASK_BY_ABBREV, task_info
+from hvbench_assets.core.tasks.catalog import ANNOTATED, NOT_REVIEWED, TASK_BY_ABBREV, task_info
 from hvbench_assets.core.tasks.store import question_content_hash
 
 REVIEW_ACTIONS = ("accept", "correct", "reject")
@@ -32,10 +32,9 @@ REASONS = {
     "wrong_label": "wrong label (the facts behind the question are wrong)",
     "other": "other (say why)",
 }
-# AVAD and SCM are reliable by construction. HC, AST and TSA take their truth from one human annotation, which
-# is reviewed like a generated answer unless a second annotator agrees (annotators_agree).
-DEFAULT_EXCLUDED = ("AVAD", "SCM")
-ANNOTATED = {"HC": "count", "AST": "action", "TSA": "action"}
+# The catalog's review rules: AVAD and SCM are reliable by construction. HC, AST and TSA take their truth from one
+# human annotation (ANNOTATED), which is reviewed like a generated answer unless a second annotator agrees.
+DEFAULT_EXCLUDED = NOT_REVIEWED
 STATES = ("accepted", "corrected", "rejected", "unreviewed", "disputed", "not_reviewed")
 CURATION_RULE_VERSION = "1"
 

@@ -1,5 +1,6 @@
-"""What differs between the six descriptive tasks: where the caption comes from and when it rejects the
-clip, how the question is made, the answer's form, the leak rule and the perturbation's error types."""
+"""The six descriptive tasks as the synthesis chain uses them: the catalog's settings (core/tasks/catalog.py:
+where the caption comes from and when it rejects the clip, how the question is made, the answer's form, the leak
+rule and the perturbation's error types) joined with their prompts, and the rule version they make."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from hvbench_assets.core.mllm.prompts import Prompt
 from hvbench_assets.core.synthesis import prompts as P
 from hvbench_assets.core.synthesis.words import lists_fingerprint
+from hvbench_assets.core.tasks.catalog import TASKS, Task
 
 
 CHAIN_VERSION = "4"  # 4: every option (truth, draft answers, distractors) of the task's form (forms.py)  # bump when chain.py's steps or checks change what a question comes out as
@@ -42,30 +44,14 @@ class SynthesisTask:
         return tuple(p for p in (self.caption, self.question, self.answer, P.SCORE, self.perturb) if p is not None)
 
 
-def _task(abbrev: str, caption, keys, rule, question, hint: str, errors: str, **kw) -> SynthesisTask:
-    key = abbrev.lower()
-    return SynthesisTask(abbrev, caption, keys, rule, question, P.answer_prompt(key, hint),
-                         P.perturb_prompt(key, errors), **kw)
+def _task(task: Task) -> SynthesisTask:
+    """The catalog's synthesis settings of a descriptive family with its prompts (core/tasks/catalog.py)."""
+    syn, key = task.synthesis, task.abbrev.lower()
+    return SynthesisTask(task.abbrev, getattr(P, syn.caption) if syn.caption else None, syn.caption_keys,
+                         syn.caption_rule, getattr(P, syn.question) if syn.question else None,
+                         P.answer_prompt(key, syn.answer_hint), P.perturb_prompt(key, syn.errors),
+                         leak_kind=syn.leak_kind, leak_share=syn.leak_share, length_band=syn.length_band,
+                         polarity=syn.polarity)
 
 
-SYNTHESIS_TASKS: dict[str, SynthesisTask] = {t.abbrev: t for t in (
-    _task("ER", None, None, "facial_description", P.ER_QUESTION, "",
-          "replace an emotion word with a wrong one, or add an emotion the person does not show",
-          leak_kind="emotion", polarity=True),
-    _task("ETA", P.ETA_CAPTION, ("emotion_change", "emotion_sequence"), "emotion_change", P.ETA_QUESTION, "",
-          "insert an emotion that does not occur into the sequence, drop one that does, or replace one with a "
-          "wrong one", leak_kind="emotion"),
-    _task("EIC", None, None, "", None, " Reply only as letter-emotion, for example \"B-happy\".",
-          "if a draft names the same letter as the correct answer, change its emotion; if it names another "
-          "letter, the emotion may stay", length_band=(0.3, 3.0)),
-    _task("H2T", P.H2T_CAPTION, None, "description", None, " Begin with \"The person is\".",
-          "make the position relative to objects or other people wrong, or change a detail of the person's "
-          "appearance (clothing, colour, hair, accessories)"),
-    _task("BTA", P.BTA_CAPTION, ("action_change", "action_sequence"), "action_change", P.BTA_QUESTION, "",
-          "add an action that does not happen, leave one out, swap the order of two, or replace one with a "
-          "wrong one"),
-    _task("BCA", P.BCA_CAPTION, ("causal_events_exist", "causal_events_description"), "causal_event",
-          P.BCA_QUESTION, "",
-          "give a wrong cause, describe a wrong effect, swap cause and effect, or over- or under-state a factor",
-          leak_share=0.5),
-)}
+SYNTHESIS_TASKS: dict[str, SynthesisTask] = {t.abbrev: _task(t) for t in TASKS if t.synthesis is not None}

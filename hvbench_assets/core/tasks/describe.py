@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hvbench_assets.core.benchmark.tasks import task_info
 from hvbench_assets.core.media.paths import resolve
+from hvbench_assets.core.tasks.catalog import task_info
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.core.warehouse import Warehouse
 

@@ -46,6 +46,7 @@ from hvbench_assets.core.scoring.textbias import (
     text_bias,
 )
 from hvbench_assets.core.tasks.labels import LabelsMissing, load_labels
+from hvbench_assets.core.tasks.materialize import question_dir
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.benchmark.resources import BenchmarkSettings
 from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions
@@ -284,7 +285,7 @@ def _lettered_video(wh, settings: HvbenchSettings, video_id: str, marking: dict)
     """The question video drawn with the assembled letters (rendered once per clip and marking, then reused)."""
     labels = load_labels(wh, video_id, ("human_tracks",))
     path = render_question_video(labels.clip.path, labels.clip.sha256, labels.tracks, marking,
-                                 settings.media_dir(video_id) / "questions")
+                                 question_dir(settings.data_dir, video_id))
     return to_stored(path)
 
 

@@ -31,9 +31,8 @@ from hvbench_assets.core.vision.detectors import BackendUnavailable
 from hvbench_assets.core.vision.pipeline import track_video
 from hvbench_assets.core.vision.realness import RealHumanParams, real_human_asker, verdict_rows
 from hvbench_assets.core.vision.realness import version as realness_version
-from hvbench_assets.defs.labels.descriptions import _DESCRIBER
 from hvbench_assets.defs.labels.vision_resources import VisionResource
-from hvbench_assets.defs.mllm_resources import MllmResource
+from hvbench_assets.defs.mllm_resources import MllmResource, configured_describer
 from hvbench_assets.defs.metadata import image, materialization, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
@@ -45,6 +44,7 @@ HUMAN_TRACKS_VERSION = profiled("9")  # 5: YuNet faces by default (small and tur
 PERSON_COUNT_VERSION = profiled("1")
 DEMOGRAPHICS_VERSION = profiled("2")  # 2: offline SSR-Net estimator, low_confidence rule, age class
 # the verdict's rule and coefficients, and the describer's prompt and model (asked when one is configured)
+_DESCRIBER = configured_describer()
 HUMAN_VERDICTS_VERSION = realness_version(f"p{REAL_HUMAN.fingerprint}-m{describer_fingerprint(_DESCRIBER)}"
                                           if _DESCRIBER else None)
 PAPER_FACE_RATIO = 0.65  # the paper keeps clips whose sampled frames show a face at least this often

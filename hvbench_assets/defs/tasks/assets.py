@@ -11,40 +11,33 @@ unchanged inputs stores identical rows; answer letters are balanced when the ben
 import dagster as dg
 
 from hvbench_assets.core.media import MediaError
-from hvbench_assets.core.mllm import ModelNotConfigured, load_registry
+from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
-from hvbench_assets.core.media.paths import resolve, to_stored
+from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.render.keyframe import render_key_frame
 from hvbench_assets.core.vision.tables import letter_tracks
-from hvbench_assets.core.render.questions import question_video_path, render_question_video
-from hvbench_assets.core.synthesis.calls import SynthesisModels, ensemble_fingerprint, too_few_answerers
+from hvbench_assets.core.render.questions import render_question_video
+from hvbench_assets.core.synthesis.calls import SynthesisModels, too_few_answerers
 from hvbench_assets.core.synthesis.rerank import agreement_counts
 from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS, step_rows
 from hvbench_assets.core.tasks import annotations, humans
-from hvbench_assets.core.tasks.actions import bta_action_list
 from hvbench_assets.core.tasks.calls import ModelUnreachable, asker
 from hvbench_assets.core.tasks.labels import PAPER_LABEL, LabelsMissing, load_labels
+from hvbench_assets.core.tasks.materialize import (earlier_actions, key_frame_path, question_dir, stored_video_path,
+                                                   task_counts)
 from hvbench_assets.core.tasks.pipeline import ANSWER_SLOT_RULE, blocked_row, preview_markdown, run_family
 from hvbench_assets.core.tasks.registry import FAMILIES, TaskFamily
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.defs.executor import FORK_TAG
-from hvbench_assets.defs.labels.descriptions import _DESCRIBER
 from hvbench_assets.defs.metadata import image, table_definition
-from hvbench_assets.defs.mllm_resources import MllmResource
+from hvbench_assets.defs.mllm_resources import MllmResource, configured_describer, configured_ensemble
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
 from hvbench_assets.defs.run_tags import clip_source_tags, tag_run
 
 
-def _configured_ensemble() -> str:
-    try:
-        reg = load_registry()
-        return ensemble_fingerprint(reg.active(), reg.min_answerers)
-    except (ModelNotConfigured, ValueError, OSError):
-        return "unconfigured"
-
-
-_ENSEMBLE = _configured_ensemble()
+_DESCRIBER = configured_describer()
+_ENSEMBLE = configured_ensemble()
 
 
 def code_version(family: TaskFamily) -> str:
@@ -121,7 +114,7 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
         labels = load_labels(wh, vid, family.reads)
     except LabelsMissing as exc:
         raise dg.Failure(description=f"{family.asset} of {vid}: {exc}", allow_retries=False) from exc
-    out_dir = settings.media_dir(vid) / "questions"
+    out_dir = question_dir(settings.data_dir, vid)
     clip = labels.clip
 
     def red_box_video(track_ids: tuple[int, ...]):
@@ -131,9 +124,7 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
     def marked_video(marking):
         return render_question_video(clip.path, clip.sha256, labels.tracks, marking, out_dir)
 
-    # AST: the action list of this clip's BTA synthesis (its caption), when BTA found one
-    bta_actions = bta_action_list(wh.rows(SYNTHESIS_STEPS, order_by="seq", video_id=vid, abbrev="BTA")) \
-        if "behavior_temporal_analysis" in family.after else ()
+    bta_actions = earlier_actions(wh, vid, family.after)  # AST: BTA's action list of this clip
     client = mllm.client(wh) if spec else None
     synthesis = SynthesisModels(client, spec, answerers, vid, family.task) if family.descriptive else None
     try:
@@ -152,7 +143,7 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Hvbenc
     def build(con):
         question, marking = outcome.question_row()
         if question is not None and marking is not None:
-            question["video_path"] = to_stored(question_video_path(out_dir, clip.path, clip.sha256, marking))
+            question["video_path"] = stored_video_path(out_dir, labels, marking)
         holder.update(question=question, marking=marking)
         return _items(vid, family, candidate, question, prov, outcome.steps, outcome.qid)
 
@@ -225,7 +216,7 @@ def question_pointers(context, question: dict, marking: dict | None, clip_path, 
     shown = [t for t in tracks if t.track_id in letters or t.track_id in highlight] or list(tracks)
     try:
         # a lettered question: the letters on its video's boxes; otherwise the clip's person letters (human_tracks)
-        drawn = render_key_frame(clip_path, shown, out_dir / f"{qid}-key_frame.jpg",
+        drawn = render_key_frame(clip_path, shown, key_frame_path(out_dir, qid),
                                  letters=letters if kind == "letters" else letter_tracks(list(tracks)),
                                  highlight=highlight)
     except (MediaError, OSError) as exc:  # a picture for the UI only
@@ -244,12 +235,9 @@ def question_pointers(context, question: dict, marking: dict | None, clip_path, 
 def task_overview(wh, family: TaskFamily) -> dict:
     """Across every clip of this task (keys `task_wide_*`, the same on every partition): verdicts by status and
     rule, and how often each letter is the answer."""
-    verdicts = wh.query("SELECT status, rule, count(*) AS n FROM task_candidates WHERE task = ? GROUP BY ALL "
-                        "ORDER BY n DESC", [family.task])
-    letters = wh.query("SELECT answer, count(*) AS n FROM questions WHERE task = ? AND answer IS NOT NULL "
-                       "GROUP BY ALL ORDER BY answer", [family.task])
-    return {"task_wide_verdicts": dg.MetadataValue.json({f"{r['status']}:{r['rule']}": r["n"] for r in verdicts}),
-            "task_wide_answer_letters": dg.MetadataValue.json({r["answer"]: r["n"] for r in letters})}
+    verdicts, letters = task_counts(wh, family.task)
+    return {"task_wide_verdicts": dg.MetadataValue.json(verdicts),
+            "task_wide_answer_letters": dg.MetadataValue.json(letters)}
 
 
 def synthesis_overview(wh, family: TaskFamily, synthesis: SynthesisModels) -> dict:

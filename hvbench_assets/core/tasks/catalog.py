@@ -1,0 +1,227 @@
+"""The task catalog: the one place that describes the 16 HumanVBench task families.
+
+Everything else reads it: the published file names and categories (core/benchmark/tasks.py re-exports them), the
+labels each family reads and its question video (core/tasks/registry.py, the task assets, docs/tasks.md), where
+the right answer comes from (`hvbench explain`), the synthesis settings of the six descriptive families
+(core/synthesis/tasks.py), the review rules (core/curation) and the reviewer guidelines (`hvbench review`).
+hvbench_assets_tests/test_task_catalog.py fails when another module keeps its own per-task table.
+
+It is plain data and imports nothing of the package: code is named, not imported. `rules` names the module under
+core/tasks/ holding the family's `select_<abbrev>` and `build_<abbrev>` and its parameter class; prompts are named
+by their constant in core/tasks/prompts.py (rule families) or core/synthesis/prompts.py (descriptive families).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EMOTION = "Emotion Perception"
+PERSON = "Person Recognition"
+BEHAVIOR = "Behavior Analysis"
+SPEECH = "Speech-Visual Alignment"
+CATEGORIES: tuple[str, ...] = (EMOTION, PERSON, BEHAVIOR, SPEECH)
+MARKINGS = ("red_box", "letters", "none", "reversed_audio")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The code behind a family: `select_<abbrev>` / `build_<abbrev>` and `params` of core/tasks/<module>.py."""
+    module: str
+    params: str  # its parameter dataclass (the paper's thresholds as defaults)
+    prompts: tuple[str, ...] = ()  # constants of core/tasks/prompts.py the rules ask a model with
+    version: str = "1"  # bump when the rule changes what comes out (descriptive families: SynthesisTask.version)
+
+
+@dataclass(frozen=True)
+class Synthesis:
+    """What differs per descriptive family in the distractor-included synthesis (core/synthesis/chain.py)."""
+    caption: str | None  # prompt constant; None: the caption is read from labels (ER) or there is none (EIC)
+    caption_keys: tuple[str, str] | None  # JSON caption: (flag key, text key); None: a sentence / labels
+    caption_rule: str  # the rule named when the caption rejects the clip
+    question: str | None  # prompt constant; None: a fixed question
+    answer_hint: str  # added to the answering prompt
+    errors: str  # the perturbation's error types
+    leak_kind: str = "content"  # emotion | content
+    leak_share: float = 0.0  # share of the answer's key words a question may contain (0: none)
+    length_band: tuple[float, float] = (0.5, 2.0)  # a distractor's length over the truth's, in characters
+    polarity: bool = False  # store the truth's emotional polarity (ER)
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str  # file stem in the published layout, e.g. "Human_Count"
+    abbrev: str  # the paper's acronym, e.g. "HC"
+    category: str
+    asset: str  # asset key, e.g. human_counting
+    labels: tuple[str, ...]  # label assets of the supplement's Table 9
+    marking: str  # the final question video: red_box | letters | none | reversed_audio
+    rules: Rules
+    truth: str  # where the right answer comes from, in words (docs/tasks.md)
+    answer_from: str  # the same for `hvbench explain`, naming the rows
+    guideline: str  # what a reviewer checks on a question of this family (`hvbench review`)
+    answer_labels: tuple[str, ...] = ()  # label tables the right answer is read from (the rest only gate)
+    ours: tuple[str, ...] = ()  # labels our rules read beyond Table 9
+    why_ours: str = ""
+    synthesis: Synthesis | None = None  # a descriptive family: written by core/synthesis
+    records_steps: bool = False  # its chain is stored in synthesis_steps (descriptive families and AR)
+    annotation: str | None = None  # count | action: the truth is a human's
+    reviewed: bool = True  # False: not reviewed unless configured (reliable by construction)
+    face: bool = False  # the truth reads a face: faceless tracks are skipped (registry.FACE_GATE)
+    after: tuple[str, ...] = ()  # task assets this one reads when they exist (AST: BTA's action list)
+    paper_no_edit: float | None = None  # the paper's share of items its reviewers kept unedited
+
+    @property
+    def descriptive(self) -> bool:
+        return self.synthesis is not None
+
+
+_GROUPING = "L7 speaking tracks are counted as people through L1 tracks merged by L2"
+_ENSEMBLE = "ensemble: weighted scores pick one model answer; perturbed runners-up"
+_ENSEMBLE_FROM = "the synthesis ensemble (synthesis_steps)"
+_DESC = Rules("descriptive", "DescriptiveParams")
+_EMOTION_LABELS = ("human_tracks", "appearance", "facial_description")
+
+# Guidelines and truths are our words, after the task definitions of the paper and its supplement.
+TASKS: tuple[Task, ...] = (
+    Task("Emotion_Recognition", "ER", EMOTION, "emotion_recognition", _EMOTION_LABELS, "red_box", _DESC,
+         truth=_ENSEMBLE, answer_from=_ENSEMBLE_FROM, answer_labels=("facial_description",), face=True,
+         records_steps=True, paper_no_edit=0.81,
+         synthesis=Synthesis(None, None, "facial_description", "ER_QUESTION", "",
+                             "replace an emotion word with a wrong one, or add an emotion the person does not show",
+                             leak_kind="emotion", polarity=True),
+         guideline="Watch the boxed person's face, voice and posture. Keep the option that best fits the feeling "
+                   "shown over the clip, not a single frame (an open mouth while talking is not surprise). Reject "
+                   "if the box leaves the person or the face is never visible."),
+    Task("Emotion_Temporal_Analysis", "ETA", EMOTION, "emotion_temporal_analysis", _EMOTION_LABELS, "red_box", _DESC,
+         truth=_ENSEMBLE, answer_from=_ENSEMBLE_FROM, answer_labels=("facial_description",), face=True,
+         records_steps=True, paper_no_edit=0.83,
+         synthesis=Synthesis("ETA_CAPTION", ("emotion_change", "emotion_sequence"), "emotion_change", "ETA_QUESTION",
+                             "", "insert an emotion that does not occur into the sequence, drop one that does, or "
+                             "replace one with a wrong one", leak_kind="emotion"),
+         guideline="Follow the boxed person from start to end: the right option names the emotions in the order "
+                   "they happen. Options with the right emotions in the wrong order are wrong. Reject if no change "
+                   "can be seen."),
+    Task("Attitude_Recognition", "AR", EMOTION, "attitude_recognition", ("human_tracks", "appearance"), "red_box",
+         Rules("attitude", "ArParams", prompts=("ATTITUDE_CAPTION", "ATTITUDE_QUESTION")),
+         ours=("person_count",), why_ours="the most-present person is an L2 identity (its tracks merged)",
+         truth="one describer's answer (the synthesis's first half: caption, question; provisional)",
+         answer_from="a model's answer", answer_labels=("appearance",), face=True, records_steps=True,
+         guideline="Judge the boxed person's attitude to what they talk about or look at: positive, neutral, "
+                   "negative, or cannot be determined. Prefer 'cannot be determined' over a guess."),
+    Task("Emotion_Intensity_Compare", "EIC", EMOTION, "emotion_intensity_comparison", ("human_tracks",), "letters",
+         _DESC, truth=_ENSEMBLE, answer_from=_ENSEMBLE_FROM, face=True, records_steps=True, paper_no_edit=0.63,
+         synthesis=Synthesis(None, None, "", None, " Reply only as letter-emotion, for example \"B-happy\".",
+                             "if a draft names the same letter as the correct answer, change its emotion; if it "
+                             "names another letter, the emotion may stay", length_band=(0.3, 3.0)),
+         guideline="Compare the lettered people: the right option ranks them by how strongly they show the emotion "
+                   "asked about. Reject if two are too close to call or a letter sits on the wrong person."),
+    Task("Text2Human", "T2H", PERSON, "text_to_human", ("human_tracks", "person_count", "appearance"), "letters",
+         # 2: every person with a detected face is boxed, not only the co-present ones
+         Rules("people", "T2hParams", prompts=("PERSON_DESCRIPTION",), version="2"),
+         truth="L1 target; a model describes it", answer_from="the L1 target track, described by a model",
+         answer_labels=("human_tracks", "appearance"), face=True,
+         guideline="Find the person the text describes among the lettered boxes; exactly one must fit. Reject "
+                   "(ambiguous) if the text fits two people, or (bad track) if a letter is on no one."),
+    Task("Human2Text", "H2T", PERSON, "human_to_text", ("human_tracks", "person_count", "appearance"), "red_box",
+         _DESC, truth=_ENSEMBLE, answer_from=_ENSEMBLE_FROM, answer_labels=("appearance",), face=True,
+         records_steps=True, paper_no_edit=0.65,
+         synthesis=Synthesis("H2T_CAPTION", None, "description", None, " Begin with \"The person is\".",
+                             "make the position relative to objects or other people wrong, or change a detail of "
+                             "the person's appearance (clothing, colour, hair, accessories)"),
+         guideline="Read each description against the boxed person: the right one fits clothes, build and visible "
+                   "traits, the others each contain a detail that does not. Correct a wrong detail in writing "
+                   "rather than reject."),
+    Task("Human_Count", "HC", PERSON, "human_counting", ("human_tracks", "person_count"), "none",
+         Rules("people", "HcParams"), truth="human count", answer_from="a human count (annotations)",
+         annotation="count",
+         guideline="Count every different person seen at any moment, the same person once even if they leave and "
+                   "return. Pause and step through crowded stretches."),
+    Task("Appearance_Time_Detection", "ATD", PERSON, "appearance_time_detection", ("human_tracks", "appearance"),
+         "none", Rules("people", "AtdParams", prompts=("PERSON_DESCRIPTION",)),
+         ours=("person_count",),
+         why_ours="a target whose tracks L2 merged appears in several stretches and is rejected",
+         truth="L1 time range; a model describes the person", answer_from="the target's L1 presence range",
+         answer_labels=("human_tracks",),
+         guideline="The described person must be findable, and the right interval covers when they are on screen "
+                   "(to the second). Reject if the description fits someone else too."),
+    Task("Behavior_Temporal_Analysis", "BTA", BEHAVIOR, "behavior_temporal_analysis", ("human_tracks", "appearance"),
+         "red_box", _DESC, truth=_ENSEMBLE, answer_from=_ENSEMBLE_FROM, records_steps=True, paper_no_edit=0.68,
+         synthesis=Synthesis("BTA_CAPTION", ("action_change", "action_sequence"), "action_change", "BTA_QUESTION", "",
+                             "add an action that does not happen, leave one out, swap the order of two, or replace "
+                             "one with a wrong one"),
+         guideline="Watch the boxed person's actions in order: the right option lists what they do in the order "
+                   "they do it. Distractors swap the order or add an action that never happens."),
+    Task("Behavior_Causualty_Analysis", "BCA", BEHAVIOR,  # sic: the published file name
+         "behavior_causality_analysis", ("human_tracks", "appearance"), "red_box", _DESC, truth=_ENSEMBLE,
+         answer_from=_ENSEMBLE_FROM, records_steps=True, paper_no_edit=0.74,
+         synthesis=Synthesis("BCA_CAPTION", ("causal_events_exist", "causal_events_description"), "causal_event",
+                             "BCA_QUESTION", "", "give a wrong cause, describe a wrong effect, swap cause and "
+                             "effect, or over- or under-state a factor", leak_share=0.5),
+         guideline="The right option explains why the boxed person acts as they do, from what the clip shows or "
+                   "says. Reject if the cause cannot be seen or heard."),
+    Task("Action_at_Specified_Time", "AST", BEHAVIOR, "action_at_specified_time", ("human_tracks",), "red_box",
+         # 2: distractors must have the truth's form (actions.action_form)
+         Rules("actions", "ActionParams", prompts=("ACTION_DISTRACTORS", "ACTION_FROM_LIST"), version="2"),
+         ours=("person_count", "appearance"),
+         why_ours="L4 gives the model context for distractor actions (BTA's action list once synthesis exists)",
+         truth="human action; model distractors", answer_from="a human action-time pair (annotations)",
+         annotation="action", after=("behavior_temporal_analysis",),
+         guideline="Go to the second named: the right option is what the boxed person begins to do then. Annotate "
+                   "a short, distinct action ('begins to ...') and press t where it starts, not where it is "
+                   "clearest."),
+    Task("Time_of_Specific_Action", "TSA", BEHAVIOR, "time_of_specific_action", ("human_tracks",), "red_box",
+         Rules("actions", "ActionParams"), ours=("person_count",), why_ours="the most-present person is an L2 identity",
+         truth="human action-time pair", answer_from="a human action-time pair (annotations)", annotation="action",
+         guideline="Find when the boxed person starts the named action: the right option is that second. Annotate "
+                   "the start (t), and mark 'ongoing' if it is already happening when the clip begins."),
+    Task("Audio_Visual_Speaker_Matching", "AVSM", SPEECH, "audio_visual_speaker_matching",
+         ("human_tracks", "person_count", "demographics", "audio_tags", "voice_demographics"), "letters",
+         Rules("speech", "AvsmParams"), truth="L10 voice class = one L3 face class",
+         answer_from="the person whose L3 face class equals the L10 voice class",
+         answer_labels=("voice_demographics", "demographics"), face=True,
+         guideline="Listen to the voice and look at the lettered people: the right option is the one whose apparent "
+                   "sex and age match the voice. Reject if two people match equally."),
+    Task("Active_Speaker_Detection", "ASD", SPEECH, "active_speaker_detection",
+         ("human_tracks", "person_count", "audio_tags", "speaker_scores"), "letters", Rules("speech", "AsdParams"),
+         truth="L7 single speaking person", answer_from="the one person whose L7 speaker_scores row says speaking",
+         answer_labels=("speaker_scores",),
+         guideline="Find who is speaking in the stretch asked about: lips moving in time with the voice. Reject if "
+                   "the speaker is off screen or two people talk at once."),
+    Task("Audio_Visual_Alignment_Detection", "AVAD", SPEECH, "audio_visual_alignment_detection",
+         ("person_count", "audio_tags", "speaker_scores"), "reversed_audio", Rules("speech", "AvadParams"),
+         ours=("human_tracks",), why_ours=_GROUPING, truth="seeded cut point",
+         answer_from="a seeded cut point (L7 only gates)", reviewed=False,
+         guideline="Sound and lips run together from one point on; before it the audio is reversed. The right "
+                   "option is the second where speech becomes natural and in sync."),
+    Task("Speech_Content_Matching", "SCM", SPEECH, "speech_content_matching", ("person_count", "audio_tags", "transcript"),
+         "none", Rules("speech_content", "ScmParams", prompts=("SPEECH_DISTRACTORS",)),
+         ours=("speaker_scores", "human_tracks"),
+         why_ours="the paper's rule 'the person speaks' reads L7 (Table 9 omits it); " + _GROUPING,
+         truth="L8 text; model distractors", answer_from="the L8 transcript text", answer_labels=("transcript",),
+         reviewed=False,
+         guideline="Listen to the speech: the right option is what is said, word for word in meaning; distractors "
+                   "say something close but different. Reject if the speech is unclear."),
+)
+
+TASK_BY_NAME: dict[str, Task] = {t.name: t for t in TASKS}
+TASK_BY_ABBREV: dict[str, Task] = {t.abbrev: t for t in TASKS}
+TASK_BY_ASSET: dict[str, Task] = {t.asset: t for t in TASKS}
+# Tasks whose answer depends on the soundtrack: audio goes to models that accept it.
+AUDIO_TASKS: frozenset[str] = frozenset(t.name for t in TASKS if t.category == SPEECH)
+# Not reviewed unless HVBENCH_REVIEW_EXCLUDE says otherwise: reliable by construction.
+NOT_REVIEWED: tuple[str, ...] = tuple(t.abbrev for t in TASKS if not t.reviewed)
+# abbrev -> what a human annotates (count | action) for the families whose truth is a human's
+ANNOTATED: dict[str, str] = {t.abbrev: t.annotation for t in TASKS if t.annotation}
+
+
+def task_info(name_or_abbrev: str) -> Task | None:
+    """Look a task up by file stem or acronym (case-insensitive); None for a task outside the 16."""
+    key = name_or_abbrev.strip()
+    if key in TASK_BY_NAME:
+        return TASK_BY_NAME[key]
+    lowered = {k.lower(): v for k, v in {**TASK_BY_NAME, **TASK_BY_ABBREV}.items()}
+    return lowered.get(key.lower())
+
+
+def tasks_of(category: str) -> list[Task]:
+    return [t for t in TASKS if t.category == category]
