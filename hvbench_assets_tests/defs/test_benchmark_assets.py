@@ -20,6 +20,8 @@ from hvbench_assets.core.benchmark.tasks import TASKS
 from hvbench_assets.core.curation.store import record_decision
 from hvbench_assets.core.evaluation import EvalConfig, evaluate, mllm_answerer
 from hvbench_assets.core.evaluation.reporting import report_for
+from hvbench_assets.core.benchmark.repair import REPAIR_CODE_VERSION
+from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS, step_rows
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.benchmark.assets import benchmark_export, blind_leakage, question_pool
 from hvbench_assets.defs.benchmark.resources import BenchmarkSettings
@@ -319,6 +321,10 @@ def test_a_blind_answered_synthesis_question_is_repaired_exported_and_explained(
     resources = {**built["resources"], "mllm": MllmResource(models_file=str(models), max_attempts=1, backoff_s=0.01),
                  "benchmark": BenchmarkSettings(blind_models="longest", repair_rounds=2)}
     wh.replace(QUESTIONS, {"video_id": "duo", "task": "Human2Text"}, [h2t])
+    # the synthesis chain's own last step: the repair rounds go after it
+    wh.replace(SYNTHESIS_STEPS, {"video_id": "duo", "task": "Human2Text"}, step_rows(
+        [{"step": "check", "attempt": 1, "status": "ok", "payload": {"ok": True}, "model": None, "weight": None,
+          "call_id": None, "cached": None}], "duo", "Human2Text", "H2T", h2t["question_id"], "synth-test"))
     record_decision(wh, h2t, "rev1", "accept", blind_choice="A")
     old_responder = server.responder
     server.responder = respond
@@ -338,13 +344,34 @@ def test_a_blind_answered_synthesis_question_is_repaired_exported_and_explained(
         folder = built["root"] / "data" / "benchmarks" / "repaired"
         line = json.loads((folder / "Human2Text.jsonl").read_text())
         assert all(text in line["choices"] for text in [truth, *edited]) and "The person is a child" not in line["choices"]
+        # every round is in synthesis_steps after the chain: first blind test, the writer's edit, checks, re-test
+        chain = wh.rows(SYNTHESIS_STEPS, order_by="seq", question_id=h2t["question_id"])
+        assert [(r["seq"], r["step"], r["status"]) for r in chain] == [
+            (0, "check", "ok"), (1, "blind", "removed"), (2, "repair", "ok"), (3, "repair_check", "ok"),
+            (4, "blind", "kept")]
+        first, edit, _, retest = chain[1:]
+        assert first["payload"]["round"] == 0 and first["payload"]["picks"][truth] == 4  # what the blind model chose
+        assert (first["payload"]["n_correct"], first["payload"]["models"]) == (4, ["longest"])
+        assert edit["model"] == "writer" and edit["call_id"] and edit["payload"]["benchmark"] == "repaired"
+        assert edit["payload"]["before"] == ["The person is a child", "The person is a cook", "The person is old"]
+        assert edit["payload"]["after"] == edited and "picked the correct answer in 4 of 4" in edit["payload"]["feedback"]
+        assert retest["payload"]["round"] == 1 and retest["payload"]["n_correct"] == 0
+        assert retest["payload"]["options"] == [truth, *edited] and sum(retest["payload"]["picks"].values()) == 4
+        assert {r["code_version"] for r in chain[1:]} == {REPAIR_CODE_VERSION}
         text = format_explanation(explain_question(wh, h2t["question_id"]))
-        assert "repair round 1 perturbation call" in text and "repair round 1 blind" in text
+        assert "1. blind (repaired, round 0) [removed]: 4/4 right without video" in text
+        assert "2. repair (repaired, round 1): writer call" in text and "-> [\"The person is a short woman" in text
+        assert "4. blind (repaired, round 1) [kept]: 0/4 right without video" in text
+        assert "repair round 1 perturbation" not in text  # leakage_repairs rows are not shown twice
+        # a rerun replaces this benchmark's rounds rather than adding to them
+        assert run_bench(resources, "repaired").success
+        assert len(wh.rows(SYNTHESIS_STEPS, question_id=h2t["question_id"])) == 5
         report = (built["root"] / "data" / "reports" / "repaired" / "leakage.md").read_text()
         assert "## Repaired" in report and "| qh2trepair000001 | Human2Text | 1 |" in report
     finally:
         server.responder = old_responder
         wh.replace(QUESTIONS, {"video_id": "duo", "task": "Human2Text"}, [])
+        wh.replace(SYNTHESIS_STEPS, {"video_id": "duo", "task": "Human2Text"}, [])
 
 
 def test_benchmark_checks_fail_on_unbalanced_letters_heavy_leakage_and_missing_files(tmp_path):
