@@ -18,7 +18,7 @@ from hvbench_assets.core.benchmark.explain import explain_question
 from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL, TEXT_BIAS
 from hvbench_assets.core.benchmark.tasks import TASKS
 from hvbench_assets.core.curation.store import record_decision
-from hvbench_assets.core.evaluation import EvalConfig, evaluate, mllm_answerer
+from hvbench_assets.core.evaluation import EVAL_RESPONSES, EvalConfig, evaluate, mllm_answerer
 from hvbench_assets.core.evaluation.reporting import report_for
 from hvbench_assets.core.benchmark.repair import REPAIR_CODE_VERSION
 from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS, step_rows
@@ -385,3 +385,84 @@ def test_benchmark_checks_fail_on_unbalanced_letters_heavy_leakage_and_missing_f
     (tmp_path / "v0.mp4").write_bytes(b"x")
     bad = export_files_check(tmp_path, items)
     assert not bad.passed and "0 task files" in bad.metadata["problems"].value and "3 video(s) missing" in bad.metadata["problems"].value
+
+
+def test_demo_summary_before_and_after_models_answer_every_arm(built):
+    """What the demo prints about an export (core/evaluation/summary.py): leakage and text bias per task and how
+    to configure a model; then, after eval_responses with HVBENCH_EVAL_ARMS=all for a model with and one without
+    audio input (a loopback server answers from what each request carries), accuracy per task and arm, the item
+    verdicts, the flagged audio-visual task and why one model has no audio arm."""
+    from hvbench_assets.core.evaluation.summary import NO_MODEL, benchmark_summary
+    from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions, eval_models_partitions
+
+    wh, server, root = built["wh"], built["server"], built["root"]
+    old_responder = server.responder
+    server.responder = blind_text_model
+    try:
+        assert run_bench(built["resources"], "demo").success
+        folder = root / "data" / "benchmarks" / "demo"
+        before = "\n".join(benchmark_summary(wh, "demo", folder))
+        assert "leakage (blind models) per task:" in before
+        assert re.search(r"ER +1 +1 +1 +0", before) and re.search(r"ASD +1 +1 +0 +0", before)
+        assert "text bias (no model" in before and "0 of 0 scored task(s) predictable from text" in before
+        assert "not scored: 1 item(s) on 1 clip(s) (needs 20 items" in before  # too few to learn from, and said so
+        assert before.endswith(NO_MODEL)
+
+        items = {i.question: i for i in load_benchmark(folder, name="demo").items}
+
+        def from_inputs(req):  # "blind" answers from the pictures; "hears" from the sound, and ASD also from pictures
+            item = items[re.search(r"Question: (.*)", req.prompt).group(1)]
+            right = bool(req.audio) or (item.task == "Active_Speaker_Detection" and bool(req.images)) \
+                if req.model == "hears" else bool(req.images)
+            return FakeReply(text=item.answer if right else next(x for x in item.letters if x != item.answer))
+
+        server.responder = from_inputs
+        models = root / "models_arms.toml"
+        models.write_text(f'[models.blind]\nmodel_id = "blind"\nbase_url = "{server.base_url}"\n'
+                          f'[models.hears]\nmodel_id = "hears"\nbase_url = "{server.base_url}"\naccepts_audio = true\n')
+        resources = {"settings": built["resources"]["settings"], "warehouse": built["resources"]["warehouse"],
+                     "mllm": MllmResource(models_file=str(models), max_attempts=1, backoff_s=0.01),
+                     "evaluation": EvaluationSettings(n_frames=2, arms="all")}
+        instance = dg.DagsterInstance.ephemeral()
+        instance.add_dynamic_partitions(eval_benchmarks_partitions.name, ["demo"])
+        instance.add_dynamic_partitions(eval_models_partitions.name, ["blind", "hears"])
+        logs = []
+        for model in ("blind", "hears"):
+            key = dg.MultiPartitionKey({"benchmark": "demo", "model": model})
+            result = dg.materialize([eval_responses], partition_key=key, resources=resources, instance=instance)
+            assert result.success
+            logs += [e.user_message for e in instance.all_logs(result.run_id)]
+        # the audio arm of the model without audio input is skipped with a note; its other arms ran
+        assert any("arm 'audio' skipped for blind: its registry entry does not accept audio" in m for m in logs)
+        arms = {(r["model"], r["arm"]) for r in wh.rows(EVAL_RESPONSES, benchmark="demo")}
+        assert arms == {("blind", a) for a in ("full", "frames", "text")} | {("hears", a) for a in
+                                                                            ("full", "frames", "audio", "text")}
+        after = "\n".join(benchmark_summary(wh, "demo", folder))
+        assert "accuracy (%) per task and arm:" in after
+        assert re.search(r"blind +full \(no audio\) +frames \(model takes no audio\) +100\.0 +100\.0 +100\.0", after)
+        assert re.search(r"hears +frames +frames only +100\.0 +0\.0 +50\.0", after)
+        assert re.search(r"hears +audio +audio only +100\.0 +100\.0 +100\.0", after)
+        verdicts = after.split("item verdicts per task")[1]
+        assert re.search(r"ASD +1 +0 +1 +0 +0 +0 +0 +1/1", verdicts)  # video or audio; frames-only by every model
+        assert re.search(r"AVAD +1 +0 +0 +0 +1 +0 +0 +0/1", verdicts)  # needs audio
+        assert "ASD: 1/1 audio-visual items answered frames-only by every model" in after
+        assert "audio arm not asked of blind: its registry entry takes no audio (HVBENCH_MLLM_BLIND_ACCEPTS_AUDIO" in after
+        assert NO_MODEL not in after and "text bias (no model" in after
+    finally:
+        server.responder = old_responder
+
+
+def test_an_unknown_arm_in_the_settings_fails_the_run_naming_the_setting(built):
+    from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions, eval_models_partitions
+
+    resources = {**{k: built["resources"][k] for k in ("settings", "warehouse", "mllm")},
+                 "evaluation": EvaluationSettings(arms="full,video")}
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(eval_benchmarks_partitions.name, ["ours"])
+    instance.add_dynamic_partitions(eval_models_partitions.name, ["blind"])
+    before = len(built["server"].requests)
+    result = dg.materialize([eval_responses], partition_key=dg.MultiPartitionKey({"benchmark": "ours", "model": "blind"}),
+                            resources=resources, instance=instance, raise_on_error=False)
+    assert not result.success and len(built["server"].requests) == before
+    failure = next(e for e in result.all_events if e.is_step_failure).event_specific_data.error
+    assert "HVBENCH_EVAL_ARMS='full,video': unknown arm(s) video" in (failure.cause or failure).message
