@@ -89,9 +89,10 @@ def arms_lines(responses: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[st
     lines = ["accuracy (%) per task and arm:"] + text_table(arms_report.accuracy_table(data))
     lines += ["item verdicts per task (an arm answers an item when most models taking it were right):"]
     lines += text_table(arms_report.verdict_table(data))
+    lines.append("flagged audio-visual tasks (every model answered from frames alone):")
     flagged = arms_report.flagged_lines(data)
-    lines += ["flagged audio-visual tasks: " + ("none (no audio-visual item answered frames-only by every model)"
-                                                if not flagged else "")] + [f"  {f}" for f in flagged]
+    lines += [f"  {f}" for f in flagged] if flagged else ["  none: no audio-visual item was answered frames-only by "
+                                                          "every model"]
     missing = [a for a in arms_report.ARMS if a not in data.arms]
     if missing:
         lines.append(f"arms not run: {', '.join(missing)}")
