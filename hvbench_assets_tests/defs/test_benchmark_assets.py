@@ -410,7 +410,7 @@ def test_demo_summary_before_and_after_models_answer_every_arm(built):
 
         items = {i.question: i for i in load_benchmark(folder, name="demo").items}
 
-        def from_inputs(req):  # "blind" answers from the pictures; "hears" from the sound, and ASD also from pictures
+        def from_inputs(req):  # "sees" answers from the pictures; "hears" from the sound, and ASD also from pictures
             item = items[re.search(r"Question: (.*)", req.prompt).group(1)]
             right = bool(req.audio) or (item.task == "Active_Speaker_Detection" and bool(req.images)) \
                 if req.model == "hears" else bool(req.images)
@@ -418,35 +418,35 @@ def test_demo_summary_before_and_after_models_answer_every_arm(built):
 
         server.responder = from_inputs
         models = root / "models_arms.toml"
-        models.write_text(f'[models.blind]\nmodel_id = "blind"\nbase_url = "{server.base_url}"\n'
+        models.write_text(f'[models.sees]\nmodel_id = "sees"\nbase_url = "{server.base_url}"\n'
                           f'[models.hears]\nmodel_id = "hears"\nbase_url = "{server.base_url}"\naccepts_audio = true\n')
         resources = {"settings": built["resources"]["settings"], "warehouse": built["resources"]["warehouse"],
                      "mllm": MllmResource(models_file=str(models), max_attempts=1, backoff_s=0.01),
                      "evaluation": EvaluationSettings(n_frames=2, arms="all")}
         instance = dg.DagsterInstance.ephemeral()
         instance.add_dynamic_partitions(eval_benchmarks_partitions.name, ["demo"])
-        instance.add_dynamic_partitions(eval_models_partitions.name, ["blind", "hears"])
+        instance.add_dynamic_partitions(eval_models_partitions.name, ["sees", "hears"])
         logs = []
-        for model in ("blind", "hears"):
+        for model in ("sees", "hears"):  # new names: no reply cached by the earlier tests
             key = dg.MultiPartitionKey({"benchmark": "demo", "model": model})
             result = dg.materialize([eval_responses], partition_key=key, resources=resources, instance=instance)
             assert result.success
             logs += [e.user_message for e in instance.all_logs(result.run_id)]
         # the audio arm of the model without audio input is skipped with a note; its other arms ran
-        assert any("arm 'audio' skipped for blind: its registry entry does not accept audio" in m for m in logs)
+        assert any("arm 'audio' skipped for sees: its registry entry does not accept audio" in m for m in logs)
         arms = {(r["model"], r["arm"]) for r in wh.rows(EVAL_RESPONSES, benchmark="demo")}
-        assert arms == {("blind", a) for a in ("full", "frames", "text")} | {("hears", a) for a in
+        assert arms == {("sees", a) for a in ("full", "frames", "text")} | {("hears", a) for a in
                                                                             ("full", "frames", "audio", "text")}
         after = "\n".join(benchmark_summary(wh, "demo", folder))
         assert "accuracy (%) per task and arm:" in after
-        assert re.search(r"blind +full \(no audio\) +frames \(model takes no audio\) +100\.0 +100\.0 +100\.0", after)
+        assert re.search(r"sees +full \(no audio\) +frames \(model takes no audio\) +100\.0 +100\.0 +100\.0", after)
         assert re.search(r"hears +frames +frames only +100\.0 +0\.0 +50\.0", after)
         assert re.search(r"hears +audio +audio only +100\.0 +100\.0 +100\.0", after)
         verdicts = after.split("item verdicts per task")[1]
         assert re.search(r"ASD +1 +0 +1 +0 +0 +0 +0 +1/1", verdicts)  # video or audio; frames-only by every model
         assert re.search(r"AVAD +1 +0 +0 +0 +1 +0 +0 +0/1", verdicts)  # needs audio
         assert "ASD: 1/1 audio-visual items answered frames-only by every model" in after
-        assert "audio arm not asked of blind: its registry entry takes no audio (HVBENCH_MLLM_BLIND_ACCEPTS_AUDIO" in after
+        assert "audio arm not asked of sees: its registry entry takes no audio (HVBENCH_MLLM_SEES_ACCEPTS_AUDIO" in after
         assert NO_MODEL not in after and "text bias (no model" in after
     finally:
         server.responder = old_responder
