@@ -18,18 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from hvbench_assets.core.benchmark.repair import repair_counts
-from hvbench_assets.core.benchmark.tasks import task_info
 from hvbench_assets.core.scoring import arms as arms_report
 from hvbench_assets.core.scoring.report import Table
+
+_abbrev = arms_report._abbrev  # the task's acronym, as the report's tables show it
 
 NO_MODEL = ("arms: no answering model has evaluated this export; set HVBENCH_MLLM_<NAME>_BASE_URL and "
             "HVBENCH_MLLM_<NAME>_MODEL (an OpenAI-compatible endpoint) and run again to get accuracy per task "
             "and arm (full, frames, audio, text: HVBENCH_EVAL_ARMS) and a verdict per item")
-
-
-def _abbrev(task: str) -> str:
-    info = task_info(task)
-    return info.abbrev if info else task
 
 
 def text_table(table: Table, indent: str = "  ") -> list[str]:

@@ -43,7 +43,6 @@ from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.media.paths import resolve, to_stored
 from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.render.questions import render_question_video
-from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS
 from hvbench_assets.core.scoring.textbias import (
     TEXTBIAS_CODE_VERSION,
     TextBias,
@@ -52,6 +51,7 @@ from hvbench_assets.core.scoring.textbias import (
     manifest_section,
     text_bias,
 )
+from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS
 from hvbench_assets.core.tasks.labels import LabelsMissing, load_labels
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.benchmark.resources import BenchmarkSettings
