@@ -21,6 +21,7 @@ from pathlib import Path
 import dagster as dg
 import numpy as np
 
+from hvbench_assets.core.evaluation.summary import benchmark_summary
 from hvbench_assets.core.media import write_video
 from hvbench_assets.core.media.encode import AUDIO_RATE
 from hvbench_assets.core.media.paths import resolve
@@ -174,6 +175,7 @@ def run(videos: Path | None) -> int:
                                                         settings, benchmark)
             ok &= evaluated
             print("\n".join(eval_lines))
+        print("\n" + "\n".join(benchmark_summary(warehouse, benchmark.name, benchmark.folder(settings.data_dir))))
     print(f"\nWarehouse: {warehouse.path}\nOpen the UI:  DAGSTER_HOME={os.environ.get('DAGSTER_HOME')} "
           f".venv/bin/dagster dev -w workspace.yaml   (then http://127.0.0.1:3000)")
     gaps = ran_without(warehouse, resources["mllm"].process_config_and_initialize(), generated=not videos)
@@ -276,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home"))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("YOLO_OFFLINE", "1")
+    os.environ.setdefault("HVBENCH_EVAL_ARMS", "all")  # a configured model answers each item four ways
     if seed_dagster_home(Path(os.environ["DAGSTER_HOME"])):
         print(f"DAGSTER_HOME {os.environ['DAGSTER_HOME']} is new: it got hvbench's instance settings "
               f"({PROJECT_ROOT / 'dagster_home' / 'dagster.yaml'})")

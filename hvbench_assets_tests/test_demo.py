@@ -90,6 +90,11 @@ def test_demo_with_every_path_variable_writes_only_there(demo_home):
     assert not (outside_paths["HVBENCH_DATA_DIR"] / "hvbench.duckdb").exists()
     assert "inbox_sensor requested 1 raw_video_job run(s)" in printed
     assert "clip_sensor requested 1 per-clip run(s)" in printed
+    # no answering model here: the summary has leakage and text bias, and says how to configure a model
+    from hvbench_assets.core.evaluation.summary import NO_MODEL
+
+    summary = printed.split("== evaluation summary ==\n")[1]
+    assert summary.startswith("leakage (blind models): not run") and "\ntext bias" in summary and NO_MODEL in summary
 
 
 @pytest.mark.slow

@@ -18,8 +18,10 @@ from hvbench_assets.core.benchmark.explain import explain_question
 from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL, TEXT_BIAS
 from hvbench_assets.core.benchmark.tasks import TASKS
 from hvbench_assets.core.curation.store import record_decision
-from hvbench_assets.core.evaluation import EvalConfig, evaluate, mllm_answerer
+from hvbench_assets.core.evaluation import EVAL_RESPONSES, EvalConfig, evaluate, mllm_answerer
 from hvbench_assets.core.evaluation.reporting import report_for
+from hvbench_assets.core.benchmark.repair import REPAIR_CODE_VERSION
+from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS, step_rows
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.benchmark.assets import benchmark_export, blind_leakage, question_pool
 from hvbench_assets.defs.benchmark.resources import BenchmarkSettings
@@ -319,6 +321,10 @@ def test_a_blind_answered_synthesis_question_is_repaired_exported_and_explained(
     resources = {**built["resources"], "mllm": MllmResource(models_file=str(models), max_attempts=1, backoff_s=0.01),
                  "benchmark": BenchmarkSettings(blind_models="longest", repair_rounds=2)}
     wh.replace(QUESTIONS, {"video_id": "duo", "task": "Human2Text"}, [h2t])
+    # the synthesis chain's own last step: the repair rounds go after it
+    wh.replace(SYNTHESIS_STEPS, {"video_id": "duo", "task": "Human2Text"}, step_rows(
+        [{"step": "check", "attempt": 1, "status": "ok", "payload": {"ok": True}, "model": None, "weight": None,
+          "call_id": None, "cached": None}], "duo", "Human2Text", "H2T", h2t["question_id"], "synth-test"))
     record_decision(wh, h2t, "rev1", "accept", blind_choice="A")
     old_responder = server.responder
     server.responder = respond
@@ -338,13 +344,34 @@ def test_a_blind_answered_synthesis_question_is_repaired_exported_and_explained(
         folder = built["root"] / "data" / "benchmarks" / "repaired"
         line = json.loads((folder / "Human2Text.jsonl").read_text())
         assert all(text in line["choices"] for text in [truth, *edited]) and "The person is a child" not in line["choices"]
+        # every round is in synthesis_steps after the chain: first blind test, the writer's edit, checks, re-test
+        chain = wh.rows(SYNTHESIS_STEPS, order_by="seq", question_id=h2t["question_id"])
+        assert [(r["seq"], r["step"], r["status"]) for r in chain] == [
+            (0, "check", "ok"), (1, "blind", "removed"), (2, "repair", "ok"), (3, "repair_check", "ok"),
+            (4, "blind", "kept")]
+        first, edit, _, retest = chain[1:]
+        assert first["payload"]["round"] == 0 and first["payload"]["picks"][truth] == 4  # what the blind model chose
+        assert (first["payload"]["n_correct"], first["payload"]["models"]) == (4, ["longest"])
+        assert edit["model"] == "writer" and edit["call_id"] and edit["payload"]["benchmark"] == "repaired"
+        assert edit["payload"]["before"] == ["The person is a child", "The person is a cook", "The person is old"]
+        assert edit["payload"]["after"] == edited and "picked the correct answer in 4 of 4" in edit["payload"]["feedback"]
+        assert retest["payload"]["round"] == 1 and retest["payload"]["n_correct"] == 0
+        assert retest["payload"]["options"] == [truth, *edited] and sum(retest["payload"]["picks"].values()) == 4
+        assert {r["code_version"] for r in chain[1:]} == {REPAIR_CODE_VERSION}
         text = format_explanation(explain_question(wh, h2t["question_id"]))
-        assert "repair round 1 perturbation call" in text and "repair round 1 blind" in text
+        assert "1. blind (repaired, round 0) [removed]: 4/4 right without video" in text
+        assert "2. repair (repaired, round 1): writer call" in text and "-> [\"The person is a short woman" in text
+        assert "4. blind (repaired, round 1) [kept]: 0/4 right without video" in text
+        assert "repair round 1 perturbation" not in text  # leakage_repairs rows are not shown twice
+        # a rerun replaces this benchmark's rounds rather than adding to them
+        assert run_bench(resources, "repaired").success
+        assert len(wh.rows(SYNTHESIS_STEPS, question_id=h2t["question_id"])) == 5
         report = (built["root"] / "data" / "reports" / "repaired" / "leakage.md").read_text()
         assert "## Repaired" in report and "| qh2trepair000001 | Human2Text | 1 |" in report
     finally:
         server.responder = old_responder
         wh.replace(QUESTIONS, {"video_id": "duo", "task": "Human2Text"}, [])
+        wh.replace(SYNTHESIS_STEPS, {"video_id": "duo", "task": "Human2Text"}, [])
 
 
 def test_benchmark_checks_fail_on_unbalanced_letters_heavy_leakage_and_missing_files(tmp_path):
@@ -358,3 +385,84 @@ def test_benchmark_checks_fail_on_unbalanced_letters_heavy_leakage_and_missing_f
     (tmp_path / "v0.mp4").write_bytes(b"x")
     bad = export_files_check(tmp_path, items)
     assert not bad.passed and "0 task files" in bad.metadata["problems"].value and "3 video(s) missing" in bad.metadata["problems"].value
+
+
+def test_demo_summary_before_and_after_models_answer_every_arm(built):
+    """What the demo prints about an export (core/evaluation/summary.py): leakage and text bias per task and how
+    to configure a model; then, after eval_responses with HVBENCH_EVAL_ARMS=all for a model with and one without
+    audio input (a loopback server answers from what each request carries), accuracy per task and arm, the item
+    verdicts, the flagged audio-visual task and why one model has no audio arm."""
+    from hvbench_assets.core.evaluation.summary import NO_MODEL, benchmark_summary
+    from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions, eval_models_partitions
+
+    wh, server, root = built["wh"], built["server"], built["root"]
+    old_responder = server.responder
+    server.responder = blind_text_model
+    try:
+        assert run_bench(built["resources"], "demo").success
+        folder = root / "data" / "benchmarks" / "demo"
+        before = "\n".join(benchmark_summary(wh, "demo", folder))
+        assert "leakage (blind models) per task:" in before
+        assert re.search(r"ER +1 +1 +1 +0", before) and re.search(r"ASD +1 +1 +0 +0", before)
+        assert "text bias (no model" in before and "0 of 0 scored task(s) predictable from text" in before
+        assert "not scored: 1 item(s) on 1 clip(s) (needs 20 items" in before  # too few to learn from, and said so
+        assert before.endswith(NO_MODEL)
+
+        items = {i.question: i for i in load_benchmark(folder, name="demo").items}
+
+        def from_inputs(req):  # "sees" answers from the pictures; "hears" from the sound, and ASD also from pictures
+            item = items[re.search(r"Question: (.*)", req.prompt).group(1)]
+            right = bool(req.audio) or (item.task == "Active_Speaker_Detection" and bool(req.images)) \
+                if req.model == "hears" else bool(req.images)
+            return FakeReply(text=item.answer if right else next(x for x in item.letters if x != item.answer))
+
+        server.responder = from_inputs
+        models = root / "models_arms.toml"
+        models.write_text(f'[models.sees]\nmodel_id = "sees"\nbase_url = "{server.base_url}"\n'
+                          f'[models.hears]\nmodel_id = "hears"\nbase_url = "{server.base_url}"\naccepts_audio = true\n')
+        resources = {"settings": built["resources"]["settings"], "warehouse": built["resources"]["warehouse"],
+                     "mllm": MllmResource(models_file=str(models), max_attempts=1, backoff_s=0.01),
+                     "evaluation": EvaluationSettings(n_frames=2, arms="all")}
+        instance = dg.DagsterInstance.ephemeral()
+        instance.add_dynamic_partitions(eval_benchmarks_partitions.name, ["demo"])
+        instance.add_dynamic_partitions(eval_models_partitions.name, ["sees", "hears"])
+        logs = []
+        for model in ("sees", "hears"):  # new names: no reply cached by the earlier tests
+            key = dg.MultiPartitionKey({"benchmark": "demo", "model": model})
+            result = dg.materialize([eval_responses], partition_key=key, resources=resources, instance=instance)
+            assert result.success
+            logs += [e.user_message for e in instance.all_logs(result.run_id)]
+        # the audio arm of the model without audio input is skipped with a note; its other arms ran
+        assert any("arm 'audio' skipped for sees: its registry entry does not accept audio" in m for m in logs)
+        arms = {(r["model"], r["arm"]) for r in wh.rows(EVAL_RESPONSES, benchmark="demo")}
+        assert arms == {("sees", a) for a in ("full", "frames", "text")} | {("hears", a) for a in
+                                                                            ("full", "frames", "audio", "text")}
+        after = "\n".join(benchmark_summary(wh, "demo", folder))
+        assert "accuracy (%) per task and arm:" in after
+        assert re.search(r"sees +full \(no audio\) +frames \(model takes no audio\) +100\.0 +100\.0 +100\.0", after)
+        assert re.search(r"hears +frames +frames only +100\.0 +0\.0 +50\.0", after)
+        assert re.search(r"hears +audio +audio only +100\.0 +100\.0 +100\.0", after)
+        verdicts = after.split("item verdicts per task")[1]
+        assert re.search(r"ASD +1 +0 +1 +0 +0 +0 +0 +1/1", verdicts)  # video or audio; frames-only by every model
+        assert re.search(r"AVAD +1 +0 +0 +0 +1 +0 +0 +0/1", verdicts)  # needs audio
+        assert "ASD: 1/1 audio-visual items answered frames-only by every model" in after
+        assert "audio arm not asked of sees: its registry entry takes no audio (HVBENCH_MLLM_SEES_ACCEPTS_AUDIO" in after
+        assert NO_MODEL not in after and "text bias (no model" in after
+    finally:
+        server.responder = old_responder
+
+
+def test_an_unknown_arm_in_the_settings_fails_the_run_naming_the_setting(built):
+    from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions, eval_models_partitions
+
+    resources = {**{k: built["resources"][k] for k in ("settings", "warehouse", "mllm")},
+                 "evaluation": EvaluationSettings(arms="full,video")}
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(eval_benchmarks_partitions.name, ["ours"])
+    instance.add_dynamic_partitions(eval_models_partitions.name, ["blind"])
+    before = len(built["server"].requests)
+    result = dg.materialize([eval_responses], partition_key=dg.MultiPartitionKey({"benchmark": "ours", "model": "blind"}),
+                            resources=resources, instance=instance, raise_on_error=False)
+    assert not result.success and len(built["server"].requests) == before
+    failure = next(e for e in result.all_events if e.is_step_failure).event_specific_data.error
+    assert "HVBENCH_EVAL_ARMS='full,video': unknown arm(s) video" in (failure.cause or failure).message

@@ -23,6 +23,7 @@ from hvbench_assets.core.evaluation.tables import EVAL_RESPONSES, EVAL_RUNS
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
 from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.mllm.calls import MODEL_CALLS
+from hvbench_assets.core.synthesis.steps import REPAIR_STEPS
 from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 from hvbench_assets.core.tasks.labels import LABEL_TABLES
 from hvbench_assets.core.tasks.store import ANNOTATIONS, QUESTIONS, TASK_CANDIDATES, question_content_hash
@@ -294,6 +295,23 @@ def assembled_letters(export: Mapping[str, Any], stored_options: Sequence[Mappin
             f"stored order {','.join(stored)}; {same}")
 
 
+def _repair_step_line(s: Mapping[str, Any]) -> str:
+    """A repair round's step (synthesis_steps written by the leakage step) in one line."""
+    p = s.get("payload") or {}
+    head = f"  {s.get('seq')}. {s['step']} ({p.get('benchmark')}, round {p.get('round')})"
+    if s["step"] == "blind":
+        picks = "; ".join(f"{_short(o, 40)}: {n}" for o, n in (p.get("picks") or {}).items())
+        return (f"{head} [{s.get('status')}]: {p.get('n_correct')}/{p.get('n_answers')} right without video "
+                f"(p={p.get('p_value', 1):.3g}) by {', '.join(p.get('models') or []) or '-'}; picks {picks}")
+    if s["step"] == "repair":
+        call = f" call {s['call_id'][:12]}" if s.get("call_id") else ""
+        after = p.get("after") if p.get("after") is not None else f"none ({p.get('error')})"
+        return (f"{head}: {s.get('model') or '-'}{call} [{s.get('status')}]: wrong options {_short(p.get('before'), 200)}"
+                f" -> {_short(after, 300)}; feedback: {_short((p.get('feedback') or '').strip(), 200)}")
+    problems = p.get("problems") or []
+    return f"{head} [{s.get('status')}]" + (f": {'; '.join(map(str, problems))}" if problems else ": options pass")
+
+
 def format_explanation(data: Mapping[str, Any]) -> str:
     """The dict of `explain_question` as plain text, one section per link of the chain."""
     if not data.get("found"):
@@ -372,13 +390,16 @@ def format_explanation(data: Mapping[str, Any]) -> str:
     for a in data.get("annotations") or []:
         add(f"  annotation {a['annotation_id']} by {a['annotator']} at {str(a['created_at'])[:19]}: {_short(a['value'])}")
 
-    add("\n6. Synthesis (answers, ranking, perturbation)")
+    add("\n6. Synthesis (answers, ranking, perturbation; then the leakage step's repair rounds)")
     steps = data.get("synthesis_steps")
     if steps is None:
         add("  no synthesis_steps table")
     elif not steps:
         add("  no synthesis steps for this question")
     for s in steps or []:
+        if s.get("step") in REPAIR_STEPS:
+            add(_repair_step_line(s))
+            continue
         call = f" call {s['call_id'][:12]}" if s.get("call_id") else ""
         weight = f" weight {s['weight']:g}" if s.get("weight") is not None else ""
         status = f" [{s['status']}]" if s.get("status") not in (None, "ok") else ""
@@ -405,7 +426,10 @@ def format_explanation(data: Mapping[str, Any]) -> str:
             add(f"    {a['model']}{' round ' + str(a['round']) if a.get('round') else ''} rotation {a['rotation']}: chose {a['chosen'] or '-'} (answer {a['answer']}) "
                 f"{_mark(a)}: {_short(a['response'], 80)}")
 
+        in_steps = {(s.get("payload") or {}).get("benchmark") for s in steps or [] if s.get("step") in REPAIR_STEPS}
         for r in leak.get("repairs") or []:
+            if r["benchmark"] in in_steps:  # shown with the synthesis steps (6.)
+                continue
             call = f" call {r['call_id'][:12]}" if r.get("call_id") else ""
             add(f"    repair round {r['round']} {r['step']}{call} [{r['status']}]: {_short(r.get('payload'), 300)}")
 

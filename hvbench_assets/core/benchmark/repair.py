@@ -6,6 +6,10 @@ step with what they chose as feedback, and the new options are tested blind agai
     out.answers     # every blind answer of every round (`round` 0 = the first test)
     out.steps       # one row per round and step (perturbation, check, blind) for `leakage_repairs`
     out.options     # question_id -> the repaired options (truth kept at its letter)
+    synthesis_step_rows(out, pooled, verdicts, "bench", writer)  # the rounds as synthesis_steps rows
+
+Each round is also appended to the question's `synthesis_steps` (steps blind / repair / repair_check after the
+synthesis chain), so `hvbench explain` shows the chain and its repairs as one sequence.
 
 Only questions whose wrong options came from the perturbation step (the six distractor-included tasks) can
 be repaired; the others stay removed. The writer (the describer) gets the task's own perturbation prompt,
@@ -22,7 +26,7 @@ from typing import Any
 
 from hvbench_assets.core.benchmark.leakage import LETTERS, LeakageVerdict, answer_blind, blind_jobs, leakage_verdicts
 
-REPAIR_CODE_VERSION = "repair-v1"
+REPAIR_CODE_VERSION = "repair-v2"  # v2: the rounds are also synthesis_steps rows
 _EDITABLE = ("perturbation", "repair")  # option origins a repair may edit (a later round edits the last one's)
 
 
@@ -33,8 +37,8 @@ def repairable(row: Mapping[str, Any]) -> bool:
     return row.get("abbrev") in SYNTHESIS_TASKS and any(o.get("origin") in _EDITABLE for o in row["options"])
 
 
-def blind_feedback(row: Mapping[str, Any], answers: Sequence[Mapping[str, Any]]) -> str:
-    """What the blind models chose, per option text, as a note for the writer."""
+def blind_picks(answers: Sequence[Mapping[str, Any]]) -> tuple[Counter, int]:
+    """(how often each option text was chosen, answers that came back) over blind answers of any rotation."""
     picks: Counter = Counter()
     asked = 0
     for a in answers:
@@ -43,6 +47,12 @@ def blind_feedback(row: Mapping[str, Any], answers: Sequence[Mapping[str, Any]])
         asked += 1
         if a["chosen"]:
             picks[a["options"][LETTERS.index(a["chosen"])]] += 1
+    return picks, asked
+
+
+def blind_feedback(row: Mapping[str, Any], answers: Sequence[Mapping[str, Any]]) -> str:
+    """What the blind models chose, per option text, as a note for the writer."""
+    picks, asked = blind_picks(answers)
     truth = next(o["text"] for o in row["options"] if o["letter"] == row["answer"])
     listing = "; ".join(f"{'the correct answer' if o['text'] == truth else repr(o['text'])}: {picks.get(o['text'], 0)}"
                         for o in row["options"])
@@ -177,3 +187,76 @@ def repair_counts(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, 
         c["removed"] += int(bool(v["removed"]))
         c["repaired"] += int(bool(v.get("repair_round")))
     return out
+
+
+def synthesis_step_rows(out: RepairOutcome, pooled: Sequence[Mapping[str, Any]], first: Sequence[LeakageVerdict],
+                        benchmark: str, writer: str | None) -> dict[str, list[dict]]:
+    """question_id -> its repair rounds as synthesis_steps rows (without video, task, seq): the first blind
+    test (round 0) that sent it to repair, then per round the writer's edit (options before and after, the
+    feedback it got), the option checks and the blind re-test, each blind row with the picks per option."""
+    rows = {r["question_id"]: r for r in pooled}
+    first_by = {v.question_id: v for v in first}
+    models = sorted({a["model"] for a in out.answers if a.get("model")})
+    out_rows: dict[str, list[dict]] = {}
+
+    def blind_row(qid: str, round_: int, options: list[str], v: Mapping[str, Any], status: str) -> dict:
+        picks, _ = blind_picks([a for a in out.answers if a["question_id"] == qid and a["round"] == round_])
+        return {"step": "blind", "status": status, "model": None, "call_id": None, "attempt": 1, "payload": {
+            "benchmark": benchmark, "round": round_, "models": models, "options": options,
+            "picks": {o: picks.get(o, 0) for o in options}, **v}}
+
+    for s in out.steps:
+        qid, round_, payload = s["question_id"], s["round"], s["payload"]
+        steps = out_rows.get(qid)
+        if steps is None:
+            v = first_by[qid]
+            steps = out_rows[qid] = [blind_row(qid, 0, [o["text"] for o in rows[qid]["options"]],
+                                               {"n_correct": v.n_correct, "n_answers": v.n_answers,
+                                                "p_value": v.p_value, "reason": v.reason}, "removed")]
+        if s["step"] == "perturbation":
+            steps.append({"step": "repair", "status": s["status"], "model": writer, "call_id": s["call_id"],
+                          "attempt": 1, "payload": {
+                              "benchmark": benchmark, "round": round_, "feedback": payload.get("feedback"),
+                              "before": payload.get("seeds"), "after": payload.get("distractors"),
+                              "raw": payload.get("raw"), **({"error": payload["error"]} if "error" in payload else {})}})
+        elif s["step"] == "check":
+            steps.append({"step": "repair_check", "status": s["status"], "model": None, "call_id": None,
+                          "attempt": 1, "payload": {"benchmark": benchmark, "round": round_, **payload}})
+        else:
+            steps.append(blind_row(qid, round_, payload["options"], {k: payload[k] for k in (
+                "n_correct", "n_answers", "p_value", "reason")}, s["status"]))
+    return out_rows
+
+
+def repair_step_items(read, spec, benchmark: str, new: Mapping[str, list[dict]],
+                      questions: Mapping[str, Mapping[str, Any]], code_version: str) -> list[tuple]:
+    """`replace_tables` items for `spec` (synthesis_steps): for every (video_id, task) with repair rows of
+    `benchmark`, before or now, its rows with this benchmark's old repair rows dropped and `new` appended
+    after each question's last step. `read(sql, params)` reads rows (inside the writing transaction);
+    `questions`: question_id -> a row with video_id, task, abbrev."""
+    import datetime as dt
+
+    from hvbench_assets.core.synthesis.steps import REPAIR_STEPS
+    from hvbench_assets.core.warehouse.store import decode_json
+
+    steps_in = ", ".join("?" * len(REPAIR_STEPS))
+    keys = {(r["video_id"], r["task"]) for r in read(
+        f'SELECT DISTINCT video_id, task FROM "{spec.name}" WHERE step IN ({steps_in}) '
+        "AND json_extract_string(payload, '$.benchmark') = ?", [*REPAIR_STEPS, benchmark])}
+    keys |= {(questions[q]["video_id"], questions[q]["task"]) for q in new}
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    items = []
+    for vid, task in sorted(keys):
+        rows = decode_json(spec, read(f'SELECT * FROM "{spec.name}" WHERE video_id = ? AND task = ? '
+                                      "ORDER BY question_id, seq", [vid, task]))
+        kept = [r for r in rows if not (r["step"] in REPAIR_STEPS and (r["payload"] or {}).get("benchmark") == benchmark)]
+        for qid, steps in new.items():
+            q = questions[qid]
+            if (q["video_id"], q["task"]) != (vid, task):
+                continue
+            seq = max((r["seq"] for r in kept if r["question_id"] == qid), default=-1) + 1
+            kept += [{"weight": None, "cached": None, **s, "video_id": vid, "task": task, "abbrev": q.get("abbrev"),
+                      "question_id": qid, "seq": seq + i, "code_version": code_version, "materialized_at": now}
+                     for i, s in enumerate(steps)]
+        items.append((spec, {"video_id": vid, "task": task}, kept, None))
+    return items

@@ -1,6 +1,8 @@
 """The `synthesis_steps` table: every intermediate of a descriptive question is a row, in order.
 
-step: caption | question | answer | score | total | perturbation | check. `call_id` points at the
+step: caption | question | answer | score | total | perturbation | check, then (written by the leakage step,
+core/benchmark/repair.py) blind | repair | repair_check for every round of repairing a blind-answered question,
+each payload naming its `benchmark` and `round`. `call_id` points at the
 `model_calls` row (null for steps computed here: totals, checks, a caption read from labels); `weight` is
 the scoring model's vote weight on `score` rows. Recomputing a question's winner from these rows alone:
 `ranking.rerank_steps(rows)`.
@@ -39,6 +41,7 @@ SYNTHESIS_STEPS = TableSpec(
 )
 
 STEP_NAMES = ("caption", "question", "answer", "score", "total", "perturbation", "check")
+REPAIR_STEPS = ("blind", "repair", "repair_check")  # appended after the chain by the leakage step's repair rounds
 
 
 @dataclass

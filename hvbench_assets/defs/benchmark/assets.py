@@ -22,7 +22,13 @@ from hvbench_assets.core.benchmark.leakage import (
     leakage_verdicts,
 )
 from hvbench_assets.core.benchmark.pool import POOL_CODE_VERSION, pool_summary, select_pool
-from hvbench_assets.core.benchmark.repair import REPAIR_CODE_VERSION, repair_counts, repair_leaky
+from hvbench_assets.core.benchmark.repair import (
+    REPAIR_CODE_VERSION,
+    repair_counts,
+    repair_leaky,
+    repair_step_items,
+    synthesis_step_rows,
+)
 from hvbench_assets.core.benchmark.tables import (
     BLIND_ANSWERS,
     EXPORT_ITEMS,
@@ -45,6 +51,7 @@ from hvbench_assets.core.scoring.textbias import (
     manifest_section,
     text_bias,
 )
+from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS
 from hvbench_assets.core.tasks.labels import LabelsMissing, load_labels
 from hvbench_assets.core.tasks.materialize import question_dir
 from hvbench_assets.core.tasks.store import QUESTIONS
@@ -149,7 +156,7 @@ def _blind_models(benchmark: BenchmarkSettings, mllm: MllmResource) -> tuple[lis
     description="Every pooled question answered without its video by each blind model under every option rotation; "
                 "questions right clearly above chance go back to the perturbation step (repair rounds), else are "
                 "removed. Also scores how well the texts alone predict each answer (text_bias, no model call)",
-    metadata=table_definition(LEAKAGE_VERDICTS, BLIND_ANSWERS, LEAKAGE_REPAIRS, TEXT_BIAS),
+    metadata=table_definition(LEAKAGE_VERDICTS, BLIND_ANSWERS, LEAKAGE_REPAIRS, TEXT_BIAS, SYNTHESIS_STEPS),
 )
 def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
                   mllm: MllmResource, benchmark: BenchmarkSettings) -> dg.MaterializeResult:
@@ -164,8 +171,8 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
         rows = [{"question_id": r["question_id"], "task": r["task"], "n_options": len(r["options"]), "n_answers": 0,
                  "n_correct": 0, "n_failed": 0, "chance": 1 / len(r["options"]), "p_value": 1.0, "removed": False,
                  "reason": f"not tested: {why_not}"} for r in pooled]
-        wh.replace_tables([(BLIND_ANSWERS, key, [], prov), (LEAKAGE_VERDICTS, key, rows, prov),
-                           (LEAKAGE_REPAIRS, key, [], prov), bias_table])
+        _write_leakage(wh, name, [(BLIND_ANSWERS, key, [], prov), (LEAKAGE_VERDICTS, key, rows, prov),
+                                  (LEAKAGE_REPAIRS, key, [], prov), bias_table], {}, pooled)
         context.log.warning(f"leakage filter not run: {why_not}")
         return dg.MaterializeResult(metadata={"benchmark": name, "tested": False, "why_not": why_not,
                                               "pooled": len(pooled), "removed": 0,
@@ -177,6 +184,7 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
     jobs = blind_jobs(pooled, models, all_rotations=benchmark.blind_rotations == "all")
     answers = answer_blind(client, jobs, params={"temperature": 0})
     verdicts = leakage_verdicts(answers, alpha=benchmark.leakage_alpha, max_share=benchmark.leakage_max_share)
+    first_verdicts = verdicts
     writer, no_writer = _repair_writer(benchmark, mllm)
     if no_writer and any(v.removed for v in verdicts):
         context.log.warning(f"blind-answered questions are removed, not repaired: {no_writer}")
@@ -187,11 +195,11 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
     stored = [{k: v for k, v in a.items() if k not in ("transient", "fatal")} for a in answers]
     verdict_rows = [{**v.__dict__, "repair_round": repair.repaired_round.get(v.question_id),
                      "repaired_options": repair.options.get(v.question_id)} for v in verdicts]
-    wh.replace_tables([
+    _write_leakage(wh, name, [
         (BLIND_ANSWERS, key, stored, {**prov, "backend": "mllm"}),
         (LEAKAGE_VERDICTS, key, verdict_rows, prov), bias_table,
         (LEAKAGE_REPAIRS, key, repair.steps, {**prov, "backend": "mllm", "model": writer}),
-    ])
+    ], synthesis_step_rows(repair, pooled, first_verdicts, name, writer), pooled)
     fatal = [a for a in answers if a["fatal"]]
     if fatal:
         raise dg.Failure(description=f"blind model misconfigured: {fatal[0]['method']}", allow_retries=False)
@@ -234,6 +242,20 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, 
         raise dg.Failure(description=f"{transient} blind call(s) failed after retries (endpoint down or rate "
                                      "limited); rerun to ask only those", metadata=metadata)
     return dg.MaterializeResult(metadata=metadata)
+
+
+def _write_leakage(wh, name: str, items: list, repair_steps: dict[str, list[dict]], pooled: list[dict]) -> None:
+    """The leakage tables and the repair rounds appended to the questions' synthesis_steps, in one transaction
+    (a rerun replaces this benchmark's earlier rounds there)."""
+    def build(con):
+        def read(sql, params):
+            cur = con.execute(sql, params)
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, r)) for r in cur.fetchall()]
+        return items + repair_step_items(read, SYNTHESIS_STEPS, name, repair_steps,
+                                         {r["question_id"]: r for r in pooled}, REPAIR_CODE_VERSION)
+
+    wh.read_then_replace([spec for spec, *_ in items] + [SYNTHESIS_STEPS], build)
 
 
 def _bias_md(bias: TextBias) -> str:

@@ -90,7 +90,10 @@ def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings,
     name, model = keys["benchmark"], keys["model"]
     root, video_root = _benchmark_root(name, evaluation, settings)
     wh = warehouse.get()
-    configs: list[EvalConfig] = evaluation.configs_for(model)
+    try:
+        configs: list[EvalConfig] = evaluation.configs_for(model)
+    except ValueError as exc:  # an unknown arm name: say which setting, not a traceback
+        raise dg.Failure(description=f"HVBENCH_EVAL_ARMS={evaluation.arms!r}: {exc}", allow_retries=False) from None
     try:  # configuration first: a wrong model name must not wait for the benchmark to load
         answerer = MllmAnswerer(mllm.client(wh))
         for needed in dict.fromkeys([model] + [c.judge_model for c in configs if c.judge_model]):

@@ -124,3 +124,18 @@ def test_dagster_settings_give_one_run_per_seed_and_arm():
     assert [(c.arm, c.seed) for c in configs] == [("full", 0), ("audio", 0), ("text", 0),
                                                   ("full", 1), ("audio", 1), ("text", 1)]
     assert len({run_id_for("b", c) for c in configs}) == 6
+
+
+def test_an_unknown_arm_stops_the_command_with_one_message(tmp_path, capsys):
+    from hvbench_assets_tests.core.evaluation.bench_factory import make_benchmark
+
+    root = tmp_path / "armbench"
+    make_benchmark(root)
+    with FakeOpenAIServer() as server:
+        argv = ["eval", "--benchmark", str(root), "--model", "vl", "--arms", "full,video", "--warehouse",
+                str(tmp_path / "wh.duckdb"), "--no-progress", "--models-file", str(models_file(tmp_path / "m.toml", server))]
+        assert main(argv) == 2
+        assert server.request_count == 0
+    err = capsys.readouterr().err
+    assert "error: --arms: unknown arm(s) video; choose from full, frames, audio, text (or 'all')" in err
+    assert "Traceback" not in err
