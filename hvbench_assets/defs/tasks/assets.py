@@ -15,7 +15,7 @@ from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.mllm import ModelNotConfigured, load_registry
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
 from hvbench_assets.core.media.paths import resolve, to_stored
-from hvbench_assets.core.render.keyframe import render_key_frame
+from hvbench_assets.core.render.keyframe import frame_people, render_key_frame
 from hvbench_assets.core.vision.tables import letter_tracks
 from hvbench_assets.core.render.questions import question_video_path, render_question_video
 from hvbench_assets.core.synthesis.calls import SynthesisModels, ensemble_fingerprint, too_few_answerers
@@ -246,14 +246,15 @@ def question_pointers(context, question: dict, marking: dict | None, clip_path, 
     shown = [t for t in tracks if t.track_id in letters or t.track_id in highlight] or list(tracks)
     try:
         # the clip's person letters (human_tracks); a lettered question's are the same, as drawn on its video
-        drawn = render_key_frame(clip_path, shown, out_dir / f"{qid}-key_frame.jpg",
-                                 letters={**letter_tracks(list(tracks)), **(letters if kind == "letters" else {})},
+        names = {**letter_tracks(list(tracks)), **(letters if kind == "letters" else {})}
+        drawn = render_key_frame(clip_path, shown, out_dir / f"{qid}-key_frame.jpg", letters=names,
                                  highlight=highlight)
     except (MediaError, OSError) as exc:  # a picture for the UI only
         context.log.warning(f"key frame of question {qid} not drawn: {exc}")
         drawn = None
     if drawn is not None:
         out.update(image(drawn[0], "question_key_frame"))
+        out["people_on_key_frame"] = dg.MetadataValue.json(frame_people(shown, drawn[1], names))
     if tracks:  # who is who: the same letter and track id as on human_tracks and speaker_scores
         out["people"] = dg.MetadataValue.md(people_table(tracks, question, marking))
     return out
