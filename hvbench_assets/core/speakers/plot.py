@@ -15,7 +15,8 @@ PALETTE = ((40, 90, 230), (40, 170, 40), (210, 120, 30), (170, 40, 170), (30, 17
 
 def line_label(row: Mapping[str, Any], letters: Mapping[int, str] | None) -> str:
     """A plot line's name, as the key frame names the face ("A t3"), and whether the track speaks."""
-    return person_label((letters or {}).get(row["track_id"]), row["track_id"]) + (" speaks" if row.get("speaking") else "")
+    name = person_label((letters or {}).get(row["track_id"]), row["track_id"])
+    return name + (" speaks" if row.get("speaking") else "")
 
 
 def render_score_plot(rows: Sequence[Mapping[str, Any]], dst: str | Path, size: tuple[int, int] = (720, 240),

@@ -18,6 +18,5 @@ from hvbench_assets.core.vision.tables import (
 
 __all__ = [
     "DEMOGRAPHICS", "HUMAN_TRACKS", "HUMAN_TRACK_BOXES", "HUMAN_VERDICTS", "PERSON_COUNT", "PERSON_LETTER_RULE", "Box",
-    "Track", "TrackBox",
-    "boxes_by_frame", "letter_tracks", "load_tracks", "person_letter",
+    "Track", "TrackBox", "boxes_by_frame", "letter_tracks", "load_tracks", "person_letter",
 ]

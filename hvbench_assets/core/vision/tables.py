@@ -226,7 +226,8 @@ def boxes_by_frame(tracks: list[Track], kind: str = "face") -> dict[int, dict[in
 
 
 # The one rule naming people by letter (key frames, `people` tables, speaker plot, question videos and their
-# person options); part of the code version of every asset that draws or writes these letters.
+# person options). In the fingerprint of the lettered task families, whose rows store these letters; the label
+# assets only draw them in their metadata.
 PERSON_LETTER_RULE = "letters-left-to-right-1"
 
 
