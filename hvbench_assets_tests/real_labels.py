@@ -26,6 +26,7 @@ from hvbench_assets_tests.conftest import shared_clip
 LABELS = [audio_tags, transcript, voice_demographics, human_tracks, person_count, demographics, speaker_scores,
           human_verdicts]
 _BUILT: dict[tuple[str, str], Path] = {}
+_METADATA: dict[tuple[str, str], dict[str, dict]] = {}  # (clip, key) -> label asset -> its materialization metadata
 # The clip of the speaker-based tasks (ASD, AVAD): the talking man of man_talking_head twice in a row beside the
 # front woman of two_people_talking frozen on one frame (a still listener), with his voice. 10 s, two people,
 # exactly one speaker whose lips clearly follow the voice; two_people_talking itself has no speaker the offline
@@ -80,9 +81,17 @@ def _build(tmp_path_factory, name: str, key: str) -> Path:
         path = clip_path(tmp_path_factory, name)
         wh = WarehouseResource(path=str(root / "wh.duckdb")).get()
         wh.replace(VIDEO_PROBE, {"video_id": key}, [{**probe_video(path).as_row(), "status": "ok", "reason": None}])
-        materialize(root, key, LABELS)
+        result, _ = materialize(root, key, LABELS)
+        _METADATA[(name, key)] = {e.asset_key.to_user_string(): e.materialization.metadata
+                                  for e in result.get_asset_materialization_events()}
         _BUILT[(name, key)] = root
     return _BUILT[(name, key)]
+
+
+def label_metadata(tmp_path_factory, name: str, key: str) -> dict[str, dict]:
+    """Label asset -> the metadata its materialization showed, for shared clip `name` as partition `key`."""
+    _build(tmp_path_factory, name, key)
+    return _METADATA[(name, key)]
 
 
 def labelled(tmp_path_factory, name: str, key: str) -> Path:

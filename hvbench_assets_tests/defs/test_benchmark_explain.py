@@ -28,8 +28,9 @@ def duo(tmp_path_factory):
     return root
 
 
-def _tracks_of(q, letter):
-    return sorted(int(t) for t, x in q["marking"]["letters"].items() if x == letter)
+def _answer_tracks(q):
+    """The tracks drawn with the person letter the answer names ("Person A": the clip's letter, not the option's)."""
+    return sorted(int(t) for t, x in q["marking"]["letters"].items() if q["answer_text"] == f"Person {x}")
 
 
 def _asd(root):
@@ -45,7 +46,7 @@ def test_explain_names_the_clip_selection_and_the_l7_row_behind_the_answer(duo):
     assert data["selection"]["status"] == "selected" and data["selection"]["rule"] == "asd"
     front = duo_speaker_track(_wh(duo), "duo")
     basis = data["answer_basis"]
-    speaker = _tracks_of(q, q["answer"])  # every L1 track of the answer's person (L2 merges tracks)
+    speaker = _answer_tracks(q)  # every L1 track of the answer's person (L2 merges tracks)
     assert front in speaker and basis["tracks"] == speaker
     assert [(r["table"], r["track_id"]) for r in basis["label_rows"]] == [("speaker_scores", t) for t in speaker]
     assert any(r["current"]["speaking"] for r in basis["label_rows"])
@@ -77,7 +78,7 @@ def test_explain_points_at_the_bad_l7_row_that_made_the_answer_wrong(tmp_path_fa
     materialize(root, "duo", ASD)
     q = _asd(root)
     letters = q["marking"]["letters"]
-    assert letters[str(behind)] == q["answer"] != letters[str(front)]  # the question is now wrong
+    assert q["answer_text"] == f"Person {letters[str(behind)]}" != f"Person {letters[str(front)]}"  # now wrong
     data = explain_question(wh, q["question_id"])
     bad = [r for r in data["answer_basis"]["label_rows"] if r["current"]["speaking"]]
     assert [(r["table"], r["track_id"], r["code_version"]) for r in bad] == [("speaker_scores", behind, "l7-broken")]
@@ -88,7 +89,7 @@ def test_explain_points_at_the_bad_l7_row_that_made_the_answer_wrong(tmp_path_fa
     assert "speaking=true" in out.splitlines()[line]
     assert "code_version=l7-broken materialized_at=2026-01-02 03:04:05" in out.splitlines()[line + 1]
     assert cli_main(["explain", q["question_id"], "--warehouse", str(root / "wh.duckdb"), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["answer_basis"]["tracks"] == _tracks_of(q, q["answer"])
+    assert json.loads(capsys.readouterr().out)["answer_basis"]["tracks"] == _answer_tracks(q)
     assert cli_main(["explain", "qnope", "--warehouse", str(root / "wh.duckdb")]) == 2
 
 

@@ -16,11 +16,11 @@ from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import iter_frames, probe_video
 from hvbench_assets.core.mllm import MODEL_CALLS
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
-from hvbench_assets.core.vision.tables import load_tracks
+from hvbench_assets.core.vision.tables import letter_tracks, load_tracks
 from hvbench_assets.defs.labels.descriptions import appearance
 from hvbench_assets.defs.resources import WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
-from hvbench_assets_tests.real_labels import DUO, duo_speaker_track, labelled, materialize
+from hvbench_assets_tests.real_labels import DUO, duo_speaker_track, label_metadata, labelled, materialize
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
 
 TASKS = {a.key.to_user_string(): a for a in TASK_ASSETS}
@@ -68,9 +68,12 @@ def test_every_clip_and_task_has_one_verdict(tpt):
 
 def test_asd_answer_is_the_talking_man(duo):
     q = rows(duo, QUESTIONS, video_id="duo", abbrev="ASD")[0]
-    assert q["marking"]["letters"][str(duo_speaker_track(WarehouseResource(path=str(duo / "wh.duckdb")).get(), "duo"))] == q["answer"]
-    assert len(q["marking"]["letters"]) == 2
-    assert q["answer_text"] == f"Person {q['answer']}" and q["status"] == "draft"
+    wh = WarehouseResource(path=str(duo / "wh.duckdb")).get()
+    letters = letter_tracks(load_tracks(wh, "duo"))
+    speaker = duo_speaker_track(wh, "duo")
+    # both boxes carry the clip's person letters; the answer names the speaker's, at whatever option letter
+    assert q["marking"]["letters"] == {str(t): c for t, c in letters.items()} and len(letters) == 2
+    assert q["answer_text"] == f"Person {letters[speaker]}" and q["status"] == "draft"
     tables = {r["table"] for r in q["label_rows"]}
     assert {"human_tracks", "person_count", "audio_tags", "speaker_scores"} <= tables
     assert all(r["code_version"] and r["materialized_at"] for r in q["label_rows"])
@@ -89,15 +92,41 @@ def test_task_partition_page_shows_key_frame_explain_review_link_and_checks(duo)
     mask = cv2.inRange(still, np.array(AMBER[0], np.uint8), np.array(AMBER[1], np.uint8))
     assert mask.mean() > 0.5  # the two lettered boxes are drawn on it
     # person options name their tracks; totals across clips are marked as such
-    tid = next(t for t, c in q["marking"]["letters"].items() if c == q["answer"])
-    assert f"Person {q['answer']} (track {tid})" in meta["preview"].value
-    assert f"| {tid} | {q['answer']} |" in meta["people"].value  # the question's letter beside the clip's
+    letter = q["answer_text"].removeprefix("Person ")
+    tid = next(t for t, c in q["marking"]["letters"].items() if c == letter)
+    assert f"{q['answer']}. {q['answer_text']} (track {tid})" in meta["preview"].value
+    assert f"| {letter} | {tid} | box {letter} | yes |" in meta["people"].value
     assert "task_wide_verdicts" in meta and "task_verdicts" not in meta
     assert meta["dagster/row_count"].value == 2
     checks = {c.asset_key.to_user_string(): c for c in result.get_asset_check_evaluations()}
     assert checks["active_speaker_detection"].passed
     assert checks["active_speaker_detection"].metadata["problems"].value == "none"
     assert all(c.check_name == "question_complete" for c in checks.values()) and len(checks) == 16
+
+
+def test_one_identity_per_person_on_every_page(duo, tmp_path_factory):
+    """Each person of the duo clip has one name, letter and track id, on the human_tracks key frame and preview,
+    the speaker_scores plot and preview, and the ASD partition's still, people table, preview and question."""
+    wh = WarehouseResource(path=str(duo / "wh.duckdb")).get()
+    tracks = load_tracks(wh, "duo")
+    letters = letter_tracks(tracks)
+    speaker = duo_speaker_track(wh, "duo")
+    listener = next(t for t in letters if t != speaker)
+    assert sorted(letters.values()) == ["A", "B"]
+    labels = label_metadata(tmp_path_factory, DUO, "duo")
+    ht, ss = labels["human_tracks"], labels["speaker_scores"]
+    q = rows(duo, QUESTIONS, video_id="duo", abbrev="ASD")[0]
+    task = next(m.metadata for m in RESULTS["duo"].asset_materializations_for_node("active_speaker_detection"))
+    assert ht["people_on_key_frame"].value == task["people_on_key_frame"].value == \
+        [f"{letters[t]} t{t}" for t in sorted(letters, key=letters.get)]
+    assert f"{letters[speaker]} t{speaker} speaks" in ss["score_plot_lines"].value
+    assert f"{letters[listener]} t{listener}" in ss["score_plot_lines"].value
+    for t, c in letters.items():
+        assert f"| {t} | {c} |" in ht["preview"].value and f"| {t} | {c} |" in ss["preview"].value
+        assert f"| {c} | {t} | box {c} | {'yes' if t == speaker else ''} |" in task["people"].value
+        assert f"Person {c} (track {t})" in task["preview"].value
+    assert q["answer_text"] == f"Person {letters[speaker]}"
+    assert {o["text"] for o in q["options"]} >= {f"Person {c}" for c in letters.values()}
 
 
 def _drawn_box_near(img, box, lo, hi, search=6):

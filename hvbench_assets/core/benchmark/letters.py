@@ -9,24 +9,23 @@ hash with the question id is smallest. The distractors keep their stored relativ
 - with equal option counts the letters' counts differ by at most one; with mixed counts each letter stays
   within its fair share + 1.
 
-Lettered questions (ASD, AVSM, EIC, T2H) name people by the letter drawn on their box ("Person B"): when such
-an option moves, its text and the marking move with it, so the question video must be drawn with the new letters
-(`Assembled.marking`; the export stage renders it).
+The letters balanced here are the option letters only. Lettered questions (ASD, AVSM, EIC, T2H) name people
+by the clip's person letter drawn on their box ("Person B", see core/vision `letter_tracks`), which is not an
+option letter: an option moves with its text, the video stays as it was rendered (letters-v1 renamed the
+person options after their new slot and redrew the video).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 LETTERS = string.ascii_uppercase
-LETTER_RULE_VERSION = "letters-v1"
-_PERSON = re.compile(r"^Person ([A-Z])$")
+LETTER_RULE_VERSION = "letters-v2"
 
 
 @dataclass(frozen=True)
@@ -36,17 +35,11 @@ class Assembled:
     answer: str  # the assembled letter
     stored_answer: str  # the letter in the stored (reviewed) question
     order: list[str]  # stored letters in assembled order: order[i] is the stored letter now at LETTERS[i]
-    marking: dict[str, Any] | None  # the marking to draw when it changed (lettered questions), else None
 
 
 def _options(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     opts = row.get("options") or []
     return json.loads(opts) if isinstance(opts, str) else [dict(o) for o in opts]
-
-
-def _marking(row: Mapping[str, Any]) -> dict[str, Any] | None:
-    m = row.get("marking")
-    return json.loads(m) if isinstance(m, str) else (dict(m) if m else None)
 
 
 def _hash(text: str) -> str:
@@ -60,25 +53,13 @@ def reorder(row: Mapping[str, Any], target: int) -> Assembled:
     i = stored.index(row["answer"])
     rest = options[:i] + options[i + 1:]
     moved = rest[:target] + [options[i]] + rest[target:]
-    new_of = {o["letter"]: LETTERS[k] for k, o in enumerate(moved)}
-    marking = _marking(row)
-    lettered = bool(marking and marking.get("kind") == "letters" and marking.get("letters"))
-    out = []
-    for k, o in enumerate(moved):
-        text = o["text"]
-        m = _PERSON.match(text or "") if lettered else None
-        if m and m.group(1) in new_of:  # "Person B" names the box drawn with B: it follows that box's new letter
-            text = f"Person {new_of[m.group(1)]}"
-        out.append({**o, "letter": LETTERS[k], "text": text})
-    new_marking = None
-    if lettered and any(new_of[c] != c for c in stored):
-        new_marking = {**marking, "letters": {t: new_of.get(c, c) for t, c in marking["letters"].items()}}
-    return Assembled(row["question_id"], out, LETTERS[target], row["answer"], [o["letter"] for o in moved], new_marking)
+    out = [{**o, "letter": LETTERS[k]} for k, o in enumerate(moved)]
+    return Assembled(row["question_id"], out, LETTERS[target], row["answer"], [o["letter"] for o in moved])
 
 
 def assemble_letters(rows: Sequence[Mapping[str, Any]]) -> dict[str, Assembled]:
     """question_id -> its assembled options and answer, for the selected rows of one benchmark (question_id, task,
-    options, answer, and marking for lettered questions). Per task, see the module doc."""
+    options, answer). Per task, see the module doc."""
     by_task: dict[str, list[Mapping[str, Any]]] = {}
     for r in rows:
         if r.get("options") and r.get("answer"):

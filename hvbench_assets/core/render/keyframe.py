@@ -1,8 +1,7 @@
 """One still per clip for the UI: the frame showing the most tracks, with their stored face and body boxes,
 each face labelled with its person letter and track id ("A t3"), so a person reads the same on every page.
 
-A question's still draws that question's letters instead (the option letters on its video's boxes) with the
-same track ids, and its target in red."""
+A question's still draws the same letters (the ones on its video's boxes) and track ids, its target in red."""
 
 from __future__ import annotations
 
@@ -32,6 +31,14 @@ def key_frame_index(tracks: list[Track]) -> int | None:
 def person_label(letter: str | None, track_id: int) -> str:
     """How a still names a person: letter and track id."""
     return f"{letter} t{track_id}" if letter else f"t{track_id}"
+
+
+def frame_people(tracks: list[Track], frame: int, letters: Mapping[int, str] | None = None) -> list[str]:
+    """The names a still of `frame` draws on its faces ("A t3"), in letter order: for the UI's metadata."""
+    letters = letter_tracks(tracks) if letters is None else letters
+    on = boxes_by_frame(tracks).get(frame, {})
+    order = sorted(on, key=lambda t: (len(letters.get(t, "")), letters.get(t, ""), t))
+    return [person_label(letters.get(t), t) for t in order]
 
 
 def render_key_frame(clip: str | Path, tracks: list[Track], dst: str | Path, max_side: int = 640,

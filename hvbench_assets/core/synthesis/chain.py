@@ -33,7 +33,7 @@ from hvbench_assets.core.synthesis.tasks import SynthesisTask
 from hvbench_assets.core.synthesis.words import polarity
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.replies import normalise, person_sentence
-from hvbench_assets.core.tasks.rules import LETTERS, Option
+from hvbench_assets.core.tasks.rules import Option
 
 
 @dataclass
@@ -203,22 +203,11 @@ def _draft(task, subject, log, question, win, distractors, seeds, ranking, check
                  call_ids=log.call_ids, details=details, rule_params=extra, steps=log.steps)
 
 
-def letters_for(track_ids, tracks) -> dict[int, str]:
-    """EIC: letters A, B, ... for the offered tracks, left to right by their first face box."""
-    by = {t.track_id: t for t in tracks}
-
-    def x(tid):
-        b = by[tid].boxes[0].face if tid in by and by[tid].boxes else (0, 0, 0, 0)
-        return ((b[0] + b[2]) / 2, tid)
-
-    return {tid: LETTERS[i] for i, tid in enumerate(sorted(track_ids, key=x))}
-
-
 def build(task: SynthesisTask, ctx: BuildContext) -> Draft | Pending:
     """A family's build: the subject from the labels, then the chain."""
     labels, tids = ctx.labels, tuple(ctx.verdict.target_track_ids)
     if task.abbrev == "EIC":
-        letters = letters_for(tids, labels.tracks)
+        letters = {t: ctx.letters[t] for t in tids}  # the clip's person letters (core/vision letter_tracks)
         marking = {"kind": "letters", "letters": {str(t): c for t, c in letters.items()}}
     else:
         letters, marking = {}, {"kind": "red_box", "track_ids": sorted(tids)}
@@ -226,5 +215,5 @@ def build(task: SynthesisTask, ctx: BuildContext) -> Draft | Pending:
     facial = " ".join((labels.by_track("facial_description").get(t) or {}).get("text") or "" for t in tids
                       if (labels.by_track("facial_description").get(t) or {}).get("status") == "ok").strip()
     subject = Subject(marking, ctx.marked_video(marking), appearance or "not available", facial,
-                      tuple(sorted(letters.values())))
+                      tuple(sorted(letters.values(), key=lambda c: (len(c), c))))
     return synthesize(task, ctx.synthesis, subject)

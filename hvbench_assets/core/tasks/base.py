@@ -57,6 +57,7 @@ class BuildContext:
     verdict: Verdict
     rng: random.Random
     params: Any
+    letters: Mapping[int, str] = field(default_factory=dict)  # the clip's person letters (vision letter_tracks)
     # a describer/LLM call: ask(prompt, system=None, video=None) -> ModelAnswer (video frames sampled when given)
     ask: Callable[..., ModelAnswer] | None = None
     # the red-box video of some tracks, rendered once per (clip, tracks) and shared

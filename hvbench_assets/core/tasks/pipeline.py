@@ -9,7 +9,7 @@ Dagster-free: the task assets call it, tests call it on hand-made label rows.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.registry import TaskFamily
 from hvbench_assets.core.tasks.rules import Verdict, assemble, seeded_position
 from hvbench_assets.core.tasks.store import question_id, rng_for, seed_of
+from hvbench_assets.core.vision.tables import letter_tracks, person_letter
 
 
 # the rule that places the right answer in a stored question (2: seeded from the question id alone; 1 balanced
@@ -40,6 +41,7 @@ class Outcome:
     verdict: Verdict | None
     qid: str | None
     result: Draft | Pending | None
+    letters: Mapping[int, str] = field(default_factory=dict)  # the clip's person letters (every L1 track)
 
     @property
     def status(self) -> str:
@@ -87,11 +89,14 @@ class Outcome:
                     "call_ids": r.call_ids, "annotation_ids": r.annotation_ids}, None
         n = len(r.distractors) + 1
         position = seeded_position(n, rng_for(self.qid + ":slot"))
-        options, letters = assemble(r.truth, r.distractors, position, rng_for(self.qid + ":order"))
+        # a person option names the person's clip letter (the one on the human_tracks key frame), not its slot
+        letters = {p.index: person_letter(p.track_ids, self.letters) for p in v.persons}
+        options = assemble(r.truth, r.distractors, position, rng_for(self.qid + ":order"), letters)
         marking = dict(r.marking)
-        if marking["kind"] == "letters" and "letters" not in marking:  # person options get their slot's letter
-            by_person = {p.index: p for p in v.persons}
-            marking["letters"] = {str(t): letters[i] for i, p in by_person.items() if i in letters for t in p.track_ids}
+        if marking["kind"] == "letters" and "letters" not in marking:  # the offered people's boxes
+            offered = {o.person for o in (r.truth, *r.distractors) if o.person is not None}
+            marking["letters"] = {str(t): letters[p.index] for p in v.persons if p.index in offered
+                                  for t in p.track_ids}
         answer = options[position]
         return {**base, "status": r.status, "provisional": r.provisional, "question": r.question, "options": options,
                 "answer": answer["letter"], "answer_text": answer["text"], "video_path": None, "marking": marking,
@@ -111,17 +116,18 @@ def run_family(
 ) -> Outcome:
     """Select, then build. `annotation(target track ids)` returns the latest human annotation for the
     family's kind (HC, AST, TSA); model calls happen in the build through `ask`."""
+    letters = letter_tracks(list(labels.tracks))  # over every L1 track, before any is set aside
     people, not_people = humans.real_people(labels)
     labels, skipped = gate_tracks(people, family.face_gate)
     verdict = humans.noted(with_skipped(family.select(labels, family.params), skipped), not_people, people)
     if not verdict.selected:
-        return Outcome(family, labels, verdict, None, None)
+        return Outcome(family, labels, verdict, None, None, letters)
     qid = question_id(family.task, labels.clip.sha256, verdict.target, family.fingerprint())
-    ctx = BuildContext(labels=labels, verdict=verdict, rng=rng_for(qid), params=family.params, ask=ask,
-                       red_box_video=red_box_video, marked_video=marked_video, synthesis=synthesis,
+    ctx = BuildContext(labels=labels, verdict=verdict, rng=rng_for(qid), params=family.params, letters=letters,
+                       ask=ask, red_box_video=red_box_video, marked_video=marked_video, synthesis=synthesis,
                        bta_actions=bta_actions,
                        annotation=annotation(verdict.target_track_ids) if annotation and family.annotation else None)
-    return Outcome(family, labels, verdict, qid, family.build(ctx))
+    return Outcome(family, labels, verdict, qid, family.build(ctx), letters)
 
 
 def preview_markdown(rows: Sequence[Mapping[str, Any]]) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -163,19 +164,28 @@ class Option:
     person: int | None = None  # a person option: its text is written once its letter is known
 
 
+_NAMED = re.compile(r"^(?:Person ([A-Z]{1,2})\b|([A-Z]{1,2})\s*-)")
+
+
+def named_letter(text: str | None) -> str | None:
+    """The person letter an option of a lettered question names: "Person B" (ASD, AVSM, T2H) or "B-happy" (EIC)."""
+    m = _NAMED.match(text or "")
+    return (m.group(1) or m.group(2)) if m else None
+
+
 def assemble(truth: Option, distractors: Sequence[Option], position: int, rng: random.Random,
-             person_text: str = "Person {letter}") -> tuple[list[dict], dict[int, str]]:
-    """Options with the truth at `position` and the distractors in a seeded order; person options get
-    the letter of their slot (the letter drawn on that person's box). Returns (options, person -> letter)."""
+             person_letters: Mapping[int, str] | None = None, person_text: str = "Person {letter}") -> list[dict]:
+    """Options with the truth at `position` and the distractors in a seeded order. A person option is named
+    by the person's letter on the clip (`person_letters`: person index -> letter, see core/vision
+    `letter_tracks`), which is also the letter drawn on that person's box; it has nothing to do with the
+    option letter A, B, ... it sits at."""
     rest = list(distractors)
     rng.shuffle(rest)
     ordered = rest[:position] + [truth] + rest[position:]
-    options, letters = [], {}
+    options = []
     for i, opt in enumerate(ordered):
-        letter = LETTERS[i]
         text = opt.text
         if opt.person is not None:
-            letters[opt.person] = letter
-            text = person_text.format(letter=letter)
-        options.append({"letter": letter, "text": text, "origin": opt.origin})
-    return options, letters
+            text = person_text.format(letter=(person_letters or {})[opt.person])
+        options.append({"letter": LETTERS[i], "text": text, "origin": opt.origin})
+    return options

@@ -6,15 +6,17 @@ from hvbench_assets.core.vision.tables import (
     HUMAN_TRACKS,
     HUMAN_VERDICTS,
     PERSON_COUNT,
+    PERSON_LETTER_RULE,
     Box,
     Track,
     TrackBox,
     boxes_by_frame,
     letter_tracks,
     load_tracks,
+    person_letter,
 )
 
 __all__ = [
-    "DEMOGRAPHICS", "HUMAN_TRACKS", "HUMAN_TRACK_BOXES", "HUMAN_VERDICTS", "PERSON_COUNT", "Box", "Track", "TrackBox",
-    "boxes_by_frame", "letter_tracks", "load_tracks",
+    "DEMOGRAPHICS", "HUMAN_TRACKS", "HUMAN_TRACK_BOXES", "HUMAN_VERDICTS", "PERSON_COUNT", "PERSON_LETTER_RULE", "Box",
+    "Track", "TrackBox", "boxes_by_frame", "letter_tracks", "load_tracks", "person_letter",
 ]

@@ -39,10 +39,8 @@ from hvbench_assets.core.benchmark.tables import (
 )
 from hvbench_assets.core.benchmark.tasks import TASKS
 from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
-from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.media.paths import resolve, to_stored
 from hvbench_assets.core.mllm import ModelNotConfigured
-from hvbench_assets.core.render.questions import render_question_video
 from hvbench_assets.core.scoring.textbias import (
     TEXTBIAS_CODE_VERSION,
     TextBias,
@@ -52,8 +50,6 @@ from hvbench_assets.core.scoring.textbias import (
     text_bias,
 )
 from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS
-from hvbench_assets.core.tasks.labels import LabelsMissing, load_labels
-from hvbench_assets.core.tasks.materialize import question_dir
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.benchmark.resources import BenchmarkSettings
 from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions
@@ -303,21 +299,12 @@ def export_items(wh, name: str) -> tuple[list[dict], list[dict]]:
     return items, removed
 
 
-def _lettered_video(wh, settings: HvbenchSettings, video_id: str, marking: dict) -> str:
-    """The question video drawn with the assembled letters (rendered once per clip and marking, then reused)."""
-    labels = load_labels(wh, video_id, ("human_tracks",))
-    path = render_question_video(labels.clip.path, labels.clip.sha256, labels.tracks, marking,
-                                 question_dir(settings.data_dir, video_id))
-    return to_stored(path)
-
-
-def assemble_items(wh, settings: HvbenchSettings, items: list[dict]) -> tuple[list[dict], dict]:
+def assemble_items(items: list[dict]) -> tuple[list[dict], dict]:
     """The export items with their answer letters balanced per task (core/benchmark/letters.py) over the items
-    that have a question video; a lettered question whose letters moved gets its video drawn with them.
+    that have a question video (it is exported as rendered: the person letters on it are not option letters).
     Returns (items, letters section of the manifest)."""
-    markings = {q["question_id"]: q["marking"] for q in wh.rows(QUESTIONS)}
     present = [i for i in items if (p := resolve(i.get("video_path"))) is not None and p.is_file()]
-    assembled = assemble_letters([{**i, "marking": markings.get(i["question_id"])} for i in present])
+    assembled = assemble_letters(present)
     out = []
     for item in items:
         a = assembled.get(item["question_id"])
@@ -327,11 +314,6 @@ def assemble_items(wh, settings: HvbenchSettings, items: list[dict]) -> tuple[li
         answer_text = next(o["text"] for o in a.options if o["letter"] == a.answer)
         new = {**item, "options": a.options, "answer": a.answer, "answer_text": answer_text,
                "stored_answer": a.stored_answer, "letter_order": a.order}
-        if a.marking is not None:
-            try:
-                new["video_path"] = _lettered_video(wh, settings, item["video_id"], a.marking)
-            except (LabelsMissing, MediaError, OSError, ValueError) as exc:
-                new.update(video_path=None, video_error=f"video with the assembled letters not rendered: {exc}")
         out.append(new)
     counts = letter_counts(assembled, {i["question_id"]: i["task"] for i in present})
     return out, {"rule": LETTER_RULE_VERSION, "per_task": counts,
@@ -389,7 +371,7 @@ def benchmark_export(context: dg.AssetExecutionContext, settings: HvbenchSetting
                      benchmark: BenchmarkSettings) -> dg.MaterializeResult:
     wh, name = warehouse.get(), context.partition_key
     items, removed = export_items(wh, name)
-    items, letters = assemble_items(wh, settings, items)
+    items, letters = assemble_items(items)
     folder = benchmark.folder(settings.data_dir, name)
     try:
         result = export_benchmark(items, folder, {**manifest_facts(wh, items, benchmark, name),

@@ -8,7 +8,7 @@ from hvbench_assets.core.media import iter_frames
 from hvbench_assets.core.media.paths import to_stored
 from hvbench_assets.core.speakers import rules
 from hvbench_assets.core.speakers.persons import person_groups, person_of, speaking_persons
-from hvbench_assets.core.speakers.plot import render_score_plot
+from hvbench_assets.core.speakers.plot import line_label, render_score_plot
 from hvbench_assets.core.speakers.scoring import TrackFrames, clip_rows
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
 from hvbench_assets.core.vision.tables import DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, letter_tracks, load_tracks
@@ -92,7 +92,8 @@ def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings,
         **({"method_note": scorer.method_note} if scorer.method_note else {}),
         "preview": dg.MetadataValue.md("| track | letter | L2 person | status | frames | longest run | best score | speaking | veto |\n"
                                       "|---|---|---|---|---|---|---|---|---|\n" + table),
-        **(image(plot, "score_plot") if plot else {}),
+        **({**image(plot, "score_plot"), "score_plot_lines": dg.MetadataValue.json(
+            [line_label(r, letters) for r in rows if r.get("scores")])} if plot else {}),
     })
 
 

@@ -14,7 +14,7 @@ from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
 from hvbench_assets.core.mllm.prompts import REAL_HUMAN
 from hvbench_assets.core.published_weights import WeightsUnavailable
-from hvbench_assets.core.render.keyframe import render_key_frame
+from hvbench_assets.core.render.keyframe import frame_people, render_key_frame
 from hvbench_assets.core.tasks.calls import ModelUnreachable
 from hvbench_assets.core.vision import (
     DEMOGRAPHICS,
@@ -143,7 +143,8 @@ def _key_frame(context: dg.AssetExecutionContext, clip: Path, tracks, out_dir: P
     if drawn is None:
         return {}
     path, frame = drawn
-    return {**image(path, "key_frame"), "key_frame_index": frame}
+    return {**image(path, "key_frame"), "key_frame_index": frame,
+            "people_on_key_frame": dg.MetadataValue.json(frame_people(tracks, frame))}
 
 
 @dg.asset(

@@ -10,11 +10,12 @@ unchanged inputs stores identical rows; answer letters are balanced when the ben
 
 import dagster as dg
 
+from hvbench_assets.core.benchmark.explain import answer_tracks
 from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
 from hvbench_assets.core.media.paths import resolve
-from hvbench_assets.core.render.keyframe import render_key_frame
+from hvbench_assets.core.render.keyframe import frame_people, render_key_frame
 from hvbench_assets.core.vision.tables import letter_tracks
 from hvbench_assets.core.render.questions import render_question_video
 from hvbench_assets.core.synthesis.calls import SynthesisModels, too_few_answerers
@@ -27,6 +28,7 @@ from hvbench_assets.core.tasks.materialize import (earlier_actions, key_frame_pa
                                                    task_counts)
 from hvbench_assets.core.tasks.pipeline import ANSWER_SLOT_RULE, blocked_row, preview_markdown, run_family
 from hvbench_assets.core.tasks.registry import FAMILIES, TaskFamily
+from hvbench_assets.core.tasks.rules import named_letter
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.metadata import image, table_definition
@@ -198,11 +200,30 @@ def with_track_ids(question: dict, marking: dict | None) -> dict:
         tracks_of.setdefault(letter, []).append(str(tid))
     options = []
     for o in question["options"]:
-        name = f"Person {o['letter']}"
-        if o["text"] == name and o["letter"] in tracks_of:
-            o = {**o, "text": f"{name} (track {', '.join(sorted(tracks_of[o['letter']], key=int))})"}
+        name = named_letter(o["text"])
+        if o["text"] == f"Person {name}" and name in tracks_of:
+            o = {**o, "text": f"{o['text']} (track {', '.join(sorted(tracks_of[name], key=int))})"}
         options.append(o)
     return {**question, "options": options}
+
+
+def people_table(tracks, question: dict, marking: dict | None) -> str:
+    """Who is who in this question: every track of the clip with its person letter (the one rule,
+    core/vision `letter_tracks`, as on the human_tracks key frame and the speaker_scores plot), how the question
+    marks it, and whether it is the answer."""
+    clip = letter_tracks(list(tracks))
+    marking = marking or {}
+    drawn = {int(t): str(c) for t, c in (marking.get("letters") or {}).items()}
+    red = {int(t) for t in marking.get("track_ids", ())}
+    answer = set(answer_tracks(question)) if drawn or red else set()
+    lines = ["| letter | track | in this question | answer |", "|---|---|---|---|"]
+    for tid in sorted(clip, key=lambda t: (len(clip[t]), clip[t])):
+        if tid in drawn:
+            how = f"box {drawn[tid]}" + ("" if drawn[tid] == clip[tid] else f" (L2: the same person as {drawn[tid]})")
+        else:
+            how = "red box" if tid in red else "not marked"
+        lines.append(f"| {clip[tid]} | {tid} | {how} | {'yes' if tid in answer else ''} |")
+    return "\n".join(lines)
 
 
 def question_pointers(context, question: dict, marking: dict | None, clip_path, tracks, out_dir, review_url: str) -> dict:
@@ -215,20 +236,18 @@ def question_pointers(context, question: dict, marking: dict | None, clip_path, 
     highlight = {int(t) for t in (marking or {}).get("track_ids", ())}
     shown = [t for t in tracks if t.track_id in letters or t.track_id in highlight] or list(tracks)
     try:
-        # a lettered question: the letters on its video's boxes; otherwise the clip's person letters (human_tracks)
-        drawn = render_key_frame(clip_path, shown, key_frame_path(out_dir, qid),
-                                 letters=letters if kind == "letters" else letter_tracks(list(tracks)),
+        # the clip's person letters (human_tracks); a lettered question's are the same, as drawn on its video
+        names = {**letter_tracks(list(tracks)), **(letters if kind == "letters" else {})}
+        drawn = render_key_frame(clip_path, shown, key_frame_path(out_dir, qid), letters=names,
                                  highlight=highlight)
     except (MediaError, OSError) as exc:  # a picture for the UI only
         context.log.warning(f"key frame of question {qid} not drawn: {exc}")
         drawn = None
     if drawn is not None:
         out.update(image(drawn[0], "question_key_frame"))
-    if letters:  # who is who: the question's letters next to the clip's (human_tracks key frame, speaker plot)
-        clip_letters = letter_tracks(list(tracks))
-        out["people"] = dg.MetadataValue.md(
-            "| track | letter in this question | letter on the clip's key frame |\n|---|---|---|\n" + "\n".join(
-                f"| {tid} | {letters[tid]} | {clip_letters.get(tid, '')} |" for tid in sorted(letters)))
+        out["people_on_key_frame"] = dg.MetadataValue.json(frame_people(shown, drawn[1], names))
+    if tracks:  # who is who: the same letter and track id as on human_tracks and speaker_scores
+        out["people"] = dg.MetadataValue.md(people_table(tracks, question, marking))
     return out
 
 

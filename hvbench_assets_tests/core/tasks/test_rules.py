@@ -11,7 +11,8 @@ from hvbench_assets.core.tasks import actions, people, speech, speech_content
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.pipeline import run_family
 from hvbench_assets.core.tasks.registry import FAMILIES, FAMILY_BY_ABBREV
-from hvbench_assets.core.tasks.rules import Option, assemble, integer_range, overlap, persons
+from hvbench_assets.core.tasks.rules import Option, assemble, integer_range, named_letter, overlap, persons
+from hvbench_assets.core.vision.tables import letter_tracks, person_letter
 from hvbench_assets.core.tasks.store import question_id
 from hvbench_assets_tests.core.tasks.factory import clip_labels, full, track
 
@@ -62,11 +63,25 @@ def test_asd_options_letters_and_truth():
     q, marking = out.question_row()
     texts = [o["text"] for o in q["options"]]
     assert len(texts) == 5 and speech.MORE_THAN_ONE in texts and speech.NO_SPEAKER in texts
-    # the letter on the speaker's box is the answer, and every person option names its own box letter
-    assert marking["letters"]["2"] == q["answer"] and q["answer_text"] == f"Person {q['answer']}"
-    for o in q["options"]:
-        if o["text"].startswith("Person "):
-            assert o["text"] == f"Person {o['letter']}" and o["letter"] in marking["letters"].values()
+    # each box carries the clip's person letter (left to right: track 0 is A), the same as on the human_tracks
+    # key frame; a person option names that letter, whichever option letter it sits at
+    assert marking["letters"] == {"0": "A", "1": "B", "2": "C"}
+    assert q["answer_text"] == "Person C"
+    assert sorted(t for t in texts if t.startswith("Person ")) == ["Person A", "Person B", "Person C"]
+
+
+def test_a_person_of_two_tracks_is_named_by_its_first_letter_and_a_subset_keeps_clip_letters():
+    """Tracks 0 and 1 are one person (L2), left to right 0, 1, 2, 3 are A, B, C, D; track 3 is no real
+    person: the question boxes A (on both of its tracks) and C, never renames C to B."""
+    tracks = [track(0, 0, 49, x=10), track(1, 50, 99, x=12), track(2, 0, 99, x=300), track(3, 0, 99, x=500)]
+    labels = clip_labels(duration_s=4, tracks=tracks, persons=[[0, 1], [2], [3]], speaking=(2,))
+    labels.rows["human_verdicts"] = [{"video_id": "clip", "track_id": t, "status": "ok", "is_human": t != 3,
+                                      "score": 0.9 if t != 3 else 0.1, "method": "m"} for t in range(4)]
+    assert letter_tracks(tracks) == {0: "A", 1: "B", 2: "C", 3: "D"}
+    q, marking = run_family(FAMILY_BY_ABBREV["ASD"], labels).question_row()
+    assert marking["letters"] == {"0": "A", "1": "A", "2": "C"} and q["answer_text"] == "Person C"
+    assert sorted(o["text"] for o in q["options"] if o["text"].startswith("Person ")) == ["Person A", "Person C"]
+    assert person_letter((1, 0), letter_tracks(tracks)) == "A"
 
 
 # -- AVAD -----------------------------------------------------------------------------------------
@@ -229,10 +244,16 @@ def test_persons_follow_l2_groups_left_to_right():
     assert [p.track_ids for p in ps] == [(1,), (0, 2)] and ps[1].frames == 22
 
 
-def test_assemble_places_truth_and_letters_persons():
-    opts, letters = assemble(Option("", "truth", person=1), [Option("", "rule", person=0), Option("x", "fixed")], 2,
-                             random.Random(1))
-    assert opts[2] == {"letter": "C", "text": "Person C", "origin": "truth"} and letters[1] == "C"
+def test_assemble_places_truth_and_names_persons_by_their_clip_letter():
+    opts = assemble(Option("", "truth", person=1), [Option("", "rule", person=0), Option("x", "fixed")], 2,
+                    random.Random(1), {0: "B", 1: "D"})
+    assert opts[2] == {"letter": "C", "text": "Person D", "origin": "truth"}
+    assert sorted(o["text"] for o in opts) == ["Person B", "Person D", "x"]
+
+
+def test_named_letter_reads_person_options_only():
+    assert [named_letter(t) for t in ("Person B", "B-happy", "Person AB", "A man walks", speech.NO_SPEAKER, None)] \
+        == ["B", "B", "AB", None, None, None]
 
 
 def test_question_id_is_stable_and_changes_with_inputs():
