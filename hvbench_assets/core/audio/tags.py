@@ -109,6 +109,7 @@ class AstTagger:
     top_k: int = 5
     window_s: float = 10.0
     device: str = "auto"  # auto | cpu | cuda | cuda:N (core/devices.py); resolved here, recorded in `model`
+    hub_offline: bool = False  # HF_HUB_OFFLINE: fail at once when the weights are not cached
     backend: str = "full"
     model: str = ""
     _loaded: tuple | None = None
@@ -121,7 +122,8 @@ class AstTagger:
         if self._loaded is None:
             from transformers import ASTForAudioClassification, AutoFeatureExtractor
 
-            self._loaded = load_hf_pair(self.model_id, self.device, AutoFeatureExtractor, ASTForAudioClassification)
+            self._loaded = load_hf_pair(self.model_id, self.device, AutoFeatureExtractor, ASTForAudioClassification,
+                                        self.hub_offline)
         return self._loaded
 
     def tag(self, audio: np.ndarray) -> AudioTags:

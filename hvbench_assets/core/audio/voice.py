@@ -269,6 +269,7 @@ class Wav2Vec2Demographer:
 
     model_id: str = "audeering/wav2vec2-large-robust-24-ft-age-gender"
     device: str = "auto"  # auto | cpu | cuda | cuda:N (core/devices.py); resolved here, recorded in `model`
+    hub_offline: bool = False  # HF_HUB_OFFLINE: fail at once when the weights are not cached
     max_seconds: float = 30.0
     backend: str = "full"
     model: str = ""
@@ -282,7 +283,8 @@ class Wav2Vec2Demographer:
         if self._loaded is None:
             from transformers import Wav2Vec2FeatureExtractor
 
-            self._loaded = load_hf_pair(self.model_id, self.device, Wav2Vec2FeatureExtractor, _age_gender_model_class())
+            self._loaded = load_hf_pair(self.model_id, self.device, Wav2Vec2FeatureExtractor, _age_gender_model_class(),
+                                        self.hub_offline)
         return self._loaded
 
     def estimate(self, audio: np.ndarray) -> VoiceDemographics:

@@ -157,7 +157,7 @@ class MllmClient:
 
     def secrets(self) -> frozenset[str]:
         """Every key configured for any model (read now: keys live in the environment)."""
-        return configured_secrets(m.api_key_env for m in self.registry.models.values())
+        return configured_secrets((m.api_key_env for m in self.registry.models.values()), self.registry.keys)
 
     def _chat(self, req: ChatRequest, wait: bool) -> ChatResult:
         model, prompt, frames, system, audio = req.model, req.prompt, req.frames, req.system, req.audio

@@ -47,11 +47,9 @@ from hvbench_assets.core.scoring.textbias import (
 )
 from hvbench_assets.core.tasks.labels import LabelsMissing, load_labels
 from hvbench_assets.core.tasks.store import QUESTIONS
-from hvbench_assets.defs.benchmark.resources import BenchmarkSettings
 from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions
 from hvbench_assets.defs.metadata import table_definition
-from hvbench_assets.defs.mllm_resources import MllmResource
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import BenchmarkResource, MllmResource, SettingsResource, WarehouseResource
 
 ORDER = [t.abbrev for t in TASKS]
 
@@ -93,7 +91,7 @@ def pool_inputs(wh) -> list[dict]:
     metadata=table_definition(QUESTION_POOL),
 )
 def question_pool(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
-                  benchmark: BenchmarkSettings) -> dg.MaterializeResult:
+                  benchmark: BenchmarkResource) -> dg.MaterializeResult:
     wh, name = warehouse.get(), context.partition_key
     try:
         settings = benchmark.pool()
@@ -122,7 +120,7 @@ def question_pool(context: dg.AssetExecutionContext, warehouse: WarehouseResourc
     })
 
 
-def _blind_models(benchmark: BenchmarkSettings, mllm: MllmResource) -> tuple[list[str], str | None]:
+def _blind_models(benchmark: BenchmarkResource, mllm: MllmResource) -> tuple[list[str], str | None]:
     """(models, None) or ([], why there is none)."""
     try:
         registry = mllm.registry()
@@ -150,8 +148,8 @@ def _blind_models(benchmark: BenchmarkSettings, mllm: MllmResource) -> tuple[lis
                 "removed. Also scores how well the texts alone predict each answer (text_bias, no model call)",
     metadata=table_definition(LEAKAGE_VERDICTS, BLIND_ANSWERS, LEAKAGE_REPAIRS, TEXT_BIAS),
 )
-def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
-                  mllm: MllmResource, benchmark: BenchmarkSettings) -> dg.MaterializeResult:
+def blind_leakage(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
+                  mllm: MllmResource, benchmark: BenchmarkResource) -> dg.MaterializeResult:
     wh, name = warehouse.get(), context.partition_key
     pooled = [r for r in wh.rows(QUESTION_POOL, benchmark=name) if r["selected"]]
     models, why_not = _blind_models(benchmark, mllm)
@@ -244,7 +242,7 @@ def _bias_md(bias: TextBias) -> str:
                 for t, b in sorted(bias.tasks.items())])
 
 
-def _repair_writer(benchmark: BenchmarkSettings, mllm: MllmResource) -> tuple[str | None, str | None]:
+def _repair_writer(benchmark: BenchmarkResource, mllm: MllmResource) -> tuple[str | None, str | None]:
     """(the writer of repairs: the synthesis describer, None) or (None, why there is none)."""
     if benchmark.repair_rounds <= 0:
         return None, "HVBENCH_LEAKAGE_REPAIR_ROUNDS is 0"
@@ -280,7 +278,7 @@ def export_items(wh, name: str) -> tuple[list[dict], list[dict]]:
     return items, removed
 
 
-def _lettered_video(wh, settings: HvbenchSettings, video_id: str, marking: dict) -> str:
+def _lettered_video(wh, settings: SettingsResource, video_id: str, marking: dict) -> str:
     """The question video drawn with the assembled letters (rendered once per clip and marking, then reused)."""
     labels = load_labels(wh, video_id, ("human_tracks",))
     path = render_question_video(labels.clip.path, labels.clip.sha256, labels.tracks, marking,
@@ -288,7 +286,7 @@ def _lettered_video(wh, settings: HvbenchSettings, video_id: str, marking: dict)
     return to_stored(path)
 
 
-def assemble_items(wh, settings: HvbenchSettings, items: list[dict]) -> tuple[list[dict], dict]:
+def assemble_items(wh, settings: SettingsResource, items: list[dict]) -> tuple[list[dict], dict]:
     """The export items with their answer letters balanced per task (core/benchmark/letters.py) over the items
     that have a question video; a lettered question whose letters moved gets its video drawn with them.
     Returns (items, letters section of the manifest)."""
@@ -316,7 +314,7 @@ def assemble_items(wh, settings: HvbenchSettings, items: list[dict]) -> tuple[li
                         "a hash of the question ids; ties keep the stored letter"}
 
 
-def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings, name: str) -> dict:
+def manifest_facts(wh, items: list[dict], benchmark: BenchmarkResource, name: str) -> dict:
     """Code versions and label provenance of the exported questions."""
     ids = {i["question_id"] for i in items}
     questions = [q for q in wh.rows(QUESTIONS) if q["question_id"] in ids]
@@ -362,8 +360,8 @@ def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings, name: st
                           description="The folder holds the 16 task files, manifest.json and every exported item's video"),
     ],
 )
-def benchmark_export(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
-                     benchmark: BenchmarkSettings) -> dg.MaterializeResult:
+def benchmark_export(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
+                     benchmark: BenchmarkResource) -> dg.MaterializeResult:
     wh, name = warehouse.get(), context.partition_key
     items, removed = export_items(wh, name)
     items, letters = assemble_items(wh, settings, items)

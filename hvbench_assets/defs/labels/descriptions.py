@@ -13,7 +13,7 @@ weights fail the step at once with `allow_retries=False`, naming the setting to 
 import dagster as dg
 
 from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
-from hvbench_assets.core.mllm import ModelNotConfigured, ModelSpec, load_registry
+from hvbench_assets.core.mllm import ModelNotConfigured, ModelSpec
 from hvbench_assets.core.mllm.descriptions import (
     APPEARANCE,
     FACIAL_DESCRIPTION,
@@ -30,14 +30,14 @@ from hvbench_assets.core.mllm.descriptions import (
 )
 from hvbench_assets.core.vision.tables import HUMAN_TRACKS
 from hvbench_assets.defs.metadata import table_schema
-from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.partitions import videos_partitions
-from hvbench_assets.defs.resources import WarehouseResource
+from hvbench_assets.defs.resources import MllmResource, WarehouseResource
+from hvbench_assets.settings_table import model_registry
 
 
 def _configured_describer() -> ModelSpec | None:
     try:
-        return load_registry().describer()
+        return model_registry().describer()
     except (ModelNotConfigured, ValueError, OSError):
         return None
 

@@ -11,7 +11,7 @@ unchanged inputs stores identical rows; answer letters are balanced when the ben
 import dagster as dg
 
 from hvbench_assets.core.media import MediaError
-from hvbench_assets.core.mllm import ModelNotConfigured, load_registry
+from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
 from hvbench_assets.core.media.paths import resolve, to_stored
 from hvbench_assets.core.render.keyframe import render_key_frame
@@ -30,15 +30,15 @@ from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.labels.descriptions import _DESCRIBER
 from hvbench_assets.defs.metadata import image, table_definition
-from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.partitions import videos_partitions
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import MllmResource, SettingsResource, WarehouseResource
 from hvbench_assets.defs.run_tags import clip_source_tags, tag_run
+from hvbench_assets.settings_table import model_registry
 
 
 def _configured_ensemble() -> str:
     try:
-        reg = load_registry()
+        reg = model_registry()
         return ensemble_fingerprint(reg.active(), reg.min_answerers)
     except (ModelNotConfigured, ValueError, OSError):
         return "unconfigured"
@@ -88,14 +88,14 @@ def task_asset(family: TaskFamily) -> dg.AssetsDefinition:
                   "marking": family.marking,
                   "tables": "task_candidates, questions" + (", synthesis_steps" if family.records_steps else "")},
     )
-    def _asset(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+    def _asset(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                mllm: MllmResource) -> dg.MaterializeResult:
         return materialize_task(context, family, version, settings, warehouse, mllm)
 
     return _asset
 
 
-def materialize_task(context, family: TaskFamily, version: str, settings: HvbenchSettings,
+def materialize_task(context, family: TaskFamily, version: str, settings: SettingsResource,
                      warehouse: WarehouseResource, mllm: MllmResource) -> dg.MaterializeResult:
     vid = context.partition_key
     wh = warehouse.get()
