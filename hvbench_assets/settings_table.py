@@ -21,6 +21,7 @@ from hvbench_assets.core.settings import PROJECT_ROOT
 
 TRUE = ("1", "true", "yes", "on")
 DOCS_FILE = PROJECT_ROOT / "docs" / "configuration.md"
+ENV_EXAMPLE = PROJECT_ROOT / ".env.example"
 _BEGIN = "<!-- settings table: generated from hvbench_assets/settings_table.py; do not edit by hand -->"
 _END = "<!-- end of settings table -->"
 
@@ -304,13 +305,34 @@ def docs_section(text: str) -> str:
     return match.group(0) if match else ""
 
 
-def write_docs(path: Path = DOCS_FILE) -> bool:
-    """Replaces the generated table in `path`; True when it changed."""
+def env_example() -> str:
+    """.env.example: every setting commented out at its default (the test suite's and third-party ones left out),
+    then the offline switches the demo also sets."""
+    lines = ["# Copy to .env (dagster dev / dg dev read it) or export these. All are optional: each is shown at its",
+             "# default. Generated from hvbench_assets/settings_table.py (docs/configuration.md explains them)."]
+    group = ""
+    for s in SETTINGS:
+        if s.group in ("tests", "third-party") or "<" in s.name:
+            continue
+        if s.group != group:
+            group = s.group
+            lines.append(f"# -- {group}")
+        meaning = re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", s.meaning).replace("`", "")
+        shown = "" if s.default == "" else s.default_text  # empty: unset, the default
+        lines.append(f"# {s.name}={shown}  # {meaning}")
+    lines += ["# Offline runs: make hub loads fail at once instead of retrying", "HF_HUB_OFFLINE=1", "YOLO_OFFLINE=1"]
+    return "\n".join(lines) + "\n"
+
+
+def write_docs(path: Path = DOCS_FILE, env_file: Path = ENV_EXAMPLE) -> bool:
+    """Replaces the generated table in `path` and rewrites `env_file`; True when either changed."""
     text = path.read_text()
     old = docs_section(text)
     if not old:
         raise ValueError(f"{path} has no settings-table markers ({_BEGIN} ... {_END})")
     new = text.replace(old, docs_table())
+    changed = new != text or env_file.read_text() != env_example()
     if new != text:
         path.write_text(new)
-    return new != text
+    env_file.write_text(env_example())
+    return changed

@@ -40,16 +40,18 @@ def test_every_documented_setting_is_in_the_settings_table(doc):
 
 
 def test_the_configuration_reference_is_the_settings_table():
-    """docs/configuration.md carries the table generated from the settings table (UPDATE_SNAPSHOTS=1 rewrites it)."""
+    """docs/configuration.md and .env.example are generated from the settings table (UPDATE_SNAPSHOTS=1 rewrites
+    them)."""
     import os
 
-    from hvbench_assets.settings_table import DOCS_FILE, docs_section, docs_table, write_docs
+    from hvbench_assets.settings_table import DOCS_FILE, ENV_EXAMPLE, docs_section, docs_table, env_example, write_docs
 
     if os.environ.get("UPDATE_SNAPSHOTS"):
         write_docs()
+    fix = "run UPDATE_SNAPSHOTS=1 pytest hvbench_assets_tests/test_docs.py"
     assert docs_section(DOCS_FILE.read_text()) == docs_table(), (
-        "docs/configuration.md's settings table differs from hvbench_assets/settings_table.py: "
-        "run UPDATE_SNAPSHOTS=1 pytest hvbench_assets_tests/test_docs.py")
+        f"docs/configuration.md's settings table differs from hvbench_assets/settings_table.py: {fix}")
+    assert ENV_EXAMPLE.read_text() == env_example(), f".env.example differs from the settings table: {fix}"
 
 
 def test_every_setting_of_the_table_is_read_somewhere(source_text):

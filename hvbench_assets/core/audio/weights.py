@@ -65,3 +65,24 @@ def load_hf_pair(model_id: str, device: str, extractor_cls, model_cls, offline: 
     ModelUnavailable at once when the weights are not there (see require_hf_model)."""
     source = require_hf_model(model_id, offline=offline)
     return extractor_cls.from_pretrained(source), model_cls.from_pretrained(source).to(device).eval()
+
+
+class HubModelPair:
+    """What the full audio models from the Hugging Face hub share (AstTagger, Wav2Vec2Demographer; both dataclasses
+    with model_id, device, hub_offline, model and _loaded fields): the device resolved at construction and recorded
+    in `model`, and the (feature extractor, model) pair loaded once, on first use."""
+
+    def __post_init__(self) -> None:
+        from hvbench_assets.core.devices import provenance_text, resolve_device
+
+        self.device = resolve_device(self.device, "the audio device (HVBENCH_AUDIO_DEVICE)")
+        self.model = self.model or provenance_text(self.model_id, self.device)
+
+    def hub_classes(self) -> tuple:
+        """(feature extractor class, model class), imported when first needed."""
+        raise NotImplementedError
+
+    def load(self):
+        if self._loaded is None:
+            self._loaded = load_hf_pair(self.model_id, self.device, *self.hub_classes(), self.hub_offline)
+        return self._loaded
