@@ -45,8 +45,8 @@ class Setting:
         if self.default == "":
             return "none"
         if isinstance(self.default, bool):
-            return "off"
-        return str(self.default)
+            return "on" if self.default else "off"
+        return f"{self.default:g}" if isinstance(self.default, float) else str(self.default)
 
 
 # the clip filter's defaults are the paper's values kept with the filter (core/ingest/clip_filter.py)
@@ -120,7 +120,9 @@ SETTINGS: tuple[Setting, ...] = (
        "mllm"),
     _s("HVBENCH_MLLM_<NAME>_<FIELD>", "",
        "any field of registry entry NAME: `_BASE_URL`, `_MODEL`, `_API_KEY_ENV` (the NAME of the key's variable), "
-       "`_MAX_FRAMES`, `_TIMEOUT_S`, `_LOCAL_PATH`, `_DEVICE`, `_DTYPE`, ... (core/mllm/registry.py)", "mllm",
+       "`_MAX_FRAMES`, `_TIMEOUT_S`, `_LOCAL_PATH`, ... (core/mllm/registry.py); a local (`transformers`) VLM's "
+       "`_DEVICE` (`auto` as for `HVBENCH_AUDIO_DEVICE`) and `_DTYPE` (`auto`: bfloat16, float16 on GPUs without it, "
+       "on CUDA; float32 on the CPU)", "mllm",
        "the file's"),
     # -- review ------------------------------------------------------------------------------------------
     _s("HVBENCH_REVIEW_EXCLUDE", "", "tasks excluded from human review (abbreviations, comma-separated; `none`: "
@@ -189,7 +191,7 @@ SETTINGS: tuple[Setting, ...] = (
     _s("HVBENCH_RAY_GPU", "auto", "`on`, `off` or `auto` (GPU placement with the full profile)", "scale"),
     # -- the test suite ----------------------------------------------------------------------------------
     _s("HVBENCH_CLUSTER_TEST", True, "`0` leaves the two-node cluster scenario out of a local run "
-       "([scale-out.md](scale-out.md))", "tests", "on"),
+       "([scale-out.md](scale-out.md))", "tests"),
     _s("HVBENCH_CLUSTER_TEST_LIMIT_S", 1200, "hard time limit of the cluster scenario, seconds", "tests"),
     _s("HVBENCH_UI_SCREENSHOT", "", "the UI browser test saves its page to this PNG file ([ui.md](ui.md))", "tests"),
     # -- third-party caches, read at the boundary and passed into core -----------------------------------

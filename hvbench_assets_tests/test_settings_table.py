@@ -90,3 +90,14 @@ def test_the_data_root_of_core_follows_the_setting(monkeypatch, tmp_path):
 
     monkeypatch.setenv("HVBENCH_DATA_DIR", str(tmp_path))
     assert data_root() == tmp_path and to_stored(tmp_path / "clips" / "a.mp4") == "clips/a.mp4"
+
+
+def test_hvbench_status_prints_the_settings_even_without_a_warehouse(monkeypatch, tmp_path, capsys):
+    from hvbench_assets.cli import main
+
+    monkeypatch.setenv("HVBENCH_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("HVBENCH_WAREHOUSE", raising=False)
+    assert main(["status"]) == 0
+    out = capsys.readouterr().out
+    assert "no warehouse at" in out and f"* HVBENCH_DATA_DIR = {tmp_path}" in out
+    assert "  HVBENCH_BENCHMARK_NAME = hvbench" in out
