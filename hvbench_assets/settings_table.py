@@ -280,6 +280,9 @@ def open_warehouse(location: str | os.PathLike | None = None, data_path: str | o
 def status_lines(environ: Mapping[str, str] | None = None) -> list[str]:
     """`hvbench status`: every setting with its current value (set ones marked) and default."""
     lines = ["\nsettings (* set in the environment):"]
+    root = data_dir(environ)
+    derived = {"HVBENCH_INBOX_DIR": root / "inbox", "HVBENCH_WAREHOUSE": warehouse_location(environ),
+               "HVBENCH_BENCHMARKS_DIR": root / "benchmarks"}  # defaults that follow the data root
     for s in SETTINGS:
         if "<" in s.name:
             env = os.environ if environ is None else environ
@@ -290,7 +293,7 @@ def status_lines(environ: Mapping[str, str] | None = None) -> list[str]:
             continue
         current = raw(s.name, environ)
         mark = "*" if current else " "
-        lines.append(f"  {mark} {s.name} = {current or s.default_text}")
+        lines.append(f"  {mark} {s.name} = {current or derived.get(s.name, s.default_text)}")
     return lines
 
 

@@ -101,3 +101,4 @@ def test_hvbench_status_prints_the_settings_even_without_a_warehouse(monkeypatch
     out = capsys.readouterr().out
     assert "no warehouse at" in out and f"* HVBENCH_DATA_DIR = {tmp_path}" in out
     assert "  HVBENCH_BENCHMARK_NAME = hvbench" in out
+    assert f"  HVBENCH_WAREHOUSE = {tmp_path / 'hvbench.duckdb'}" in out  # the default follows the data root
