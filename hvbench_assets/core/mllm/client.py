@@ -1,6 +1,6 @@
 """One client for every MLLM/LLM call: frames, concurrency, retries, cache, call log.
 
-    client = MllmClient(load_registry(), CallLog(warehouse))
+    client = MllmClient(registry, CallLog(warehouse))  # registry: settings_table.model_registry() or parse_registry
     r = client.chat("qwen25_vl", "Describe the person.", frames=sample_frames(clip, n_frames=8))
     r.text, r.call_id, r.cached, r.error
 
