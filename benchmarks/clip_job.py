@@ -71,12 +71,11 @@ def ingest(files: list[Path]) -> dict[str, float]:
 
     from hvbench_assets.defs.ingest.assets import scene_clips
     from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
-    from hvbench_assets.defs.mllm_resources import build_mllm_resource
-    from hvbench_assets.defs.resources import build_core_resources
+    from hvbench_assets.defs.resources import build_resources
 
     from hvbench_assets.core.warehouse import Warehouse
 
-    resources = {**build_core_resources(), "mllm": build_mllm_resource()}
+    resources = build_resources()
     data = Path(os.environ["HVBENCH_DATA_DIR"])
     inbox = data / "inbox"
     inbox.mkdir(parents=True, exist_ok=True)

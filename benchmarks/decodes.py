@@ -168,14 +168,13 @@ def main() -> int:
     from hvbench_assets.core.media import probe_video
     from hvbench_assets.core.media.paths import resolve
     from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
-    from hvbench_assets.defs.mllm_resources import build_mllm_resource
-    from hvbench_assets.defs.resources import build_core_resources
+    from hvbench_assets.defs.resources import build_resources
     from hvbench_assets.demo import clip_offline_labels_job, raw_video_job  # reconstructable
     from hvbench_assets_tests.decode_counter import DecodeCounts, install
 
     here = DecodeCounts()  # steps that run inside this process (an in-process executor)
     install(here)
-    resources = {**build_core_resources(), "mllm": build_mllm_resource()}
+    resources = build_resources()
     settings = resources["settings"].process_config_and_initialize()
     settings.inbox.mkdir(parents=True, exist_ok=True)
     t0 = time.time()

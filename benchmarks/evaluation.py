@@ -69,12 +69,12 @@ import sys, time
 t0 = time.perf_counter(); marks = []
 def mark(name): marks.append((name, time.perf_counter() - t0, time.process_time()))
 import hvbench_assets.cli; mark("python + cli module")
-from hvbench_assets.core.evaluation import EvalConfig, mllm_answerer; from hvbench_assets.core.evaluation.runner import Evaluator, _frames
+from hvbench_assets.core.evaluation import EvalConfig, mllm_answerer; from hvbench_assets.settings_table import model_registry; from hvbench_assets.core.evaluation.runner import Evaluator, _frames
 mark("imports: evaluation (numpy, PyAV, OpenCV, DuckDB)")
 from hvbench_assets.core.benchmark import load_benchmark
 bench = load_benchmark(sys.argv[1]); mark(f"load benchmark + locate {len(bench.items)} videos")
 from hvbench_assets.core.warehouse import Warehouse
-wh = Warehouse(sys.argv[2]); answerer = mllm_answerer(wh, sys.argv[3]); mark("model registry + client")
+wh = Warehouse(sys.argv[2]); answerer = mllm_answerer(wh, model_registry(sys.argv[3])); mark("model registry + client")
 ev = Evaluator(bench, answerer, wh, EvalConfig(model="m", n_frames=8, concurrency=8)); ev._start(); mark("warehouse: run start (1 transaction)")
 _frames(str(bench.items[0].video_path), 8, None, 768); mark("first video: 8 frames decoded")
 answerer.warm_up("m"); mark("HTTP client + call-cache index (a thread during a real run)")

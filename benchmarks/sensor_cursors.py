@@ -40,11 +40,10 @@ def main() -> None:
 
     from hvbench_assets.defs.ingest.assets import scene_clips
     from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
-    from hvbench_assets.defs.mllm_resources import MllmResource
-    from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+    from hvbench_assets.defs.resources import MllmResource, SettingsResource, WarehouseResource
     from hvbench_assets.defs.sensor_state import read_state
 
-    res = {"settings": HvbenchSettings(data_dir=str(root / "data"), inbox_settle_s=1.0),
+    res = {"settings": SettingsResource(data_dir=str(root / "data"), inbox_settle_s=1.0),
            "warehouse": WarehouseResource(path=str(root / "data" / "hvbench.duckdb")), "mllm": MllmResource()}
     inbox = root / "data" / "inbox"
     old = time.time() - 3600

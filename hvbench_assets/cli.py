@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from hvbench_assets.core.settings import default_data_dir
+from hvbench_assets.settings_table import data_dir, warehouse_location
 
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
 
@@ -35,7 +35,7 @@ def command(name: str, help_text: str, add_arguments: Callable[[argparse.Argumen
 def default_warehouse() -> Path:
     """Same default as the Dagster `warehouse` resource: HVBENCH_WAREHOUSE, else <data dir>/hvbench.duckdb.
     HVBENCH_WAREHOUSE may also be a DuckLake location (`ducklake:postgres:<conninfo>`, docs/scale-out.md)."""
-    return Path(os.environ.get("HVBENCH_WAREHOUSE", "").strip() or default_data_dir() / "hvbench.duckdb")
+    return warehouse_location()
 
 
 def warehouse_exists(path: Path) -> bool:
@@ -89,13 +89,15 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
 
 def _run_eval(args: argparse.Namespace) -> int:
     from hvbench_assets.core.evaluation import mllm_answerer
+    from hvbench_assets.settings_table import model_registry, value
     from hvbench_assets.core.mllm import ModelNotConfigured
-    from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.settings_table import open_warehouse
 
-    warehouse = Warehouse(args.warehouse or default_warehouse())
+    warehouse = open_warehouse(args.warehouse)
     params = {"temperature": args.temperature} if args.temperature is not None else None
     try:  # configuration before any item is read: a wrong model name costs nothing
-        answerer = mllm_answerer(warehouse, args.models_file, max_concurrency=args.concurrency, params=params)
+        answerer = mllm_answerer(warehouse, model_registry(args.models_file), max_concurrency=args.concurrency,
+                                 params=params, max_attempts=value("HVBENCH_MLLM_MAX_ATTEMPTS"))
         registry = answerer.client.registry
         models = list(dict.fromkeys(args.model))
         if "active" in models:
@@ -211,7 +213,7 @@ def _write_report(warehouse, name: str, human_file, out: Path | None, print_md: 
     if stats is not None:
         extra["stats"] = stats
     data, paths = report_for(warehouse, name, human=human, run_ids=run_ids,
-                             out_dir=out or default_data_dir() / "reports" / name, **extra)
+                             out_dir=out or data_dir() / "reports" / name, **extra)
     if print_md:
         print(render_markdown(data))
     for kind, path in paths.items():
@@ -220,9 +222,9 @@ def _write_report(warehouse, name: str, human_file, out: Path | None, print_md: 
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.settings_table import open_warehouse
 
-    warehouse = Warehouse(args.warehouse or default_warehouse())
+    warehouse = open_warehouse(args.warehouse)
     return _write_report(warehouse, _benchmark_name(args), args.human, args.out, not args.quiet, args.run,
                          args.item_max_unparsed, _stats_settings(args))
 
@@ -311,11 +313,11 @@ def _lmms_import_args(p: argparse.ArgumentParser) -> None:
 def _lmms_import(args: argparse.Namespace) -> int:
     from hvbench_assets.core.benchmark import load_benchmark
     from hvbench_assets.core.evaluation.lmms import LmmsImportError, import_lmms_samples
-    from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.settings_table import open_warehouse
 
     bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
     try:
-        run_id, n, warnings = import_lmms_samples(Warehouse(args.warehouse or default_warehouse()), bench,
+        run_id, n, warnings = import_lmms_samples(open_warehouse(args.warehouse), bench,
                                                   args.samples, args.model)
     except (LmmsImportError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -357,14 +359,16 @@ def _status_args(p: argparse.ArgumentParser) -> None:
 
 @command("status", "registered inbox files and every inbox entry the sensor passes over, with the reason", _status_args)
 def _status(args: argparse.Namespace) -> int:
-    from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.settings_table import open_warehouse
+    from hvbench_assets.settings_table import status_lines as settings_status_lines
     from hvbench_assets.status import status_lines
 
     path = args.warehouse or default_warehouse()
     if not warehouse_exists(path):
         print(f"no warehouse at {path} yet: nothing registered (drop videos into the inbox, or run `hvbench demo`)")
-        return 0
-    print("\n".join(status_lines(Warehouse(path))))
+    else:
+        print("\n".join(status_lines(open_warehouse(path))))
+    print("\n".join(settings_status_lines()))
     return 0
 
 
@@ -417,11 +421,11 @@ def _annotate_args(p: argparse.ArgumentParser) -> None:
 @command("annotate", "record a human answer: a person count (HC) or an action-time pair (AST/TSA)", _annotate_args)
 def _annotate(args: argparse.Namespace) -> int:
     from hvbench_assets.core.tasks import annotations
-    from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.settings_table import open_warehouse
     from hvbench_assets.review.commands import annotation_limits
 
     path = args.warehouse or default_warehouse()
-    wh = Warehouse(path)
+    wh = open_warehouse(path)
     try:
         limits = annotation_limits()
         if not annotations.clip_exists(wh, args.clip):
@@ -457,13 +461,13 @@ def _questions_args(p: argparse.ArgumentParser) -> None:
 @command("questions", "print generated questions with options, answer and where each fact came from", _questions_args)
 def _questions(args: argparse.Namespace) -> int:
     from hvbench_assets.core.tasks.describe import questions_text
-    from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.settings_table import open_warehouse
 
     path = args.warehouse or default_warehouse()
     if not warehouse_exists(path):
         print(f"no warehouse at {path} yet (run `hvbench demo` or the per-clip jobs)")
         return 0
-    print(questions_text(Warehouse(path), task=args.task, clip=args.clip, candidates=args.candidates))
+    print(questions_text(open_warehouse(path), task=args.task, clip=args.clip, candidates=args.candidates))
     return 0
 
 
@@ -480,13 +484,13 @@ def _explain(args: argparse.Namespace) -> int:
     import json
 
     from hvbench_assets.core.benchmark.explain import explain_question, format_explanation
-    from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.settings_table import open_warehouse
 
     path = args.warehouse or default_warehouse()
     if not warehouse_exists(path):
         print(f"no warehouse at {path} (set HVBENCH_WAREHOUSE or pass --warehouse)", file=sys.stderr)
         return 2
-    data = explain_question(Warehouse(path), args.question_id)
+    data = explain_question(open_warehouse(path), args.question_id)
     if not data["found"]:
         print(data["message"], file=sys.stderr)
         return 2
@@ -517,7 +521,7 @@ def _rerank_args(p: argparse.ArgumentParser) -> None:
 @command("rerank", "synthesis winners under other model weights, from the stored scores (no model calls)", _rerank_args)
 def _rerank(args: argparse.Namespace) -> int:
     from hvbench_assets.core.synthesis.rerank import format_rerank, rerank_questions
-    from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.settings_table import open_warehouse
 
     weights = {}
     for item in args.weight:
@@ -531,7 +535,7 @@ def _rerank(args: argparse.Namespace) -> int:
     if not warehouse_exists(path):
         print(f"no warehouse at {path}", file=sys.stderr)
         return 2
-    print(format_rerank(rerank_questions(Warehouse(path), weights, args.task)))
+    print(format_rerank(rerank_questions(open_warehouse(path), weights, args.task)))
     return 0
 
 

@@ -111,16 +111,14 @@ def _launch(tick, job_fn, req: dg.RunRequest, instance: dg.DagsterInstance) -> b
 
 
 def run(videos: Path | None) -> int:
-    from hvbench_assets.defs.benchmark.resources import build_benchmark_resource
-    from hvbench_assets.defs.mllm_resources import build_mllm_resource
-    from hvbench_assets.defs.resources import build_core_resources
+    from hvbench_assets.defs.resources import build_resources
     from hvbench_assets.defs.sensor_ticks import SensorTicks
 
-    resources = {**build_core_resources(), "mllm": build_mllm_resource()}
+    resources = build_resources()
     # fields set from the environment are EnvVars until Dagster resolves them; resolve them the same way here
     settings = resources["settings"].process_config_and_initialize()
     warehouse = resources["warehouse"].process_config_and_initialize().get()
-    benchmark = build_benchmark_resource().process_config_and_initialize()
+    benchmark = resources["benchmark"].process_config_and_initialize()
     inbox = settings.inbox
     if videos:
         inbox.mkdir(parents=True, exist_ok=True)

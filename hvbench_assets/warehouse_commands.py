@@ -24,14 +24,14 @@ def _args(p: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from hvbench_assets.cli import default_warehouse
     from hvbench_assets.core.environment import package_versions
-    from hvbench_assets.core.warehouse import Warehouse, WarehouseError
+    from hvbench_assets.core.warehouse import WarehouseError
     from hvbench_assets.core.warehouse.copy import copy_warehouse
+    from hvbench_assets.settings_table import open_warehouse
 
     try:
         if args.action == "info":
-            wh = Warehouse(args.location or default_warehouse())
+            wh = open_warehouse(args.location)
             if wh.backend == "duckdb" and not wh.path.exists():
                 print(f"no warehouse at {wh.path} (set HVBENCH_WAREHOUSE or pass a location)", file=sys.stderr)
                 return 1
@@ -41,8 +41,8 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"  {t:32s} {n:>10,d} rows")
             print("versions: " + ", ".join(f"{k} {v}" for k, v in package_versions().items()))
             return 0
-        source = Warehouse(args.source)
-        target = Warehouse(args.target, data_path=args.data_path)
+        source = open_warehouse(args.source)
+        target = open_warehouse(args.target, data_path=args.data_path)
         counts = copy_warehouse(source, target, replace=args.replace)
     except WarehouseError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -44,10 +44,9 @@ def talking_clip(path: Path, seconds: float = 4.0) -> Path:
 
 
 def _resources() -> dict:
-    from hvbench_assets.defs.mllm_resources import build_mllm_resource
-    from hvbench_assets.defs.resources import build_core_resources
+    from hvbench_assets.defs.resources import build_resources
 
-    return {**build_core_resources(), "mllm": build_mllm_resource()}
+    return build_resources()
 
 
 def _apply(result, instance) -> list[dg.RunRequest]:

@@ -15,12 +15,15 @@ from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import probe_video
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.labels.audio import audio_tags, transcript, voice_demographics
-from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.labels.speakers import speaker_scores
 from hvbench_assets.defs.labels.vision import demographics, human_tracks, human_verdicts, person_count
-from hvbench_assets.defs.labels.vision_resources import VisionResource
-from hvbench_assets.defs.mllm_resources import MllmResource
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import (
+    AudioModelsResource,
+    MllmResource,
+    SettingsResource,
+    VisionResource,
+    WarehouseResource,
+)
 from hvbench_assets_tests.conftest import shared_clip
 
 LABELS = [audio_tags, transcript, voice_demographics, human_tracks, person_count, demographics, speaker_scores,
@@ -58,7 +61,7 @@ def clip_path(tmp_path_factory, name: str) -> Path:
 
 
 def resources(root: Path, models_file: str, describer: str = "") -> dict:
-    return {"settings": HvbenchSettings(data_dir=str(root / "data")),
+    return {"settings": SettingsResource(data_dir=str(root / "data")),
             "warehouse": WarehouseResource(path=str(root / "wh.duckdb")),
             "audio_models": AudioModelsResource(), "vision": VisionResource(),
             "mllm": MllmResource(models_file=models_file, describer_model=describer, backoff_s=0.01, max_attempts=2)}

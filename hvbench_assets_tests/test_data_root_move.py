@@ -33,7 +33,7 @@ from hvbench_assets_tests.pipeline_runs import (
 
 @pytest.mark.slow
 def test_the_data_root_moves_and_every_read_follows(tmp_path, monkeypatch, dagster_home, capsys):
-    from hvbench_assets.defs.benchmark.resources import build_benchmark_resource
+    from hvbench_assets.defs.resources import build_resources
     from hvbench_assets.demo import clip_offline_labels_job, raw_video_job
     from hvbench_assets.demo_benchmark import assemble
     from hvbench_assets.review.app import ReviewConfig, create_app
@@ -87,7 +87,7 @@ def test_the_data_root_moves_and_every_read_follows(tmp_path, monkeypatch, dagst
     assert media.status_code == 200 and media.content == video.read_bytes()
 
     monkeypatch.setenv("HVBENCH_EXPORT_UNREVIEWED", "1")  # nobody reviewed: export them marked unreviewed
-    benchmark = build_benchmark_resource().process_config_and_initialize()
+    benchmark = build_resources()["benchmark"].process_config_and_initialize()
     with dg.DagsterInstance.get() as instance:
         # the export copies the question videos it finds through the stored relative paths
         built, lines = assemble(instance, wh, benchmark, str(b))

@@ -168,7 +168,7 @@ def test_demo_says_what_ran_without_what(tmp_path, monkeypatch):
     closing lines name each gap and what it changed."""
     from hvbench_assets.core.vision import DEMOGRAPHICS
     from hvbench_assets.core.warehouse import Warehouse
-    from hvbench_assets.defs.mllm_resources import MllmResource
+    from hvbench_assets.defs.resources import MllmResource
     from hvbench_assets.demo import ran_without
 
     wh = Warehouse(tmp_path / "wh.duckdb")

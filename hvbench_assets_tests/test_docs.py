@@ -27,13 +27,43 @@ def source_text() -> str:
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=_doc_id)
-def test_every_documented_setting_exists(doc, source_text):
-    """`HVBENCH_X` must be read somewhere; a templated `HVBENCH_MLLM_<NAME>_...` needs its prefix."""
+def test_every_documented_setting_is_in_the_settings_table(doc):
+    """`HVBENCH_X` must be a row of hvbench_assets/settings_table.py; a per-model `HVBENCH_MLLM_<NAME>_...`
+    stands for its templated row."""
+    from hvbench_assets.settings_table import SETTINGS
+
+    table = {s.name for s in SETTINGS}
+    templated = tuple(s.name.split("<", 1)[0] for s in SETTINGS if "<" in s.name)  # HVBENCH_MLLM_
     names = set(re.findall(r"\bHVBENCH_[A-Z0-9_]*", doc.read_text()))
-    templated = ("HVBENCH_MLLM_",)  # per-model variables: HVBENCH_MLLM_<NAME>_<FIELD>
-    missing = sorted(n for n in names
-                     if n not in source_text and not any(n.startswith(t) and t in source_text for t in templated))
-    assert not missing, f"{_doc_id(doc)} documents settings no code reads: {missing}"
+    missing = sorted(n for n in names if n not in table and not n.startswith(templated) and n != "HVBENCH_")
+    assert not missing, f"{_doc_id(doc)} documents settings the settings table does not have: {missing}"
+
+
+def test_the_configuration_reference_is_the_settings_table():
+    """docs/configuration.md and .env.example are generated from the settings table (UPDATE_SNAPSHOTS=1 rewrites
+    them)."""
+    import os
+
+    from hvbench_assets.settings_table import DOCS_FILE, ENV_EXAMPLE, docs_section, docs_table, env_example, write_docs
+
+    if os.environ.get("UPDATE_SNAPSHOTS"):
+        write_docs()
+    fix = "run UPDATE_SNAPSHOTS=1 pytest hvbench_assets_tests/test_docs.py"
+    assert docs_section(DOCS_FILE.read_text()) == docs_table(), (
+        f"docs/configuration.md's settings table differs from hvbench_assets/settings_table.py: {fix}")
+    assert ENV_EXAMPLE.read_text() == env_example(), f".env.example differs from the settings table: {fix}"
+
+
+def test_every_setting_of_the_table_is_read_somewhere(source_text):
+    """A row nobody reads is a documented setting that does nothing."""
+    from hvbench_assets.settings_table import SETTINGS
+
+    table_file = ROOT / "hvbench_assets" / "settings_table.py"
+    others = "\n".join(p.read_text(errors="replace") for p in SOURCES
+                       if p.is_file() and p != table_file and "hvbench_assets_tests" not in p.parts)
+    tests = "\n".join(p.read_text(errors="replace") for p in SOURCES if p.is_file() and "hvbench_assets_tests" in p.parts)
+    unread = [s.name for s in SETTINGS if "<" not in s.name and s.name not in (tests if s.group == "tests" else others)]
+    assert not unread, f"settings in the table that no code reads: {unread}"
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=_doc_id)

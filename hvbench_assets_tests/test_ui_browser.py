@@ -5,13 +5,13 @@ from an instance where the task asset was materialized."""
 from __future__ import annotations
 
 import base64
-import os
 
 import cv2
 import dagster as dg
 import numpy as np
 import pytest
 
+from hvbench_assets import settings_table
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 from hvbench_assets_tests.real_labels import DUO, labelled, resources
 from hvbench_assets_tests.review.harness import chromium_or_skip
@@ -62,8 +62,8 @@ def test_task_partition_page_shows_the_question_key_frame(ui):
         img.scroll_into_view_if_needed()
         page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=img, timeout=30_000)
     finally:
-        if os.environ.get("HVBENCH_UI_SCREENSHOT"):  # for the docs (docs/ui.md) and for debugging
-            page.screenshot(path=os.environ["HVBENCH_UI_SCREENSHOT"], full_page=True)
+        if settings_table.raw("HVBENCH_UI_SCREENSHOT"):  # for the docs (docs/ui.md) and for debugging
+            page.screenshot(path=settings_table.raw("HVBENCH_UI_SCREENSHOT"), full_page=True)
     assert img.is_visible()
     src = img.get_attribute("src")
     assert src.startswith("data:image/jpeg;base64,")

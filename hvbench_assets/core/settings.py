@@ -1,21 +1,30 @@
-"""Paths and knobs read from the environment, with defaults that work from a fresh clone."""
+"""The project root, the data root core resolves stored paths against, and the Dagster instance seed.
+
+Core reads no environment: the data root comes from a source the package installs at import
+(hvbench_assets/__init__.py: the HVBENCH_DATA_DIR setting of hvbench_assets/settings_table.py), read at each
+call so a process that changes the setting (tests, `hvbench demo`) is followed.
+"""
 
 from __future__ import annotations
 
-import os
 import shutil
+from collections.abc import Callable
+from os import PathLike
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
+_data_root_source: Callable[[], str | PathLike] = lambda: PROJECT_ROOT / "data"  # noqa: E731
 
-def env_str(name: str, default: str) -> str:
-    value = os.environ.get(name, "").strip()
-    return value or default
+
+def set_data_root_source(source: Callable[[], str | PathLike]) -> None:
+    global _data_root_source
+    _data_root_source = source
 
 
 def default_data_dir() -> Path:
-    return Path(env_str("HVBENCH_DATA_DIR", str(PROJECT_ROOT / "data")))
+    """The data root of this process, as its source gives it (links not resolved)."""
+    return Path(_data_root_source())
 
 
 def seed_dagster_home(home: Path) -> bool:

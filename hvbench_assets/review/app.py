@@ -42,6 +42,7 @@ from hvbench_assets.core.tasks.catalog import ANNOTATED
 from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES, question_content_hash
 from hvbench_assets.core.warehouse import Warehouse
+from hvbench_assets.settings_table import open_warehouse
 
 HERE = Path(__file__).parent
 NAME = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
@@ -106,7 +107,7 @@ class BodyLimit:
 
 
 def create_app(cfg: ReviewConfig) -> Starlette:
-    wh = Warehouse(cfg.warehouse)
+    wh = open_warehouse(cfg.warehouse)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     live = LiveState(cfg.excluded)
 

@@ -8,7 +8,7 @@ import random
 import sys
 from pathlib import Path
 
-from hvbench_assets.core.settings import default_data_dir
+from hvbench_assets import settings_table
 
 REVIEW_COMMANDS: list = []  # (name, help, add_arguments, run); hvbench_assets/cli.py registers them
 
@@ -34,7 +34,7 @@ def annotation_limits():
     """HVBENCH_MAX_HEAD_COUNT (default 200): the largest head count an annotator may enter."""
     from hvbench_assets.core.tasks.annotations import AnnotationLimits
 
-    raw = os.environ.get("HVBENCH_MAX_HEAD_COUNT", "").strip()
+    raw = settings_table.raw("HVBENCH_MAX_HEAD_COUNT")
     if not raw:
         return AnnotationLimits()
     if not raw.isdigit() or int(raw) < 1:
@@ -42,11 +42,11 @@ def annotation_limits():
     return AnnotationLimits(max_count=int(raw))
 
 
-def _positive(name: str, default: float, whole: bool = False) -> float:
-    """A positive number from the environment variable `name` (unset or empty: `default`)."""
-    raw = os.environ.get(name, "").strip()
+def _positive(name: str, whole: bool = False) -> float:
+    """A positive number from the setting `name` (unset or empty: its default)."""
+    raw = settings_table.raw(name)
     if not raw:
-        return default
+        return settings_table.default(name)
     try:
         x = int(raw) if whole else float(raw)
     except ValueError:
@@ -60,18 +60,18 @@ def review_config(warehouse: Path | None, require_token: bool, host: str = "127.
     from hvbench_assets.core.curation.state import excluded_tasks
     from hvbench_assets.review.app import ReviewConfig
 
-    roots = tuple(Path(p) for p in os.environ.get("HVBENCH_ALLOWED_ROOTS", "").split(os.pathsep) if p.strip())
+    roots = tuple(Path(p) for p in settings_table.raw("HVBENCH_ALLOWED_ROOTS").split(os.pathsep) if p.strip())
     try:
-        excluded = excluded_tasks(os.environ.get("HVBENCH_REVIEW_EXCLUDE"))
+        excluded = excluded_tasks(settings_table.raw("HVBENCH_REVIEW_EXCLUDE"))
     except ValueError as exc:
         raise ValueError(f"HVBENCH_REVIEW_EXCLUDE: {exc}") from None
-    return ReviewConfig(warehouse=warehouse or default_warehouse(), data_dir=default_data_dir(),
+    return ReviewConfig(warehouse=warehouse or default_warehouse(), data_dir=settings_table.data_dir(),
                         require_token=require_token, excluded=excluded,
-                        roots=roots, dagster_url=os.environ.get("HVBENCH_DAGSTER_URL", "").strip() or "http://127.0.0.1:3000",
+                        roots=roots, dagster_url=settings_table.value("HVBENCH_DAGSTER_URL"),
                         host=host, annotation_limits=annotation_limits(),
-                        max_body_bytes=int(_positive("HVBENCH_REVIEW_MAX_BODY", 1_000_000, whole=True)),
-                        lease_minutes=_positive("HVBENCH_REVIEW_LEASE_MINUTES", 10.0),
-                        fast_floor_s=_positive("HVBENCH_REVIEW_FAST_S", 5.0))
+                        max_body_bytes=int(_positive("HVBENCH_REVIEW_MAX_BODY", whole=True)),
+                        lease_minutes=_positive("HVBENCH_REVIEW_LEASE_MINUTES"),
+                        fast_floor_s=_positive("HVBENCH_REVIEW_FAST_S"))
 
 
 def _serve_args(p: argparse.ArgumentParser) -> None:
@@ -87,7 +87,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from hvbench_assets.core.curation.tables import REVIEWER_TOKENS
     from hvbench_assets.core.curation.tokens import requires_token
-    from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.settings_table import open_warehouse
     from hvbench_assets.review.app import create_app
 
     try:
@@ -95,7 +95,7 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"hvbench review: {exc}", file=sys.stderr)
         return 2
-    if cfg.require_token and Warehouse(cfg.warehouse).count(REVIEWER_TOKENS) == 0:
+    if cfg.require_token and open_warehouse(cfg.warehouse).count(REVIEWER_TOKENS) == 0:
         print("hvbench review: bound to a non-local address, every reviewer needs a token and none exists yet: "
               "hvbench review-token NAME", file=sys.stderr)
     print(f"review app on http://{args.host}:{args.port}/  (warehouse {cfg.warehouse}; "
@@ -113,9 +113,9 @@ def _token_args(p: argparse.ArgumentParser) -> None:
 @command("review-token", "create (or replace) a reviewer's access token for `hvbench review --host ...`; shown once", _token_args)
 def _token(args: argparse.Namespace) -> int:
     from hvbench_assets.core.curation import tokens
-    from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.settings_table import open_warehouse
 
-    wh = Warehouse(args.warehouse or default_warehouse())
+    wh = open_warehouse(args.warehouse)
     if args.revoke:
         print(f"revoked {args.reviewer}" if tokens.revoke_token(wh, args.reviewer) else f"{args.reviewer} has no token")
         return 0
@@ -142,10 +142,10 @@ def _assign(args: argparse.Namespace) -> int:
     from hvbench_assets.core.curation.state import excluded_tasks, is_question
     from hvbench_assets.core.curation.store import BadDecision, assign
     from hvbench_assets.core.tasks.store import QUESTIONS
-    from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.settings_table import open_warehouse
 
-    wh = Warehouse(args.warehouse or default_warehouse())
-    excluded = excluded_tasks(os.environ.get("HVBENCH_REVIEW_EXCLUDE"))
+    wh = open_warehouse(args.warehouse)
+    excluded = excluded_tasks(settings_table.raw("HVBENCH_REVIEW_EXCLUDE"))
     wanted = None
     if args.task:
         infos = [task_info(t) for t in args.task.split(",") if t.strip()]
@@ -174,10 +174,10 @@ def _stats(args: argparse.Namespace) -> int:
     from hvbench_assets.core.curation.queue import adjudication_list
     from hvbench_assets.core.curation.state import curate, excluded_tasks
     from hvbench_assets.core.curation.store import load_state
-    from hvbench_assets.core.warehouse import Warehouse
+    from hvbench_assets.settings_table import open_warehouse
 
-    s = load_state(Warehouse(args.warehouse or default_warehouse()))
-    excluded = excluded_tasks(os.environ.get("HVBENCH_REVIEW_EXCLUDE"))
+    s = load_state(open_warehouse(args.warehouse))
+    excluded = excluded_tasks(settings_table.raw("HVBENCH_REVIEW_EXCLUDE"))
     for on in ("blind", "verdict"):
         print(f"Cohen's kappa on {on} labels (scikit-learn):")
         for r in kappa_table(s["questions"], s["decisions"], on):
@@ -189,8 +189,8 @@ def _stats(args: argparse.Namespace) -> int:
         print(f"  {r['reviewer']} {r['abbrev']}: {r['correct']}/{r['items']} = {r['accuracy']:.2f}")
     from hvbench_assets.review.app import timing_stats
 
-    wh = Warehouse(args.warehouse or default_warehouse())
-    stats = timing_stats(wh, s, reviewed, _positive("HVBENCH_REVIEW_FAST_S", 5.0))
+    wh = open_warehouse(args.warehouse)
+    stats = timing_stats(wh, s, reviewed, _positive("HVBENCH_REVIEW_FAST_S"))
     print(f"Seconds per decision (too fast: under min(clip, {stats['fast_floor_s']:g} s), video never played):")
     for r in stats["times"]:
         med = f"{r['median_s']:.1f}" if r["median_s"] is not None else "-"

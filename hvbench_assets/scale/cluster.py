@@ -23,6 +23,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from hvbench_assets import settings_table
 from hvbench_assets.core.processes import pid_alive as _alive
 from hvbench_assets.core.settings import PROJECT_ROOT
 
@@ -84,7 +85,7 @@ def _session_priority(pid: int) -> None:
     scheduling (Linux default) each session shares the CPU equally whatever its processes' nice values, so on a
     busy machine a node's agents can miss Ray's fixed ~20 s start-up window and the raylet aborts; a session's
     own weight is what changes that. Negative values need root; refused silently otherwise."""
-    nice = os.environ.get("HVBENCH_CLUSTER_NICE", "").strip()
+    nice = settings_table.raw("HVBENCH_CLUSTER_NICE")
     if not nice:
         return
     try:  # the child has called setsid before Popen returns; the group's members later inherit it
@@ -408,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("up", "down", "status", "env", "worker"):
         s = sub.add_parser(name)
         if name != "worker":
-            s.add_argument("root", nargs="?", default=os.environ.get("HVBENCH_CLUSTER_DIR", "/tmp/hvbench-cluster"),
+            s.add_argument("root", nargs="?", default=settings_table.value("HVBENCH_CLUSTER_DIR"),
                            type=Path, help="folder holding everything of this cluster (default /tmp/hvbench-cluster)")
         if name == "up":
             s.add_argument("--head-cpus", type=int, default=2)
@@ -420,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
             s.add_argument("--no-ui", action="store_true", help="no web UI (the daemon still runs)")
         if name == "worker":
             s.add_argument("action", choices=("start", "stop"), help="add a worker node, or stop the first one")
-            s.add_argument("root", nargs="?", default=os.environ.get("HVBENCH_CLUSTER_DIR", "/tmp/hvbench-cluster"),
+            s.add_argument("root", nargs="?", default=settings_table.value("HVBENCH_CLUSTER_DIR"),
                            type=Path)
     a = p.parse_args(argv)
     try:

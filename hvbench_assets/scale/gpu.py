@@ -11,7 +11,8 @@ a GPU, as the tests do; off: a full-profile run on CPU nodes).
 from __future__ import annotations
 
 import json
-import os
+
+from hvbench_assets import settings_table
 
 RAY_CONFIG_TAG = "dagster-ray/config"  # what dagster-ray's launcher and executor read
 
@@ -23,12 +24,12 @@ GPU_ASSETS = frozenset({"human_tracks", "demographics", "audio_tags", "speaker_s
 
 
 def gpu_wanted(profile: str | None = None, override: str | None = None) -> bool:
-    override = (os.environ.get("HVBENCH_RAY_GPU", "") if override is None else override).strip().lower()
+    override = (settings_table.raw("HVBENCH_RAY_GPU") if override is None else override).strip().lower()
     if override in ("on", "off"):
         return override == "on"
     if override not in ("", "auto"):
         raise ValueError(f"HVBENCH_RAY_GPU must be on, off or auto, got {override!r}")
-    profile = (os.environ.get("HVBENCH_BACKEND_PROFILE", "") if profile is None else profile).strip() or "offline"
+    profile = (settings_table.raw("HVBENCH_BACKEND_PROFILE") if profile is None else profile).strip() or "offline"
     return profile == "full"
 
 

@@ -16,13 +16,12 @@ from hvbench_assets.defs.ingest.checks import (
     has_audio_stream,
     paper_resolution,
 )
-from hvbench_assets.defs.mllm_resources import MllmResource
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import MllmResource, SettingsResource, WarehouseResource
 
 
 def resources_for(data_dir: Path, describer: str = "") -> dict:
     return {
-        "settings": HvbenchSettings(data_dir=str(data_dir), inbox_settle_s=1.0),
+        "settings": SettingsResource(data_dir=str(data_dir), inbox_settle_s=1.0),
         "warehouse": WarehouseResource(path=str(data_dir / "hvbench.duckdb")),
         "mllm": MllmResource(describer_model=describer),
     }
@@ -36,7 +35,7 @@ def age(path: Path, seconds: float = 120) -> None:
 
 def ingest_defs() -> dg.Definitions:
     """Ingest assets with resources from HVBENCH_* variables (subprocesses inherit the test's)."""
-    from hvbench_assets.defs.resources import build_core_resources
+    from hvbench_assets.defs.resources import build_resources
 
     return dg.Definitions(
         assets=[scene_clips, video_probe],
@@ -45,7 +44,7 @@ def ingest_defs() -> dg.Definitions:
             dg.define_asset_job("raw_job", selection=[scene_clips], executor_def=dg.in_process_executor),
             dg.define_asset_job("clip_job", selection=[video_probe], executor_def=dg.multiprocess_executor),
         ],
-        resources=build_core_resources(),
+        resources=build_resources(),
     )
 
 

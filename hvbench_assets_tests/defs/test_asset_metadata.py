@@ -8,8 +8,8 @@ from hvbench_assets.core.audio.tables import AUDIO_TAGS
 from hvbench_assets.core.ingest.tables import CLIPS, VIDEO_PROBE
 from hvbench_assets.defs.ingest.assets import scene_clips, video_probe
 from hvbench_assets.defs.labels.audio import audio_tags, transcript
-from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.metadata import materialization, rounded
+from hvbench_assets.defs.resources import AudioModelsResource
 from hvbench_assets_tests.defs.test_ingest import _register
 from hvbench_assets_tests.media_factory import moving_square_video
 

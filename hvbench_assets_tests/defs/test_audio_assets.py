@@ -17,8 +17,7 @@ from hvbench_assets.defs.labels.audio import (
     transcript,
     voice_demographics,
 )
-from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import AudioModelsResource, SettingsResource, WarehouseResource
 from hvbench_assets_tests.core.audio import sounds
 from hvbench_assets_tests.media_factory import moving_square_video, synthesize_speech
 
@@ -26,7 +25,7 @@ AUDIO_ASSETS = [audio_tags, transcript, speech_emotion, voice_demographics]
 
 
 def resources(tmp_path, profile="offline"):
-    return {"settings": HvbenchSettings(data_dir=str(tmp_path / "data"), backend_profile=profile),
+    return {"settings": SettingsResource(data_dir=str(tmp_path / "data"), backend_profile=profile),
             "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb")),
             "audio_models": AudioModelsResource()}
 

@@ -24,13 +24,17 @@ from hvbench_assets.core.benchmark.repair import REPAIR_CODE_VERSION
 from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS, step_rows
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.benchmark.assets import benchmark_export, blind_leakage, question_pool
-from hvbench_assets.defs.benchmark.resources import BenchmarkSettings
 from hvbench_assets.defs.curation.assets import reviewed_questions
 from hvbench_assets.defs.evaluation.assets import eval_responses, review_baseline
-from hvbench_assets.defs.evaluation.resources import EvaluationSettings
-from hvbench_assets.defs.mllm_resources import MllmResource
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import (
+    BenchmarkResource,
+    EvaluationResource,
+    MllmResource,
+    SettingsResource,
+    WarehouseResource,
+)
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
+from hvbench_assets.settings_table import model_registry
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
 from hvbench_assets_tests.real_labels import DUO, labelled, materialize
 
@@ -78,10 +82,10 @@ def built(tmp_path_factory):
     models = root / "models.toml"
     models.write_text(f'[models.blind]\nmodel_id = "blind"\nbase_url = "{server.base_url}"\n')
     resources = {
-        "settings": HvbenchSettings(data_dir=str(root / "data")),
+        "settings": SettingsResource(data_dir=str(root / "data")),
         "warehouse": WarehouseResource(path=str(root / "wh.duckdb")),
         "mllm": MllmResource(models_file=str(models), max_attempts=1, backoff_s=0.01),
-        "benchmark": BenchmarkSettings(blind_models="blind"),
+        "benchmark": BenchmarkResource(blind_models="blind"),
     }
     result = run_bench(resources, "ours")
     assert result.success
@@ -159,13 +163,13 @@ def test_export_layout_manifest_and_round_trip_evaluation(built):
         return FakeReply(text=wrong if q == wrong_avad.question else truth[q])
 
     built["server"].responder = seeing_model
-    answerer = mllm_answerer(wh, str(built["models"]))
+    answerer = mllm_answerer(wh, model_registry(str(built["models"])))
     out = evaluate(bench, answerer, wh, EvalConfig(model="blind", n_frames=2), progress=False)
     assert out.status == "complete"
     rows = wh.query("SELECT task, correct FROM eval_responses WHERE run_id = ?", [out.run_id])
     assert sorted((r["task"], r["correct"]) for r in rows) == [("Active_Speaker_Detection", True),
                                                                ("Audio_Visual_Alignment_Detection", False)]
-    ev = EvaluationSettings()
+    ev = EvaluationResource()
     human = review_baseline(wh, "ours", ev, built["resources"]["settings"])
     assert human == {"Active_Speaker_Detection": 1.0}  # only questions accepted as proposed count
     data, _ = report_for(wh, "ours", human=human, store=False)
@@ -226,12 +230,12 @@ def test_export_takes_the_corrected_answer_and_unreviewed_only_when_asked(tmp_pa
                    [{"video_id": vid, "task": "Human_Count", "abbrev": "HC", "content_hash": "h", "state": state,
                      "answer": "C" if state == "corrected" else "B", "answer_text": "5" if state == "corrected" else "4",
                      "options": opts, "reviewers": ["r"], "decision_ids": []}], provenance=prov)
-    base = {"settings": HvbenchSettings(data_dir=str(tmp_path / "data")),
+    base = {"settings": SettingsResource(data_dir=str(tmp_path / "data")),
             "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb")),
             "mllm": MllmResource(models_file=str(tmp_path / "none.toml"))}
     folder = tmp_path / "data" / "benchmarks" / "b"
     for include, expected in ((False, {"qc1": "C"}), (True, {"qc1": "C", "qc2": "B"})):
-        res = dict(base, benchmark=BenchmarkSettings(include_unreviewed=include))
+        res = dict(base, benchmark=BenchmarkResource(include_unreviewed=include))
         instance = dg.DagsterInstance.ephemeral()
         instance.add_dynamic_partitions("eval_benchmarks", ["b"])
         assert dg.materialize(BENCH, partition_key="b", resources=res, instance=instance).success
@@ -320,7 +324,7 @@ def test_a_blind_answered_synthesis_question_is_repaired_exported_and_explained(
     models.write_text(f'describer = "writer"\n[models.longest]\nmodel_id = "longest"\nbase_url = "{server.base_url}"\n'
                       f'[models.writer]\nmodel_id = "writer"\nbase_url = "{server.base_url}"\n')
     resources = {**built["resources"], "mllm": MllmResource(models_file=str(models), max_attempts=1, backoff_s=0.01),
-                 "benchmark": BenchmarkSettings(blind_models="longest", repair_rounds=2)}
+                 "benchmark": BenchmarkResource(blind_models="longest", repair_rounds=2)}
     wh.replace(QUESTIONS, {"video_id": "duo", "task": "Human2Text"}, [h2t])
     # the synthesis chain's own last step: the repair rounds go after it
     wh.replace(SYNTHESIS_STEPS, {"video_id": "duo", "task": "Human2Text"}, step_rows(
@@ -423,7 +427,7 @@ def test_demo_summary_before_and_after_models_answer_every_arm(built):
                           f'[models.hears]\nmodel_id = "hears"\nbase_url = "{server.base_url}"\naccepts_audio = true\n')
         resources = {"settings": built["resources"]["settings"], "warehouse": built["resources"]["warehouse"],
                      "mllm": MllmResource(models_file=str(models), max_attempts=1, backoff_s=0.01),
-                     "evaluation": EvaluationSettings(n_frames=2, arms="all")}
+                     "evaluation": EvaluationResource(n_frames=2, arms="all")}
         instance = dg.DagsterInstance.ephemeral()
         instance.add_dynamic_partitions(eval_benchmarks_partitions.name, ["demo"])
         instance.add_dynamic_partitions(eval_models_partitions.name, ["sees", "hears"])
@@ -457,7 +461,7 @@ def test_an_unknown_arm_in_the_settings_fails_the_run_naming_the_setting(built):
     from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions, eval_models_partitions
 
     resources = {**{k: built["resources"][k] for k in ("settings", "warehouse", "mllm")},
-                 "evaluation": EvaluationSettings(arms="full,video")}
+                 "evaluation": EvaluationResource(arms="full,video")}
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(eval_benchmarks_partitions.name, ["ours"])
     instance.add_dynamic_partitions(eval_models_partitions.name, ["blind"])

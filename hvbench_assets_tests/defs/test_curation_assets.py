@@ -8,7 +8,7 @@ from hvbench_assets.core.curation.store import record_decision
 from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.curation.assets import reviewed_questions
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import SettingsResource, WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 from hvbench_assets_tests.real_labels import DUO, labelled, materialize
 
@@ -23,7 +23,7 @@ def duo(tmp_path_factory):
 
 
 def run_reviewed(root, exclude=""):
-    res = {"settings": HvbenchSettings(data_dir=str(root / "data"), review_exclude=exclude),
+    res = {"settings": SettingsResource(data_dir=str(root / "data"), review_exclude=exclude),
            "warehouse": WarehouseResource(path=str(root / "wh.duckdb"))}
     result = dg.materialize([reviewed_questions], resources=res)
     assert result.success

@@ -23,8 +23,7 @@ from hvbench_assets.defs.labels.descriptions import (
     facial_description,
     video_caption,
 )
-from hvbench_assets.defs.mllm_resources import MllmResource
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import MllmResource, SettingsResource, WarehouseResource
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
 
 KEY = "clip-a"
@@ -48,7 +47,7 @@ def write_registry(tmp_path, server, **extra) -> str:
 
 def resources(tmp_path, models_file, describer="describer"):
     return {
-        "settings": HvbenchSettings(data_dir=str(tmp_path / "data")),
+        "settings": SettingsResource(data_dir=str(tmp_path / "data")),
         "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb")),
         "mllm": MllmResource(models_file=models_file, describer_model=describer, backoff_s=0.01, max_attempts=3),
     }

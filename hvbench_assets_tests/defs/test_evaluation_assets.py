@@ -19,10 +19,8 @@ from hvbench_assets.defs.evaluation.partitions import (
     eval_benchmarks_partitions,
     eval_models_partitions,
 )
-from hvbench_assets.defs.evaluation.resources import EvaluationSettings
 from hvbench_assets.defs.evaluation.sensors import eval_partitions_sensor
-from hvbench_assets.defs.mllm_resources import MllmResource
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import EvaluationResource, MllmResource, SettingsResource, WarehouseResource
 from hvbench_assets_tests.core.evaluation.bench_factory import (
     ITEMS_PER_TASK,
     SPEC,
@@ -45,10 +43,10 @@ def setup(tmp_path, dagster_home):
     models.write_text("".join(f'[models.{n}]\nmodel_id = "{n}"\nbase_url = "{server.base_url}"\n'
                               for n in ("sharp", "vague")))
     resources = {
-        "settings": HvbenchSettings(data_dir=str(data)),
+        "settings": SettingsResource(data_dir=str(data)),
         "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb")),
         "mllm": MllmResource(models_file=str(models), max_attempts=1, backoff_s=0.01),
-        "evaluation": EvaluationSettings(n_frames=2),
+        "evaluation": EvaluationResource(n_frames=2),
     }
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(eval_benchmarks_partitions.name, ["toy"])
@@ -151,14 +149,14 @@ def test_asset_specs():
 
 
 def test_benchmark_roots_with_a_separate_video_folder(tmp_path):
-    settings = EvaluationSettings(benchmarks_dir=str(tmp_path / "none"),
+    settings = EvaluationResource(benchmarks_dir=str(tmp_path / "none"),
                                   benchmark_roots=f"hv={tmp_path}/qa|{tmp_path}/videos; other={tmp_path}/o")
     assert settings.roots(str(tmp_path)) == {"hv": (tmp_path / "qa", tmp_path / "videos"), "other": (tmp_path / "o", None)}
 
 
 def test_repeats_make_seeded_runs_that_the_report_averages(setup):
     server, resources, instance, _, _ = setup
-    resources = {**resources, "evaluation": EvaluationSettings(n_frames=1, repeats=2)}
+    resources = {**resources, "evaluation": EvaluationResource(n_frames=1, repeats=2)}
     result = _materialize(eval_responses, dg.MultiPartitionKey({"benchmark": "toy", "model": "sharp"}), resources, instance)
     meta = result.asset_materializations_for_node("eval_responses")[0].metadata
     assert len(meta["run_ids"].value) == 2 and meta["rows"].value == 2 * N_ITEMS

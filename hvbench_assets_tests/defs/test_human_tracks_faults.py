@@ -18,8 +18,7 @@ from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import probe_video
 from hvbench_assets.core.vision import HUMAN_TRACKS
 from hvbench_assets.defs.labels.vision import human_tracks
-from hvbench_assets.defs.labels.vision_resources import VisionResource
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import SettingsResource, VisionResource, WarehouseResource
 from hvbench_assets_tests.decode_counter import count_decodes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,20 +26,19 @@ RUN = textwrap.dedent("""
     import sys
     import dagster as dg
     from hvbench_assets.defs.labels.vision import human_tracks
-    from hvbench_assets.defs.labels.vision_resources import VisionResource
-    from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+    from hvbench_assets.defs.resources import SettingsResource, VisionResource, WarehouseResource
 
     data, wh = sys.argv[1], sys.argv[2]
     with dg.DagsterInstance.get() as instance:
         dg.materialize([human_tracks], partition_key="man", instance=instance, resources={
-            "settings": HvbenchSettings(data_dir=data), "warehouse": WarehouseResource(path=wh),
+            "settings": SettingsResource(data_dir=data), "warehouse": WarehouseResource(path=wh),
             "vision": VisionResource()})
 """)
 
 
 def _materialize(instance, data: Path, wh_path: Path):
     return dg.materialize([human_tracks], partition_key="man", instance=instance, raise_on_error=False, resources={
-        "settings": HvbenchSettings(data_dir=str(data)), "warehouse": WarehouseResource(path=str(wh_path)),
+        "settings": SettingsResource(data_dir=str(data)), "warehouse": WarehouseResource(path=str(wh_path)),
         "vision": VisionResource()})
 
 

@@ -7,7 +7,7 @@ from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.ingest.assets import scene_clips, video_probe
 from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
-from hvbench_assets.defs.resources import HvbenchSettings
+from hvbench_assets.defs.resources import SettingsResource
 from hvbench_assets.defs.sensor_state import read_state
 from hvbench_assets_tests.defs.ingest_harness import (
     age,
@@ -40,10 +40,10 @@ def _tick(sensor, instance, resources, cursor=None):
 
 
 def test_inbox_sensor_adds_partitions_requests_runs_and_notices_changes(tmp_path, man_talking_head):
-    from hvbench_assets.defs.resources import HvbenchSettings
+    from hvbench_assets.defs.resources import SettingsResource
 
     # files aged 60+ s count as settled; the fresh `copying.mp4` must not settle between ticks on a slow machine
-    res = {**resources_for(tmp_path), "settings": HvbenchSettings(data_dir=str(tmp_path), inbox_settle_s=30.0)}
+    res = {**resources_for(tmp_path), "settings": SettingsResource(data_dir=str(tmp_path), inbox_settle_s=30.0)}
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     shutil.copy(man_talking_head, inbox / "Talk Show (1).mp4")
@@ -168,7 +168,7 @@ def test_bad_files_fail_their_own_partition_with_a_clear_reason(tmp_path, man_ta
         keys, res = _register(tmp_path, instance, files)
         assert set(keys) == set(files)
         # the talking head scores 0.92 on the paper's motion scale (static below 1.2): keep it here
-        res["settings"] = HvbenchSettings(data_dir=str(tmp_path), inbox_settle_s=1.0, min_motion=0.5)
+        res["settings"] = SettingsResource(data_dir=str(tmp_path), inbox_settle_s=1.0, min_motion=0.5)
         expected = {"truncated.mp4": "truncated or corrupt", "empty.mp4": "empty file",
                     "notes.mp4": "not a readable media container", "audio_only.mp4": "audio-only file"}
         for name, reason in expected.items():
@@ -235,7 +235,7 @@ def test_keys_survive_a_reset_cursor_and_a_resplit_forgets_vanished_clips(tmp_pa
 
 def test_inbox_sensor_says_once_what_it_passes_over_and_status_lists_it(tmp_path, capfd):
     from hvbench_assets.cli import main as cli_main
-    from hvbench_assets.defs.resources import HvbenchSettings
+    from hvbench_assets.defs.resources import SettingsResource
     from hvbench_assets_tests.core.ingest.test_inbox import _hostile_inbox
 
     inbox, outside = _hostile_inbox(tmp_path)
@@ -252,7 +252,7 @@ def test_inbox_sensor_says_once_what_it_passes_over_and_status_lists_it(tmp_path
             said = [m for m in lines if f"passed over {entry}:" in m]
             assert len(said) == 1, (entry, lines)
         # with the folder outside allowed, the link into it is followed; /etc/passwd still never is
-        allowed = {**res, "settings": HvbenchSettings(data_dir=str(tmp_path), inbox_settle_s=1.0,
+        allowed = {**res, "settings": SettingsResource(data_dir=str(tmp_path), inbox_settle_s=1.0,
                                                       allowed_roots=str(outside))}
         age(outside / "shots" / "far.mp4")
         fourth, _ = _tick(inbox_sensor, instance, allowed, cursor=third.cursor)

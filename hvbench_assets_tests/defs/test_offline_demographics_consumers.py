@@ -22,8 +22,7 @@ from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.core.vision.tables import DEMOGRAPHICS, load_tracks
 from hvbench_assets.defs.labels.speakers import speaker_scores
 from hvbench_assets.defs.labels.vision import demographics
-from hvbench_assets.defs.labels.vision_resources import VisionResource
-from hvbench_assets.defs.resources import WarehouseResource
+from hvbench_assets.defs.resources import VisionResource, WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 from hvbench_assets_tests.real_labels import LABELS, resources
 

@@ -18,9 +18,7 @@ from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.core.vision.tables import HUMAN_VERDICTS
 from hvbench_assets.defs.labels.descriptions import appearance, facial_description
 from hvbench_assets.defs.labels.vision import human_tracks, human_verdicts, person_count
-from hvbench_assets.defs.labels.vision_resources import VisionResource
-from hvbench_assets.defs.mllm_resources import MllmResource
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import MllmResource, SettingsResource, VisionResource, WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 from hvbench_assets_tests.face_kinds import DRAWN_SEED, drawn_clip
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
@@ -44,7 +42,7 @@ def _materialize(tmp_path, clip, real: bool):
         models = tmp_path / "models.toml"
         models.write_text(f'[models.describer]\nmodel_id = "org/describer-vl"\nbase_url = "{server.base_url}"\n'
                           "max_frames = 8\nmax_side = 224\n")
-        res = {"settings": HvbenchSettings(data_dir=str(tmp_path / "data")),
+        res = {"settings": SettingsResource(data_dir=str(tmp_path / "data")),
                "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb")), "vision": VisionResource(),
                "mllm": MllmResource(models_file=str(models), describer_model="describer", backoff_s=0.01,
                                     max_attempts=2)}

@@ -14,9 +14,8 @@ from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import probe_video
 from hvbench_assets.core.settings import seed_dagster_home
 from hvbench_assets.defs.labels.descriptions import video_caption
-from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.partitions import videos_partitions
-from hvbench_assets.defs.resources import WarehouseResource
+from hvbench_assets.defs.resources import MllmResource, WarehouseResource
 from hvbench_assets_tests.media_factory import moving_square_video
 
 

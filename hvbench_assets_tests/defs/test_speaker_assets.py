@@ -11,8 +11,7 @@ from hvbench_assets.core.vision.tables import HUMAN_TRACKS, letter_tracks, load_
 from hvbench_assets.defs.labels.audio import audio_tags, voice_demographics
 from hvbench_assets.defs.labels.speakers import speaker_scores
 from hvbench_assets.defs.labels.vision import demographics, human_tracks, person_count
-from hvbench_assets.defs.labels.vision_resources import VisionResource
-from hvbench_assets.defs.resources import WarehouseResource
+from hvbench_assets.defs.resources import VisionResource, WarehouseResource
 from hvbench_assets_tests.defs.test_audio_assets import run
 from hvbench_assets_tests.media_factory import moving_square_video
 from hvbench_assets_tests.real_labels import LABELS, label_metadata, labelled, materialize
@@ -121,10 +120,9 @@ def test_two_people_talking_flags_no_face_whose_lips_follow_the_voice_only_by_ch
 
 
 def _full_profile(tmp_path, **audio_models):
-    from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
-    from hvbench_assets.defs.resources import HvbenchSettings
+    from hvbench_assets.defs.resources import AudioModelsResource, SettingsResource
 
-    return {"settings": HvbenchSettings(data_dir=str(tmp_path / "data"), backend_profile="full"),
+    return {"settings": SettingsResource(data_dir=str(tmp_path / "data"), backend_profile="full"),
             "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb")),
             "audio_models": AudioModelsResource(**audio_models)}
 

@@ -22,16 +22,14 @@ from hvbench_assets.defs.labels.vision import (
     person_count,
     track_boxes_complete,
 )
-from hvbench_assets.defs.labels.vision_resources import VisionResource
-from hvbench_assets.defs.mllm_resources import MllmResource
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import MllmResource, SettingsResource, VisionResource, WarehouseResource
 from hvbench_assets_tests.media_factory import moving_square_video
 
 
 def _run(tmp_path: Path, video: Path, key: str, profile: str = "offline"):
     wh_path = tmp_path / "wh.duckdb"
     resources = {
-        "settings": HvbenchSettings(data_dir=str(tmp_path / "data"), backend_profile=profile),
+        "settings": SettingsResource(data_dir=str(tmp_path / "data"), backend_profile=profile),
         "warehouse": WarehouseResource(path=str(wh_path)),
         "vision": VisionResource(),
     }
@@ -89,13 +87,14 @@ def test_full_profile_fails_fast_naming_the_missing_package(tmp_path, two_childr
 
 def test_vision_modules_define_assets_checks_and_resource():
     # only this stage's modules: the whole project is loaded by the lead's definitions test
-    from hvbench_assets.defs.labels import vision, vision_resources
+    from hvbench_assets.defs.labels import vision
+    from hvbench_assets.defs.resources import build_resources
 
     d = dg.Definitions.merge(
         dg.Definitions(assets=dg.load_assets_from_modules([vision]),
                        asset_checks=dg.load_asset_checks_from_modules([vision])),
-        vision_resources.resources(),
-        dg.Definitions(resources={"settings": HvbenchSettings(), "warehouse": WarehouseResource(),
+        dg.Definitions(resources={"vision": build_resources()["vision"]}),
+        dg.Definitions(resources={"settings": SettingsResource(), "warehouse": WarehouseResource(),
                                   "mllm": MllmResource()}),  # human_verdicts asks the describer when one is set
     )
     graph = d.resolve_asset_graph()
@@ -115,7 +114,7 @@ def test_unreadable_clip_fails_its_partition_naming_the_file(tmp_path, man_talki
     instance.add_dynamic_partitions("videos", ["bad"])
     result = dg.materialize(
         [human_tracks], partition_key="bad", instance=instance, raise_on_error=False,
-        resources={"settings": HvbenchSettings(data_dir=str(tmp_path / "data")), "warehouse": wh,
+        resources={"settings": SettingsResource(data_dir=str(tmp_path / "data")), "warehouse": wh,
                    "vision": VisionResource()},
     )
     assert not result.success

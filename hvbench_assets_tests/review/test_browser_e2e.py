@@ -19,7 +19,7 @@ from hvbench_assets.core.tasks.store import ANNOTATIONS, QUESTIONS, question_con
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.curation.assets import reviewed_questions
 from hvbench_assets.defs.curation.sensors import review_sensor
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import SettingsResource, WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 from hvbench_assets.defs.tasks.sensors import annotation_sensor
 from hvbench_assets_tests.real_labels import materialize
@@ -79,7 +79,7 @@ def run_review_sensor(env) -> dict[str, str]:
                                                    cursor=env.get("review_cursor")))
     env["review_cursor"] = result.cursor
     assert len(result.run_requests) == 1
-    res = {"settings": HvbenchSettings(data_dir=str(env["root"] / "data"), review_exclude="none"), "warehouse": wh_res}
+    res = {"settings": SettingsResource(data_dir=str(env["root"] / "data"), review_exclude="none"), "warehouse": wh_res}
     assert dg.materialize([reviewed_questions], resources=res).success
     return {r["abbrev"]: r["state"] for r in env["wh"].rows(REVIEWED_QUESTIONS)}
 

@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from hvbench_assets import settings_table
+
 pytest.importorskip("dagster_ray", reason="the scale extra is not installed (pip install -e '.[scale]')")
 
 
@@ -27,13 +29,13 @@ def _netns_available() -> str | None:
 
 # the scenario stops itself after this many seconds and tears its cluster down (its own limit); the test waits
 # a little longer for that, then ends it. A machine busy with other work may need more (HVBENCH_CLUSTER_TEST_LIMIT_S).
-LIMIT_S = int(os.environ.get("HVBENCH_CLUSTER_TEST_LIMIT_S", "1200"))
+LIMIT_S = settings_table.value("HVBENCH_CLUSTER_TEST_LIMIT_S")
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(LIMIT_S + 300)
 def test_backfill_on_two_ray_nodes_survives_losing_the_worker(tmp_path):
-    if os.environ.get("HVBENCH_CLUSTER_TEST") == "0":
+    if settings_table.raw("HVBENCH_CLUSTER_TEST") == "0":
         # in the default suite and CI (about 10 min on an idle 2-core machine); a quick local run may leave it out
         pytest.skip("HVBENCH_CLUSTER_TEST=0 leaves the two-node cluster scenario out")
     why = _netns_available()

@@ -26,6 +26,8 @@ class AudioBackendConfig:
     voice_gender: str = "pitch"  # offline voice: one of VOICE_GENDER
     speaker_method: str = "combined"  # combined | light_asd | lipsync (core/speakers/methods.py)
     asd_device: str = "auto"  # Light-ASD: auto = CUDA when present, else CPU
+    hub_offline: bool = False  # HF_HUB_OFFLINE: full hub models fail at once when not cached
+    modelscope_cache: str = ""  # MODELSCOPE_CACHE (SenseVoice); empty: ModelScope's default
 
     def __post_init__(self) -> None:
         if self.music_detector not in MUSIC_DETECTORS:
@@ -38,7 +40,8 @@ class AudioBackendConfig:
 def _sensevoice(cfg: AudioBackendConfig):
     from hvbench_assets.core.audio.sensevoice import SenseVoice
 
-    return SenseVoice(cfg.sensevoice_model, cfg.sensevoice_hub, cfg.sensevoice_dir, cfg.device)
+    return SenseVoice(cfg.sensevoice_model, cfg.sensevoice_hub, cfg.sensevoice_dir, cfg.device,
+                      modelscope_cache=cfg.modelscope_cache)
 
 
 @lru_cache(maxsize=16)
@@ -48,7 +51,7 @@ def build(kind: str, cfg: AudioBackendConfig):
 
     if kind == "tagger":
         if cfg.full:
-            return tags.AstTagger(cfg.ast_model, device=cfg.device)
+            return tags.AstTagger(cfg.ast_model, device=cfg.device, hub_offline=cfg.hub_offline)
         if cfg.music_detector == "yamnet":
             from hvbench_assets.core.audio.yamnet import YamnetMusicDetector
 
@@ -60,7 +63,7 @@ def build(kind: str, cfg: AudioBackendConfig):
         return emotion.SenseVoiceEmotion(_sensevoice(cfg)) if cfg.full else emotion.NoOfflineEmotion()
     if kind == "voice":
         if cfg.full:
-            return voice.Wav2Vec2Demographer(cfg.age_gender_model, cfg.device)
+            return voice.Wav2Vec2Demographer(cfg.age_gender_model, cfg.device, hub_offline=cfg.hub_offline)
         if cfg.voice_gender == "pitch":
             return voice.PitchDemographer()
         return voice.MlpGenderDemographer(blend=cfg.voice_gender == "blend")

@@ -7,7 +7,6 @@ checks the installation and the weights first and names what is missing."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -92,9 +91,9 @@ def _segment(tags: list[str], text: str) -> SenseVoiceSegment:
     return SenseVoiceSegment(language, emotion, event, " ".join(text.split()))
 
 
-def modelscope_cache_dir() -> Path:
-    env = os.environ.get("MODELSCOPE_CACHE", "").strip()
-    return Path(env) if env else Path.home() / ".cache" / "modelscope" / "hub"
+def modelscope_cache_dir(cache: str = "") -> Path:
+    """ModelScope's cache: `cache` (MODELSCOPE_CACHE, read by the caller), else its default."""
+    return Path(cache) if cache else Path.home() / ".cache" / "modelscope" / "hub"
 
 
 @dataclass
@@ -106,6 +105,7 @@ class SenseVoice:
     model_dir: str = ""  # a local folder with model.pt etc. (pre-seeded); wins over the hub
     device: str = "auto"  # auto | cpu | cuda | cuda:N (core/devices.py); resolved here, recorded in `name`
     hub_endpoint: str = ""  # reachability probe; default: the hub's public address
+    modelscope_cache: str = ""  # MODELSCOPE_CACHE; empty: ModelScope's default
     _model: object | None = None
     _memo: dict = field(default_factory=dict)
 
@@ -121,7 +121,7 @@ class SenseVoice:
             return Path(self.model_dir) if (Path(self.model_dir) / "model.pt").exists() else None
         if self.hub == "hf":
             return hf_local_snapshot(self.model_id, "model.pt")
-        root = modelscope_cache_dir()
+        root = modelscope_cache_dir(self.modelscope_cache)
         for folder in (root / "models" / self.model_id, root / self.model_id):
             if (folder / "model.pt").exists():
                 return folder
@@ -137,7 +137,7 @@ class SenseVoice:
             problems.append("the funasr package is not installed (install the `full` extra: pip install 'hvbench[full]')")
         local = self.local_weights()
         if local is None:
-            cache = hf_cache_dir() if self.hub == "hf" else modelscope_cache_dir()
+            cache = hf_cache_dir() if self.hub == "hf" else modelscope_cache_dir(self.modelscope_cache)
             endpoint = self.hub_endpoint or ("https://huggingface.co" if self.hub == "hf" else "https://www.modelscope.cn")
             if self.model_dir:
                 problems.append(f"model_dir {self.model_dir} holds no model.pt")

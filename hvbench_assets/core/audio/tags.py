@@ -9,8 +9,7 @@ import numpy as np
 
 from hvbench_assets.core.audio import audioset, features, vad
 from hvbench_assets.core.audio.music import MusicDetector, MusicResult
-from hvbench_assets.core.audio.weights import load_hf_pair
-from hvbench_assets.core.devices import provenance_text, resolve_device
+from hvbench_assets.core.audio.weights import HubModelPair
 from hvbench_assets.core.media import SAMPLE_RATE
 
 SPEECH, SILENCE, OTHER, MUSIC, SINGING = "speech", "silence", "other_sound", "music", "singing"
@@ -100,7 +99,7 @@ class VadEnergyTagger:
 
 
 @dataclass
-class AstTagger:
+class AstTagger(HubModelPair):
     """Full (the paper's choice): Audio Spectrogram Transformer fine-tuned on AudioSet, via transformers.
     Multi-label sigmoid scores over 527 classes; speech when a speech class scores >= threshold."""
 
@@ -109,20 +108,15 @@ class AstTagger:
     top_k: int = 5
     window_s: float = 10.0
     device: str = "auto"  # auto | cpu | cuda | cuda:N (core/devices.py); resolved here, recorded in `model`
+    hub_offline: bool = False  # HF_HUB_OFFLINE: fail at once when the weights are not cached
     backend: str = "full"
     model: str = ""
     _loaded: tuple | None = None
 
-    def __post_init__(self) -> None:
-        self.device = resolve_device(self.device, "the audio device (HVBENCH_AUDIO_DEVICE)")
-        self.model = self.model or provenance_text(self.model_id, self.device)
+    def hub_classes(self) -> tuple:
+        from transformers import ASTForAudioClassification, AutoFeatureExtractor
 
-    def load(self):
-        if self._loaded is None:
-            from transformers import ASTForAudioClassification, AutoFeatureExtractor
-
-            self._loaded = load_hf_pair(self.model_id, self.device, AutoFeatureExtractor, ASTForAudioClassification)
-        return self._loaded
+        return AutoFeatureExtractor, ASTForAudioClassification
 
     def tag(self, audio: np.ndarray) -> AudioTags:
         import torch

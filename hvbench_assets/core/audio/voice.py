@@ -14,8 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from hvbench_assets.core.audio import features, vad
-from hvbench_assets.core.audio.weights import load_hf_pair
-from hvbench_assets.core.devices import provenance_text, resolve_device
+from hvbench_assets.core.audio.weights import HubModelPair
 from hvbench_assets.core.media import SAMPLE_RATE
 
 VOICE_CLASSES = ("male", "female", "child")
@@ -263,27 +262,22 @@ def _age_gender_model_class():
 
 
 @dataclass
-class Wav2Vec2Demographer:
+class Wav2Vec2Demographer(HubModelPair):
     """Full (the paper's choice): wav2vec2 fine-tuned for age (0-1 ~ 0-100 years) and
     female / male / child, on the speech part of the clip."""
 
     model_id: str = "audeering/wav2vec2-large-robust-24-ft-age-gender"
     device: str = "auto"  # auto | cpu | cuda | cuda:N (core/devices.py); resolved here, recorded in `model`
+    hub_offline: bool = False  # HF_HUB_OFFLINE: fail at once when the weights are not cached
     max_seconds: float = 30.0
     backend: str = "full"
     model: str = ""
     _loaded: tuple | None = None
 
-    def __post_init__(self) -> None:
-        self.device = resolve_device(self.device, "the audio device (HVBENCH_AUDIO_DEVICE)")
-        self.model = self.model or provenance_text(self.model_id, self.device)
+    def hub_classes(self) -> tuple:
+        from transformers import Wav2Vec2FeatureExtractor
 
-    def load(self):
-        if self._loaded is None:
-            from transformers import Wav2Vec2FeatureExtractor
-
-            self._loaded = load_hf_pair(self.model_id, self.device, Wav2Vec2FeatureExtractor, _age_gender_model_class())
-        return self._loaded
+        return Wav2Vec2FeatureExtractor, _age_gender_model_class()
 
     def estimate(self, audio: np.ndarray) -> VoiceDemographics:
         import torch

@@ -35,15 +35,12 @@ class MllmAnswerer:
         self.client.flush()
 
 
-def mllm_answerer(warehouse, models_file: str | None = None, max_concurrency: int | None = None,
-                  params: dict | None = None) -> MllmAnswerer:
-    """The client built from config/models.toml (or `models_file`), caching calls in `warehouse`; attempts
-    per call from HVBENCH_MLLM_MAX_ATTEMPTS (default 5), as for the Dagster `mllm` resource."""
-    import os
+def mllm_answerer(warehouse, registry, max_concurrency: int | None = None, params: dict | None = None,
+                  max_attempts: int = 5) -> MllmAnswerer:
+    """The client for `registry` (settings_table.model_registry), caching calls in `warehouse`; `max_attempts`
+    per call, as for the Dagster `mllm` resource."""
+    from hvbench_assets.core.mllm import MllmClient, RetryPolicy
 
-    from hvbench_assets.core.mllm import MllmClient, RetryPolicy, load_registry
-
-    attempts = int(os.environ.get("HVBENCH_MLLM_MAX_ATTEMPTS", "").strip() or 5)
-    client = MllmClient(load_registry(models_file), warehouse, max_concurrency=max_concurrency,
-                        retry=RetryPolicy(max_attempts=attempts))
+    client = MllmClient(registry, warehouse, max_concurrency=max_concurrency,
+                        retry=RetryPolicy(max_attempts=max_attempts))
     return MllmAnswerer(client, params)

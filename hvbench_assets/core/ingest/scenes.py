@@ -26,28 +26,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from hvbench_assets.core.ingest.clip_filter import ClipFilter
 from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.media.frames import decoded_frames, to_bgr
 from hvbench_assets.core.media.probe import check_complete
 
 FARNEBACK = dict(pyr_scale=0.5, levels=3, winsize=15, iterations=3, poly_n=5, poly_sigma=1.2, flags=0)
-
-
-@dataclass(frozen=True)
-class ClipFilter:
-    """Thresholds; defaults follow appendix K where it gives one (duration >= 1 s, motion >= 1.2).
-    The paper kept sources of at least 1280x480; that is far stricter than most footage, so the
-    default here is 320x240 and `paper_resolution` is reported by an asset check instead."""
-
-    min_duration_s: float = 1.0
-    max_clip_s: float = 30.0
-    min_width: int = 320
-    min_height: int = 240
-    min_motion: float = 1.2
-    cut_threshold: float = 27.0
-    min_shot_frames: int = 15
-    motion_fps: float = 2.0
-    analysis_side: int = 256
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """MLLM layer: one client for OpenAI-compatible endpoints and local weights, with a call log/cache.
 
 Public API (stable; the evaluation and synthesis stages build on it):
-    load_registry() -> ModelRegistry        config/models.toml + HVBENCH_MLLM_* environment overrides
+    load_registry(path, environ, keys) -> ModelRegistry   a models file + the HVBENCH_MLLM_<NAME>_* overrides passed in
+                                              (settings_table.model_registry() passes the environment)
     MllmClient(registry, cache, max_concurrency).chat(model, prompt, frames=(), system=None,
         audio=None, params=None, context=None) -> ChatResult
     MllmClient.chat_many([ChatRequest(...)]) -> list[ChatResult]

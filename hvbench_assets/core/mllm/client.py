@@ -1,6 +1,6 @@
 """One client for every MLLM/LLM call: frames, concurrency, retries, cache, call log.
 
-    client = MllmClient(load_registry(), CallLog(warehouse))
+    client = MllmClient(registry, CallLog(warehouse))  # registry: settings_table.model_registry() or parse_registry
     r = client.chat("qwen25_vl", "Describe the person.", frames=sample_frames(clip, n_frames=8))
     r.text, r.call_id, r.cached, r.error
 
@@ -157,7 +157,7 @@ class MllmClient:
 
     def secrets(self) -> frozenset[str]:
         """Every key configured for any model (read now: keys live in the environment)."""
-        return configured_secrets(m.api_key_env for m in self.registry.models.values())
+        return configured_secrets((m.api_key_env for m in self.registry.models.values()), self.registry.keys)
 
     def _chat(self, req: ChatRequest, wait: bool) -> ChatResult:
         model, prompt, frames, system, audio = req.model, req.prompt, req.frames, req.system, req.audio

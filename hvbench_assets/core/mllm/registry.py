@@ -18,11 +18,14 @@ an empty BASE_URL leaves the entry unconfigured, an empty boolean is false; numb
 value, so an empty (or malformed) numeric variable is an error naming it. An unset variable changes
 nothing. A name with no file entry is defined by its variables alone when HVBENCH_MLLM_<NAME>_BASE_URL
 (or _LOCAL_PATH) is set, taking the file's [defaults] for the rest.
+
+This module reads no environment itself: the caller passes `environ` (the overrides above) and `keys` (where
+the variables named by `api_key_env` are looked up at call time; default `environ`), e.g. the process environment from
+hvbench_assets/settings_table.py:model_registry. Tests pass plain dicts.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -60,19 +63,20 @@ class ModelSpec:
     extra_params: dict = field(default_factory=dict)  # default request params (temperature, max_tokens)
     rename_params: dict = field(default_factory=dict)  # e.g. {max_tokens = "max_completion_tokens"} for o-series
     drop_params: list = field(default_factory=list)  # params this endpoint rejects, e.g. ["temperature"]
+    # where the variable named by api_key_env is read at call time (set by the registry; never logged)
+    keys: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def env_prefix(self) -> str:
         return env_prefix(self.name)
 
-    def missing_settings(self, environ: Mapping[str, str] | None = None) -> list[str]:
+    def missing_settings(self) -> list[str]:
         """The settings still needed before this model can be called (empty when usable)."""
-        environ = os.environ if environ is None else environ
         missing = []
         if self.backend == "openai":
             if not self.base_url:
                 missing.append(f"{self.env_prefix}_BASE_URL (or base_url in the [{self.name}] entry)")
-            if self.api_key_env and not environ.get(self.api_key_env, "").strip():
+            if self.api_key_env and not self.keys.get(self.api_key_env, "").strip():
                 missing.append(f"{self.api_key_env} (API key for {self.name})")
         elif not self.local_path:
             missing.append(f"{self.env_prefix}_LOCAL_PATH (a folder holding {self.model_id} weights + processor)")
@@ -89,11 +93,11 @@ class ModelSpec:
         return merged
 
     def api_key(self) -> str:
-        """The key from the environment at call time; endpoints without auth get a dummy value
+        """The key from `keys` (the environment) at call time; endpoints without auth get a dummy value
         because the openai client insists on one."""
         if not self.api_key_env:
             return "EMPTY"
-        key = os.environ.get(self.api_key_env, "").strip()
+        key = self.keys.get(self.api_key_env, "").strip()
         if not key:
             raise ModelNotConfigured(f"model {self.name!r}: environment variable {self.api_key_env} is not set")
         return key
@@ -145,7 +149,7 @@ def env_prefix(name: str) -> str:
     return "HVBENCH_MLLM_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
 
 
-_FIELD_TYPES = {f.name: f.type for f in fields(ModelSpec)}
+_FIELD_TYPES = {f.name: f.type for f in fields(ModelSpec) if f.name != "keys"}
 
 
 _BOOLS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False,
@@ -173,7 +177,7 @@ def _env_fields(prefix: str, environ: Mapping[str, str]) -> dict:
     changes = {}
     aliases = {"MODEL": "model_id"}
     for f in fields(ModelSpec):
-        if f.name == "name" or f.type not in ("str", "int", "float", "bool"):
+        if f.name not in _FIELD_TYPES or f.name == "name" or f.type not in ("str", "int", "float", "bool"):
             continue
         for suffix in [k for k, v in aliases.items() if v == f.name] + [f.name.upper()]:
             variable = f"{prefix}_{suffix}"
@@ -195,18 +199,19 @@ class ModelRegistry:
     min_answerers: int = 3  # synthesis: fewer active models than this and the descriptive tasks are blocked
     source: str = ""
     defaults: dict = field(default_factory=dict, compare=False, repr=False)  # the file's [defaults]
-    environ: Mapping[str, str] | None = field(default=None, compare=False, repr=False)  # None: os.environ
+    environ: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)  # the overrides
+    keys: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)  # where API keys are read
 
     def env_model(self, name: str) -> ModelSpec | None:
         """A model defined only by HVBENCH_MLLM_<NAME>_* variables (BASE_URL or LOCAL_PATH set)."""
-        environ = os.environ if self.environ is None else self.environ
+        environ = self.environ
         prefix = env_prefix(name)
         if not any(environ.get(f"{prefix}_{k}", "").strip() for k in ("BASE_URL", "LOCAL_PATH")):
             return None
         merged = {**self.defaults, "model_id": name, **_env_fields(prefix, environ)}
         if "backend" not in merged:
             merged["backend"] = "openai" if environ.get(f"{prefix}_BASE_URL", "").strip() else "transformers"
-        return ModelSpec(name=name, **merged)
+        return ModelSpec(name=name, **merged, keys=self.keys)
 
     def unknown_message(self, name: str) -> str:
         prefix = env_prefix(name)
@@ -252,8 +257,14 @@ class ModelRegistry:
         return self.get(self.describer_name)
 
 
-def parse_registry(data: Mapping, environ: Mapping[str, str] | None = None, source: str = "") -> ModelRegistry:
-    environ = os.environ if environ is None else environ
+def parse_registry(data: Mapping, environ: Mapping[str, str] | None = None, source: str = "",
+                   keys: Mapping[str, str] | None = None, active: str = "", describer: str = "",
+                   min_answerers: str | int = "") -> ModelRegistry:
+    """`environ`: the HVBENCH_MLLM_<NAME>_* overrides (none when None); `keys`: where API keys are read (default
+    `environ`); `active` ("a,b", HVBENCH_MLLM_MODELS), `describer` (HVBENCH_DESCRIBER_MODEL) and `min_answerers`
+    (HVBENCH_MIN_ANSWERERS) replace the file's values when given (settings_table.registry_settings)."""
+    environ = {} if environ is None else environ
+    keys = environ if keys is None else keys
     defaults = dict(data.get("defaults", {}))
     models: dict[str, ModelSpec] = {}
     for name, entry in dict(data.get("models", {})).items():
@@ -263,29 +274,28 @@ def parse_registry(data: Mapping, environ: Mapping[str, str] | None = None, sour
             raise ValueError(f"{source}: model {name!r} has unknown fields {sorted(unknown)}")
         if "model_id" not in merged:
             raise ValueError(f"{source}: model {name!r} needs model_id")
-        spec = _apply_env(ModelSpec(name=name, **merged), environ)
+        spec = _apply_env(ModelSpec(name=name, **merged, keys=keys), environ)
         if spec.backend not in BACKENDS:
             raise ValueError(f"{source}: model {name!r} backend must be one of {BACKENDS}, got {spec.backend!r}")
         models[name] = spec
-    active = tuple(n.strip() for n in environ.get("HVBENCH_MLLM_MODELS", "").split(",") if n.strip())
-    if not active:
-        active = tuple(data.get("active", ()))
-    describer = environ.get("HVBENCH_DESCRIBER_MODEL", "").strip() or str(data.get("describer", ""))
-    raw_min = environ.get("HVBENCH_MIN_ANSWERERS", "").strip() or data.get("min_answerers", 3)
+    active_names = tuple(n.strip() for n in active.split(",") if n.strip()) or tuple(data.get("active", ()))
+    describer = describer.strip() or str(data.get("describer", ""))
+    raw_min = str(min_answerers).strip() or data.get("min_answerers", 3)
     try:
         min_answerers = int(raw_min)
     except (TypeError, ValueError):
         raise ValueError(f"{source}: min_answerers (or HVBENCH_MIN_ANSWERERS) must be a whole number, got {raw_min!r}") from None
-    return ModelRegistry(models=models, active_names=active, describer_name=describer, source=source,
+    return ModelRegistry(models=models, active_names=active_names, describer_name=describer, source=source,
                          min_answerers=min_answerers,
-                         defaults=defaults, environ=None if environ is os.environ else environ)
+                         defaults=defaults, environ=environ, keys=keys)
 
 
-def load_registry(path: str | Path | None = None, environ: Mapping[str, str] | None = None) -> ModelRegistry:
-    environ = os.environ if environ is None else environ
-    path = Path(path or environ.get("HVBENCH_MODELS_FILE", "").strip() or DEFAULT_MODELS_FILE)
+def load_registry(path: str | Path | None = None, environ: Mapping[str, str] | None = None,
+                  keys: Mapping[str, str] | None = None, **settings) -> ModelRegistry:
+    """`path` (HVBENCH_MODELS_FILE; default config/models.toml) parsed as parse_registry does."""
+    path = Path(path or DEFAULT_MODELS_FILE)
     if not path.exists():
         raise ModelNotConfigured(f"model registry file {path} does not exist (set HVBENCH_MODELS_FILE)")
     with open(path, "rb") as fh:
         data = tomllib.load(fh)
-    return parse_registry(data, environ, source=str(path))
+    return parse_registry(data, environ, source=str(path), keys=keys, **settings)

@@ -9,7 +9,6 @@ tokens, and strings shaped like OpenAI / Google keys.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -20,9 +19,8 @@ _BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9_\-\.\~\+/=]{4,}")
 _MIN_LEN = 4  # shorter "keys" (or the placeholder EMPTY) would mangle ordinary text
 
 
-def configured_secrets(key_envs: Iterable[str], environ: Mapping[str, str] | None = None) -> frozenset[str]:
-    """The values of the named key variables that are set (the keys themselves, never logged)."""
-    environ = os.environ if environ is None else environ
+def configured_secrets(key_envs: Iterable[str], environ: Mapping[str, str]) -> frozenset[str]:
+    """The values of the named key variables that are set in `environ` (the keys themselves, never logged)."""
     values = (environ.get(name, "").strip() for name in key_envs if name)
     return frozenset(v for v in values if len(v) >= _MIN_LEN and v != "EMPTY")
 

@@ -45,12 +45,14 @@ class VisionBackend:
 
 def build_backend(profile: str = "offline", face_detector: str = "yunet", upsample: int = 0, rescue: bool = True,
                   yolo_weights: str = "yolov8n.pt", deepface_detector: str = "retinaface",
-                  person_detector: str = "yolox", person_conf: float = 0.4, device: str = "auto") -> VisionBackend:
+                  person_detector: str = "yolox", person_conf: float = 0.4, device: str = "auto",
+                  deepface_home: str = "") -> VisionBackend:
     """offline: libfacedetection's YuNet (`face_detector="yunet"`, default), dlib HOG (`"hog"`; with `rescue`,
     rotated / enlarged HOG passes look again for tilted and small faces, see pipeline) or dlib's slow mmod
     CNN (`"mmod"`), + YOLOX-nano person boxes above `person_conf` (`person_detector="yolox"`, default) or
     face-geometry body boxes only (`"none"`). full: DeepFace `deepface_detector` faces + YOLOv8 person
-    boxes on `device` (auto | cpu | cuda | cuda:N; offline models run on the CPU). Raises BackendUnavailable
+    boxes on `device` (auto | cpu | cuda | cuda:N; offline models run on the CPU), DeepFace weights checked under
+    `deepface_home` (DEEPFACE_HOME; '' = ~). Raises BackendUnavailable
     at once when a package or weights file is missing."""
     if profile == "offline":
         if face_detector not in OFFLINE_FACE_DETECTORS:
@@ -71,5 +73,5 @@ def build_backend(profile: str = "offline", face_detector: str = "yunet", upsamp
         )
 
         person = YoloPersonDetector(yolo_weights, device=device)
-        return VisionBackend("full", DeepFaceFaceDetector(deepface_detector), person, DlibFaceEmbedder())
+        return VisionBackend("full", DeepFaceFaceDetector(deepface_detector, deepface_home=deepface_home), person, DlibFaceEmbedder())
     raise ValueError(f"backend profile must be 'offline' or 'full', got {profile!r}")

@@ -177,9 +177,9 @@ class DeepFaceDemographics:
 
     WEIGHTS = ["age_model_weights.onnx", "gender_model_weights.onnx", "race_model_single_batch.onnx"]
 
-    def __init__(self, weights: Sequence[str] | None = None):
+    def __init__(self, weights: Sequence[str] | None = None, deepface_home: str = ""):
         self._deepface = require("deepface", "deepface", "age/gender/race (L3 demographics)").DeepFace
-        require_deepface_weights(list(weights or self.WEIGHTS), "age/gender/race (L3 demographics)")
+        require_deepface_weights(list(weights or self.WEIGHTS), "age/gender/race (L3 demographics)", deepface_home)
         self.model = "deepface-age-gender-race"
         self.method = "deepface"
         self.measured_accuracy = self.measured_age_accuracy = None  # the full profile's rule has no accuracy gate

@@ -5,7 +5,6 @@ with what to install or pre-seed, instead of a slow download attempt deep inside
 from __future__ import annotations
 
 import importlib
-import os
 from pathlib import Path
 
 import numpy as np
@@ -28,13 +27,14 @@ def require(module: str, package: str, why: str) -> object:
         ) from exc
 
 
-def deepface_weights_dir() -> Path:
-    """Where DeepFace keeps weights: $DEEPFACE_HOME/.deepface/weights (DEEPFACE_HOME defaults to ~)."""
-    return Path(os.environ.get("DEEPFACE_HOME") or Path.home()) / ".deepface" / "weights"
+def deepface_weights_dir(deepface_home: str | Path = "") -> Path:
+    """Where DeepFace keeps weights: <DEEPFACE_HOME>/.deepface/weights; the caller passes DEEPFACE_HOME's value
+    ('' = ~, DeepFace's own default)."""
+    return Path(deepface_home or Path.home()) / ".deepface" / "weights"
 
 
-def require_deepface_weights(files: list[str], why: str) -> None:
-    folder = deepface_weights_dir()
+def require_deepface_weights(files: list[str], why: str, deepface_home: str | Path = "") -> None:
+    folder = deepface_weights_dir(deepface_home)
     missing = [f for f in files if not (folder / f).is_file()]
     if missing:
         raise BackendUnavailable(
@@ -92,11 +92,12 @@ class DeepFaceFaceDetector:
 
     WEIGHTS = {"retinaface": ["retinaface.h5"], "yolov8": ["yolov8n-face.pt"]}
 
-    def __init__(self, detector_backend: str = "retinaface", min_confidence: float = 0.5):
+    def __init__(self, detector_backend: str = "retinaface", min_confidence: float = 0.5, deepface_home: str = ""):
         self._deepface = require("deepface", "deepface", f"the {detector_backend} face detector").DeepFace
         if detector_backend == "retinaface":
             require("retinaface", "retina-face", "the RetinaFace face detector")
-        require_deepface_weights(self.WEIGHTS.get(detector_backend, []), f"the {detector_backend} face detector")
+        require_deepface_weights(self.WEIGHTS.get(detector_backend, []), f"the {detector_backend} face detector",
+                                 deepface_home)
         self.detector_backend = detector_backend
         self.min_confidence = min_confidence
         self.model = f"deepface-{detector_backend}"

@@ -38,8 +38,7 @@ class DuckLakeLocation:
         conninfo = str(location)[len(PREFIX):].strip()
         if not conninfo:
             raise ValueError(f"warehouse location {str(location)!r}: no Postgres conninfo after {PREFIX!r}")
-        chosen = data_path if data_path is not None else os.environ.get("HVBENCH_WAREHOUSE_DATA_PATH", "").strip()
-        return cls(conninfo, str(chosen) if chosen else None)
+        return cls(conninfo, str(data_path) if data_path else None)
 
     @property
     def location(self) -> str:

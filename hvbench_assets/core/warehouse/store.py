@@ -190,10 +190,10 @@ class Warehouse:
 
     def __init__(self, path: str | os.PathLike, lock_timeout_s: float = 900.0,
                  data_path: str | os.PathLike | None = None, catalog_wait_s: float | None = None):
-        """`path`: a DuckDB file, or `ducklake:postgres:<conninfo>` (then `data_path`, or
-        HVBENCH_WAREHOUSE_DATA_PATH, names the Parquet folder when the catalog is new).
+        """`path`: a DuckDB file, or `ducklake:postgres:<conninfo>` (then `data_path` names the Parquet folder
+        when the catalog is new; settings_table.open_warehouse passes HVBENCH_WAREHOUSE_DATA_PATH).
         `catalog_wait_s`: how long DuckLake calls wait for an unreachable Postgres catalog before failing
-        (default HVBENCH_WAREHOUSE_WAIT_S, else 120 s)."""
+        (default 120 s; HVBENCH_WAREHOUSE_WAIT_S through settings_table.open_warehouse)."""
         self.lock_timeout_s = lock_timeout_s
         self._ensured: set[str] = set()
         self._held: dict[int, duckdb.DuckDBPyConnection] = {}  # thread id -> the connection of its batch()
@@ -203,8 +203,7 @@ class Warehouse:
             where = ducklake.DuckLakeLocation.parse(path, data_path)
             self._catalog = ducklake.Catalog(where)
             self.path: Path | str = where.location
-            self.catalog_wait_s = float(catalog_wait_s if catalog_wait_s is not None
-                                        else os.environ.get("HVBENCH_WAREHOUSE_WAIT_S", "") or 120.0)
+            self.catalog_wait_s = float(catalog_wait_s if catalog_wait_s is not None else 120.0)
         else:
             self.path = Path(path)
 

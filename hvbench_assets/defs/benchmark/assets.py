@@ -51,11 +51,9 @@ from hvbench_assets.core.scoring.textbias import (
 )
 from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS
 from hvbench_assets.core.tasks.store import QUESTIONS
-from hvbench_assets.defs.benchmark.resources import BenchmarkSettings
 from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions
 from hvbench_assets.defs.metadata import table_definition
-from hvbench_assets.defs.mllm_resources import MllmResource
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import BenchmarkResource, MllmResource, SettingsResource, WarehouseResource
 
 ORDER = [t.abbrev for t in TASKS]
 
@@ -97,7 +95,7 @@ def pool_inputs(wh) -> list[dict]:
     metadata=table_definition(QUESTION_POOL),
 )
 def question_pool(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
-                  benchmark: BenchmarkSettings) -> dg.MaterializeResult:
+                  benchmark: BenchmarkResource) -> dg.MaterializeResult:
     wh, name = warehouse.get(), context.partition_key
     try:
         settings = benchmark.pool()
@@ -126,7 +124,7 @@ def question_pool(context: dg.AssetExecutionContext, warehouse: WarehouseResourc
     })
 
 
-def _blind_models(benchmark: BenchmarkSettings, mllm: MllmResource) -> tuple[list[str], str | None]:
+def _blind_models(benchmark: BenchmarkResource, mllm: MllmResource) -> tuple[list[str], str | None]:
     """(models, None) or ([], why there is none)."""
     try:
         registry = mllm.registry()
@@ -154,8 +152,8 @@ def _blind_models(benchmark: BenchmarkSettings, mllm: MllmResource) -> tuple[lis
                 "removed. Also scores how well the texts alone predict each answer (text_bias, no model call)",
     metadata=table_definition(LEAKAGE_VERDICTS, BLIND_ANSWERS, LEAKAGE_REPAIRS, TEXT_BIAS, SYNTHESIS_STEPS),
 )
-def blind_leakage(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
-                  mllm: MllmResource, benchmark: BenchmarkSettings) -> dg.MaterializeResult:
+def blind_leakage(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
+                  mllm: MllmResource, benchmark: BenchmarkResource) -> dg.MaterializeResult:
     wh, name = warehouse.get(), context.partition_key
     pooled = [r for r in wh.rows(QUESTION_POOL, benchmark=name) if r["selected"]]
     models, why_not = _blind_models(benchmark, mllm)
@@ -263,7 +261,7 @@ def _bias_md(bias: TextBias) -> str:
                 for t, b in sorted(bias.tasks.items())])
 
 
-def _repair_writer(benchmark: BenchmarkSettings, mllm: MllmResource) -> tuple[str | None, str | None]:
+def _repair_writer(benchmark: BenchmarkResource, mllm: MllmResource) -> tuple[str | None, str | None]:
     """(the writer of repairs: the synthesis describer, None) or (None, why there is none)."""
     if benchmark.repair_rounds <= 0:
         return None, "HVBENCH_LEAKAGE_REPAIR_ROUNDS is 0"
@@ -321,7 +319,7 @@ def assemble_items(items: list[dict]) -> tuple[list[dict], dict]:
                         "a hash of the question ids; ties keep the stored letter"}
 
 
-def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings, name: str) -> dict:
+def manifest_facts(wh, items: list[dict], benchmark: BenchmarkResource, name: str) -> dict:
     """Code versions and label provenance of the exported questions."""
     ids = {i["question_id"] for i in items}
     questions = [q for q in wh.rows(QUESTIONS) if q["question_id"] in ids]
@@ -367,8 +365,8 @@ def manifest_facts(wh, items: list[dict], benchmark: BenchmarkSettings, name: st
                           description="The folder holds the 16 task files, manifest.json and every exported item's video"),
     ],
 )
-def benchmark_export(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
-                     benchmark: BenchmarkSettings) -> dg.MaterializeResult:
+def benchmark_export(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
+                     benchmark: BenchmarkResource) -> dg.MaterializeResult:
     wh, name = warehouse.get(), context.partition_key
     items, removed = export_items(wh, name)
     items, letters = assemble_items(items)

@@ -3,9 +3,9 @@
 
 import dagster as dg
 
-from hvbench_assets.defs.benchmark.resources import BenchmarkSettings
 from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions
 from hvbench_assets.defs.evaluation.sensors import SAFE_NAME
+from hvbench_assets.defs.resources import BenchmarkResource
 
 
 @dg.sensor(
@@ -13,7 +13,7 @@ from hvbench_assets.defs.evaluation.sensors import SAFE_NAME
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Adds HVBENCH_BENCHMARK_NAME to the eval_benchmarks partitions, so benchmark_job can run for it",
 )
-def benchmark_partition_sensor(context: dg.SensorEvaluationContext, benchmark: BenchmarkSettings):
+def benchmark_partition_sensor(context: dg.SensorEvaluationContext, benchmark: BenchmarkResource):
     name = benchmark.name
     if not SAFE_NAME.match(name):
         return dg.SkipReason(f"HVBENCH_BENCHMARK_NAME={name!r} is not a usable partition key ({SAFE_NAME.pattern})")

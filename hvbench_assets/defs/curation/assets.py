@@ -8,7 +8,7 @@ from hvbench_assets.core.curation.state import CURATION_RULE_VERSION, STATES, ex
 from hvbench_assets.core.curation.reviewed import update_reviewed
 from hvbench_assets.core.curation.tables import REVIEW_DECISIONS, REVIEWED_QUESTIONS
 from hvbench_assets.defs.metadata import table_definition
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import SettingsResource, WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 
 
@@ -27,7 +27,7 @@ def _state_table(counts: dict[str, dict[str, int]]) -> str:
     description="Review state of every current question (accepted, corrected, rejected, disputed, ...) from human decisions",
     metadata=table_definition(REVIEWED_QUESTIONS, REVIEW_DECISIONS),
 )
-def reviewed_questions(context: dg.AssetExecutionContext, settings: HvbenchSettings,
+def reviewed_questions(context: dg.AssetExecutionContext, settings: SettingsResource,
                        warehouse: WarehouseResource) -> dg.MaterializeResult:
     try:
         excluded = excluded_tasks(settings.review_exclude)

@@ -32,13 +32,11 @@ from hvbench_assets.defs.evaluation.partitions import (
     eval_benchmarks_partitions,
     eval_partitions,
 )
-from hvbench_assets.defs.evaluation.resources import EvaluationSettings
 from hvbench_assets.defs.metadata import image, table_definition
-from hvbench_assets.defs.mllm_resources import MllmResource
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import EvaluationResource, MllmResource, SettingsResource, WarehouseResource
 
 
-def _benchmark_root(name: str, evaluation: EvaluationSettings, settings: HvbenchSettings) -> tuple[Path, Path | None]:
+def _benchmark_root(name: str, evaluation: EvaluationResource, settings: SettingsResource) -> tuple[Path, Path | None]:
     roots = evaluation.roots(settings.data_dir)
     if name not in roots:
         raise dg.Failure(description=f"benchmark {name!r} not found: known {sorted(roots) or 'none'}; put it under "
@@ -84,8 +82,8 @@ def _scores_markdown(rows: list[dict]) -> str:
     check_specs=[dg.AssetCheckSpec("unparsed_rate", asset="eval_responses",
                                    description="Share of replies no rule could map to an option (counted wrong)")],
 )
-def eval_responses(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
-                   mllm: MllmResource, evaluation: EvaluationSettings) -> dg.MaterializeResult:
+def eval_responses(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
+                   mllm: MllmResource, evaluation: EvaluationResource) -> dg.MaterializeResult:
     keys = context.partition_key.keys_by_dimension
     name, model = keys["benchmark"], keys["model"]
     root, video_root = _benchmark_root(name, evaluation, settings)
@@ -178,7 +176,7 @@ def report_charts(data, out_dir: Path) -> dict[str, dg.MetadataValue]:
     return out
 
 
-def review_baseline(wh, name: str, evaluation: EvaluationSettings, settings: HvbenchSettings) -> dict | None:
+def review_baseline(wh, name: str, evaluation: EvaluationResource, settings: SettingsResource) -> dict | None:
     """For a benchmark we exported: the reviewers' blind-choice accuracy per task on its items (None when nobody
     reviewed them)."""
     from hvbench_assets.core.benchmark.export import exported_question_ids, is_our_export
@@ -208,8 +206,8 @@ def review_baseline(wh, name: str, evaluation: EvaluationSettings, settings: Hvb
     description="Per-task / category / overall accuracy of every evaluated model, baselines, distractor and item statistics",
     metadata=table_definition(EVAL_TASK_SCORES, EVAL_ITEM_STATS, EVAL_DISTRACTORS),
 )
-def eval_report(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
-                evaluation: EvaluationSettings) -> dg.MaterializeResult:
+def eval_report(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
+                evaluation: EvaluationResource) -> dg.MaterializeResult:
     name = context.partition_key
     human = load_baseline_file(evaluation.human_baseline) if evaluation.human_baseline else \
         review_baseline(warehouse.get(), name, evaluation, settings)

@@ -9,9 +9,7 @@ from hvbench_assets.defs.evaluation.partitions import (
     eval_benchmarks_partitions,
     eval_models_partitions,
 )
-from hvbench_assets.defs.evaluation.resources import EvaluationSettings
-from hvbench_assets.defs.mllm_resources import MllmResource
-from hvbench_assets.defs.resources import HvbenchSettings
+from hvbench_assets.defs.resources import EvaluationResource, MllmResource, SettingsResource
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
@@ -21,8 +19,8 @@ SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Registers benchmark folders and active models as evaluation partitions (no runs requested)",
 )
-def eval_partitions_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings,
-                           evaluation: EvaluationSettings, mllm: MllmResource):
+def eval_partitions_sensor(context: dg.SensorEvaluationContext, settings: SettingsResource,
+                           evaluation: EvaluationResource, mllm: MllmResource):
     benchmarks = sorted(evaluation.roots(settings.data_dir))
     try:
         models = [m.name for m in mllm.registry().active()]

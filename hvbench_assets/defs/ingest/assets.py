@@ -13,14 +13,14 @@ from hvbench_assets.core.media import MediaError, file_sha256, probe_video
 from hvbench_assets.core.media.paths import resolve, to_stored
 from hvbench_assets.defs.metadata import materialization, row_counts, table_definition
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import SettingsResource, WarehouseResource
 from hvbench_assets.defs.run_tags import clip_source_tags, raw_source_tags, tag_run
 
 SCENE_CLIPS_VERSION = "2"  # 2: one decode per file, Data-Juicer's motion scale, streams' own start times
 VIDEO_PROBE_VERSION = "2"  # 2: frames counted by demuxing (decoded only when demux and header disagree)
 
 
-def raw_video_path(settings: HvbenchSettings, warehouse: WarehouseResource, raw_video_id: str) -> Path:
+def raw_video_path(settings: SettingsResource, warehouse: WarehouseResource, raw_video_id: str) -> Path:
     rows = warehouse.get().rows(RAW_VIDEOS, raw_video_id=raw_video_id)
     if not rows:
         raise dg.Failure(
@@ -43,7 +43,7 @@ def raw_video_path(settings: HvbenchSettings, warehouse: WarehouseResource, raw_
     description="Shots of one raw video, long shots windowed, basic filters applied; kept ones become `videos` partitions",
 )
 def scene_clips(
-    context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource
+    context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource
 ) -> dg.MaterializeResult:
     raw_id = context.partition_key
     wh = warehouse.get()
@@ -124,7 +124,7 @@ def clip_file(warehouse: WarehouseResource, video_id: str) -> Path:
     metadata=table_definition(VIDEO_PROBE),
     description="Container facts of one clip: duration, fps, frames, size, codecs, audio stream, hash",
 )
-def video_probe(context: dg.AssetExecutionContext, settings: HvbenchSettings,
+def video_probe(context: dg.AssetExecutionContext, settings: SettingsResource,
                 warehouse: WarehouseResource) -> dg.MaterializeResult:
     video_id = context.partition_key
     wh = warehouse.get()

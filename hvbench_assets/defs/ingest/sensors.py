@@ -20,9 +20,8 @@ from hvbench_assets.defs.ingest.jobs import (
     raw_video_job,
 )
 from hvbench_assets.defs.labels.descriptions import VIDEO_CAPTION_VERSION
-from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import MllmResource, SettingsResource, WarehouseResource
 from hvbench_assets.defs.sensor_state import load_state, save_state
 
 
@@ -32,7 +31,7 @@ from hvbench_assets.defs.sensor_state import load_state, save_state
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Adds a `raw_videos` partition per settled inbox file and requests its run; re-runs changed files",
 )
-def inbox_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings, warehouse: WarehouseResource):
+def inbox_sensor(context: dg.SensorEvaluationContext, settings: SettingsResource, warehouse: WarehouseResource):
     state = load_state(context, "inbox_sensor", {})
     inbox = settings.inbox
     inbox.mkdir(parents=True, exist_ok=True)
@@ -126,7 +125,7 @@ def describer_configured(mllm: MllmResource) -> str | None:
     description="Requests the per-clip label run for every kept clip whose content is new or changed "
     "(without the MLLM descriptions while no describer model is configured)",
 )
-def clip_sensor(context: dg.SensorEvaluationContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+def clip_sensor(context: dg.SensorEvaluationContext, settings: SettingsResource, warehouse: WarehouseResource,
                 mllm: MllmResource):
     requested: dict = load_state(context, "clip_sensor", {})  # video_id -> "<sha256>:<job>" requested
     wh = warehouse.get()

@@ -17,10 +17,9 @@ from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
 from hvbench_assets.core.media import MediaError, NoAudioError
 from hvbench_assets.core.warehouse import TableSpec
 from hvbench_assets.defs.executor import FORK_TAG
-from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.metadata import materialization, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
+from hvbench_assets.defs.resources import AudioModelsResource, SettingsResource, WarehouseResource, profiled
 
 # transcript 3: the reused recogniser starts each clip from its fresh state; 4: bounded search (maxhmmpf, maxwpf)
 # audio_tags 3: music from YAMNet by default (music_evidence names the detector)
@@ -28,7 +27,7 @@ BASE_VERSIONS = {"audio_tags": "3", "transcript": "4", "speech_emotion": "1", "v
 CODE_VERSIONS = {k: profiled(v) for k, v in BASE_VERSIONS.items()}
 
 
-def load_clip_audio(settings: HvbenchSettings, warehouse: WarehouseResource, video_id: str):
+def load_clip_audio(settings: SettingsResource, warehouse: WarehouseResource, video_id: str):
     """(clip, audio) with audio None when the clip has no audio stream; bad input -> dg.Failure."""
     try:
         clip = load_clip(warehouse.get(), video_id)
@@ -90,7 +89,7 @@ COMMON = dict(partitions_def=videos_partitions, group_name="labels", pool="cpu")
           metadata=table_definition(AUDIO_TAGS),
           description="L6: sound type of the clip (speech / silence / other sound / music, or AudioSet tags), speech "
                       "segments, and music alongside speech (music_s, speech_music_s)")
-def audio_tags(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+def audio_tags(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                audio_models: AudioModelsResource) -> dg.MaterializeResult:
     video_id = context.partition_key
     tagger = audio_models.backend("tagger", settings.is_full)
@@ -111,7 +110,7 @@ def audio_tags(context: dg.AssetExecutionContext, settings: HvbenchSettings, war
           metadata=table_definition(TRANSCRIPT), op_tags={FORK_TAG: "fork"},
           description="L8: transcript of the speech with language and word/segment timing; language unknown and "
                       "status low_confidence when the recogniser's evidence does not support English")
-def transcript(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+def transcript(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                audio_models: AudioModelsResource) -> dg.MaterializeResult:
     return gated_label(context, settings, warehouse, audio_models, "transcriber", TRANSCRIPT,
                        lambda b, audio, tags: labels.transcript_row(b, audio, tags["speech_segments"]))
@@ -120,7 +119,7 @@ def transcript(context: dg.AssetExecutionContext, settings: HvbenchSettings, war
 @dg.asset(**COMMON, deps=["audio_tags"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["speech_emotion"],
           metadata=table_definition(SPEECH_EMOTION),
           description="L9: emotion of the voice (SenseVoice tag; unavailable offline)")
-def speech_emotion(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+def speech_emotion(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                    audio_models: AudioModelsResource) -> dg.MaterializeResult:
     return gated_label(context, settings, warehouse, audio_models, "emotion", SPEECH_EMOTION,
                        lambda b, audio, tags: labels.emotion_row(b, audio))
@@ -130,7 +129,7 @@ def speech_emotion(context: dg.AssetExecutionContext, settings: HvbenchSettings,
           metadata=table_definition(VOICE_DEMOGRAPHICS),
           description="L10: voice class male / female / child with confidence; class, confidence and stored "
                       "probabilities come from one rule (argmax of class_probs)")
-def voice_demographics(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+def voice_demographics(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                        audio_models: AudioModelsResource) -> dg.MaterializeResult:
     return gated_label(context, settings, warehouse, audio_models, "voice", VOICE_DEMOGRAPHICS,
                        lambda b, audio, tags: labels.voice_row(b, audio))

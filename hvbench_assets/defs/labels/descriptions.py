@@ -30,9 +30,8 @@ from hvbench_assets.core.mllm.descriptions import (
 )
 from hvbench_assets.core.vision.tables import HUMAN_TRACKS
 from hvbench_assets.defs.metadata import table_schema
-from hvbench_assets.defs.mllm_resources import MllmResource, configured_describer
 from hvbench_assets.defs.partitions import videos_partitions
-from hvbench_assets.defs.resources import WarehouseResource
+from hvbench_assets.defs.resources import MllmResource, WarehouseResource, configured_describer
 
 
 _DESCRIBER = configured_describer()

@@ -14,10 +14,9 @@ from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
 from hvbench_assets.core.vision.tables import DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, letter_tracks, load_tracks
 from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.labels.audio import load_clip_audio, run_backend
-from hvbench_assets.defs.labels.audio_resources import AudioModelsResource
 from hvbench_assets.defs.metadata import image, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
+from hvbench_assets.defs.resources import AudioModelsResource, SettingsResource, WarehouseResource, profiled
 
 SPEAKER_SCORES_BASE = "10"  # 10: Light-ASD (shipped weights, ONNX) gated by lip-sync by default (speaker_method); 9: each signal above its own chance level; 8: chance floor per track; 7: voice envelopes above 1 kHz, min sync 0.30; 6: 0.9 of the best co-visible face; 5: lip opening joined the motion; 4: motion only
 SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
@@ -36,7 +35,7 @@ SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
                 "finds a speaker in the clip and no other face's lips follow the voice better), longest positive run, "
                 "speaking flag (with the voice/face veto), per L2 person",
 )
-def speaker_scores(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+def speaker_scores(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                    audio_models: AudioModelsResource) -> dg.MaterializeResult:
     video_id = context.partition_key
     wh = warehouse.get()

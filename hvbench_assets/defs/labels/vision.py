@@ -31,11 +31,10 @@ from hvbench_assets.core.vision.detectors import BackendUnavailable
 from hvbench_assets.core.vision.pipeline import track_video
 from hvbench_assets.core.vision.realness import RealHumanParams, real_human_asker, verdict_rows
 from hvbench_assets.core.vision.realness import version as realness_version
-from hvbench_assets.defs.labels.vision_resources import VisionResource
-from hvbench_assets.defs.mllm_resources import MllmResource, configured_describer
 from hvbench_assets.defs.metadata import image, materialization, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource, profiled
+from hvbench_assets.defs.resources import (MllmResource, SettingsResource, VisionResource, WarehouseResource,
+                                          configured_describer, profiled)
 
 HUMAN_TRACKS_VERSION = profiled("9")  # 5: YuNet faces by default (small and turned faces); 6: YuNet at 480 px;
 # 7: YuNet at 320 px between full passes while every face is large; 8: face descriptors from dlib's network in numpy
@@ -50,7 +49,7 @@ HUMAN_VERDICTS_VERSION = realness_version(f"p{REAL_HUMAN.fingerprint}-m{describe
 PAPER_FACE_RATIO = 0.65  # the paper keeps clips whose sampled frames show a face at least this often
 
 
-def _profile(settings: HvbenchSettings) -> str:
+def _profile(settings: SettingsResource) -> str:
     return "full" if settings.is_full else "offline"
 
 
@@ -78,7 +77,7 @@ def _preview(rows: list[dict], cols: list[str]) -> dg.MetadataValue:
     description="L1: face tracks with body boxes per person, frame-level boxes, face- and body-crop clips",
     metadata=table_definition(HUMAN_TRACKS, HUMAN_TRACK_BOXES),
 )
-def human_tracks(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+def human_tracks(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                  vision: VisionResource) -> dg.MaterializeResult:
     vid = context.partition_key
     wh = warehouse.get()
@@ -193,7 +192,7 @@ def person_count(context: dg.AssetExecutionContext, warehouse: WarehouseResource
                 "SSR-Net (no race), low_confidence when the vote is split or the model is measured too inaccurate",
     metadata=table_definition(DEMOGRAPHICS),
 )
-def demographics(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+def demographics(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                  vision: VisionResource) -> dg.MaterializeResult:
     vid = context.partition_key
     rows = _tracks_rows(warehouse, vid)

@@ -32,9 +32,9 @@ from hvbench_assets.core.tasks.rules import named_letter
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.metadata import image, table_definition
-from hvbench_assets.defs.mllm_resources import MllmResource, configured_describer, configured_ensemble
 from hvbench_assets.defs.partitions import videos_partitions
-from hvbench_assets.defs.resources import HvbenchSettings, WarehouseResource
+from hvbench_assets.defs.resources import (MllmResource, SettingsResource, WarehouseResource, configured_describer,
+                                          configured_ensemble)
 from hvbench_assets.defs.run_tags import clip_source_tags, tag_run
 
 
@@ -83,14 +83,14 @@ def task_asset(family: TaskFamily) -> dg.AssetsDefinition:
                   "marking": family.marking,
                   "tables": "task_candidates, questions" + (", synthesis_steps" if family.records_steps else "")},
     )
-    def _asset(context: dg.AssetExecutionContext, settings: HvbenchSettings, warehouse: WarehouseResource,
+    def _asset(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                mllm: MllmResource) -> dg.MaterializeResult:
         return materialize_task(context, family, version, settings, warehouse, mllm)
 
     return _asset
 
 
-def materialize_task(context, family: TaskFamily, version: str, settings: HvbenchSettings,
+def materialize_task(context, family: TaskFamily, version: str, settings: SettingsResource,
                      warehouse: WarehouseResource, mllm: MllmResource) -> dg.MaterializeResult:
     vid = context.partition_key
     wh = warehouse.get()

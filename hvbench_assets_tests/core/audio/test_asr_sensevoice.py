@@ -51,8 +51,7 @@ def closed_port() -> int:
 
 
 def test_sensevoice_fails_fast_naming_what_is_missing(tmp_path, monkeypatch):
-    monkeypatch.setenv("MODELSCOPE_CACHE", str(tmp_path / "ms"))
-    engine = SenseVoice(hub_endpoint=f"http://127.0.0.1:{closed_port()}")
+    engine = SenseVoice(hub_endpoint=f"http://127.0.0.1:{closed_port()}", modelscope_cache=str(tmp_path / "ms"))
     start = time.monotonic()
     with pytest.raises(ModelUnavailable) as err:
         engine.recognise(np.zeros(16000, np.float32))

@@ -97,9 +97,9 @@ def tiny_wav2vec2_age_gender(folder):
 
 def test_audio_models_default_to_auto_which_is_the_cpu_here(tiny_ast, tmp_path):
     from hvbench_assets.core.audio.backends import AudioBackendConfig, build
-    from hvbench_assets.defs.labels.audio_resources import build_audio_models
+    from hvbench_assets.defs.resources import build_resources
 
-    assert build_audio_models().device == "auto" and AudioBackendConfig().device == "auto"
+    assert build_resources()["audio_models"].device == "auto" and AudioBackendConfig().device == "auto"
     tagger = build("tagger", AudioBackendConfig(full=True, ast_model=str(tiny_ast)))
     assert tagger.device == "cpu" and tagger.model == f"{tiny_ast}; device=cpu"  # what rows and metadata show
     voice = build("voice", AudioBackendConfig(full=True, age_gender_model=str(tmp_path)))

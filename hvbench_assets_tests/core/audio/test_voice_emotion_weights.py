@@ -64,7 +64,7 @@ def test_hub_models_fail_fast_offline(tmp_path, monkeypatch):
     attempts = []
     real_connect = socket.socket.connect
     monkeypatch.setattr(socket.socket, "connect", lambda self, addr: attempts.append(addr) or real_connect(self, addr))
-    for backend, call in ((AstTagger(), "tag"), (Wav2Vec2Demographer(), "estimate")):
+    for backend, call in ((AstTagger(hub_offline=True), "tag"), (Wav2Vec2Demographer(hub_offline=True), "estimate")):
         with pytest.raises(ModelUnavailable) as err:
             getattr(backend, call)(np.zeros(16000, np.float32))
         assert backend.model_id in str(err.value) and str(tmp_path / "hf") in str(err.value)

@@ -118,9 +118,9 @@ def test_audio_arm_is_refused_before_any_request_for_a_model_without_audio(toy_b
 
 
 def test_dagster_settings_give_one_run_per_seed_and_arm():
-    from hvbench_assets.defs.evaluation.resources import EvaluationSettings
+    from hvbench_assets.defs.resources import EvaluationResource
 
-    configs = EvaluationSettings(arms="full,audio,text", repeats=2).configs_for("m")
+    configs = EvaluationResource(arms="full,audio,text", repeats=2).configs_for("m")
     assert [(c.arm, c.seed) for c in configs] == [("full", 0), ("audio", 0), ("text", 0),
                                                   ("full", 1), ("audio", 1), ("text", 1)]
     assert len({run_id_for("b", c) for c in configs}) == 6

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import wave
 
 import cv2
@@ -30,7 +31,7 @@ def server():
 
 def registry_for(server, **fields):
     entry = {"model_id": "org/vision-7b", "base_url": server.base_url, "max_frames": 8, "max_side": 256, **fields}
-    return parse_registry({"models": {"vis": entry}}, environ={})
+    return parse_registry({"models": {"vis": entry}}, environ={}, keys=os.environ)  # keys: monkeypatched env
 
 
 def test_request_carries_frames_prompt_system_params(server, warehouse, man_talking_head):
@@ -141,7 +142,8 @@ def test_a_body_echoing_the_key_never_gets_it_stored_whatever_the_status(server,
     server.responder = lambda req: FakeReply(text=f"fine, and {other} too")
     reg = parse_registry({"models": {
         "vis": {"model_id": "m", "base_url": server.base_url, "api_key_env": "HVB_TEST_KEY"},
-        "aux": {"model_id": "m2", "base_url": server.base_url, "api_key_env": "HVB_OTHER_KEY"}}}, environ={})
+        "aux": {"model_id": "m2", "base_url": server.base_url, "api_key_env": "HVB_OTHER_KEY"}}}, environ={},
+        keys=os.environ)
     server.script(*[leak] * 4)
     r = MllmClient(reg, warehouse, retry=FAST).chat("vis", "hello")
     assert not r.ok and server.requests[0].headers["authorization"] == f"Bearer {secret}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hvbench_assets.core.mllm import ModelNotConfigured, load_registry, parse_registry
+from hvbench_assets.settings_table import registry_settings
 
 CONFIG = {
     "defaults": {"max_frames": 16, "timeout_s": 60.0},
@@ -38,7 +39,7 @@ def test_environment_overrides_fields_and_active_set():
         "HVBENCH_MLLM_MODELS": "local-vllm",
         "HVBENCH_DESCRIBER_MODEL": "local-vllm",
     }
-    reg = parse_registry(CONFIG, environ=env)
+    reg = parse_registry(CONFIG, environ=env, **registry_settings(env))
     spec = reg.models["local-vllm"]
     assert (spec.base_url, spec.model_id, spec.max_frames, spec.accepts_audio) == (
         "http://gpu:8000/v1", "Qwen/Qwen2.5-VL-72B-Instruct", 32, True)
@@ -46,9 +47,9 @@ def test_environment_overrides_fields_and_active_set():
     assert reg.describer().name == "local-vllm"
 
 
-def test_unconfigured_models_fail_naming_the_settings(monkeypatch):
-    monkeypatch.delenv("CLOUD_KEY", raising=False)
-    reg = parse_registry(CONFIG, environ={})
+def test_unconfigured_models_fail_naming_the_settings():
+    keys: dict[str, str] = {}  # where the key variables are read, at call time (the environment in use)
+    reg = parse_registry(CONFIG, environ={}, keys=keys)
     with pytest.raises(ModelNotConfigured, match="HVBENCH_MLLM_LOCAL_VLLM_BASE_URL"):
         reg.get("local-vllm")
     with pytest.raises(ModelNotConfigured, match="CLOUD_KEY"):
@@ -58,7 +59,7 @@ def test_unconfigured_models_fail_naming_the_settings(monkeypatch):
     with pytest.raises(ModelNotConfigured, match="unknown model 'nope'"):
         reg.get("nope")
     assert reg.active() == []
-    monkeypatch.setenv("CLOUD_KEY", "k")
+    keys["CLOUD_KEY"] = "k"
     assert [m.name for m in reg.active()] == ["cloud"]
 
 
@@ -108,7 +109,7 @@ def test_models_side_by_side_from_variables_alone(monkeypatch):
     env = {"HVBENCH_MLLM_VLLM_A_BASE_URL": "http://a:8000/v1", "HVBENCH_MLLM_VLLM_A_MODEL": "org/a",
            "HVBENCH_MLLM_VLLM_B_BASE_URL": "http://b:8000/v1", "HVBENCH_MLLM_VLLM_B_MODEL": "org/b",
            "HVBENCH_MLLM_VLLM_B_MAX_FRAMES": "8", "HVBENCH_MLLM_MODELS": "vllm_a,vllm_b"}
-    reg = parse_registry(CONFIG, environ=env)
+    reg = parse_registry(CONFIG, environ=env, **registry_settings(env))
     a, b = reg.active()
     assert (a.name, a.model_id, a.base_url, a.max_frames, a.timeout_s) == ("vllm_a", "org/a", "http://a:8000/v1", 16, 60.0)
     assert (b.model_id, b.max_frames) == ("org/b", 8)

@@ -139,9 +139,12 @@ def test_min_answerers_from_the_registry_file_and_environment():
 
     assert parse_registry({}, environ={}).min_answerers == 3
     assert parse_registry({"min_answerers": 2}, environ={}).min_answerers == 2
-    assert parse_registry({"min_answerers": 2}, environ={"HVBENCH_MIN_ANSWERERS": "4"}).min_answerers == 4
+    from hvbench_assets.settings_table import registry_settings
+
+    four = registry_settings({"HVBENCH_MIN_ANSWERERS": "4"})
+    assert parse_registry({"min_answerers": 2}, environ={}, **four).min_answerers == 4
     with pytest.raises(ValueError, match="HVBENCH_MIN_ANSWERERS"):
-        parse_registry({}, environ={"HVBENCH_MIN_ANSWERERS": "three"})
+        parse_registry({}, environ={}, **registry_settings({"HVBENCH_MIN_ANSWERERS": "three"}))
 
 
 def test_score_list_in_candidate_order_and_eic_answer_forms():

@@ -85,14 +85,13 @@ def test_missing_yolo_weights_message_says_how_to_pre_seed(tmp_path):
     assert resolve_yolo_weights(str(weights)) == weights
 
 
-def test_missing_deepface_weights_message_names_files_and_deepface_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("DEEPFACE_HOME", str(tmp_path))
+def test_missing_deepface_weights_message_names_files_and_deepface_home(tmp_path):
     with pytest.raises(BackendUnavailable) as err:
-        require_deepface_weights(["age_model_weights.onnx"], "L3")
+        require_deepface_weights(["age_model_weights.onnx"], "L3", deepface_home=tmp_path)
     assert "age_model_weights.onnx" in str(err.value) and "DEEPFACE_HOME" in str(err.value)
     (tmp_path / ".deepface" / "weights").mkdir(parents=True)
     (tmp_path / ".deepface" / "weights" / "age_model_weights.onnx").write_bytes(b"x")
-    require_deepface_weights(["age_model_weights.onnx"], "L3")  # present: no error
+    require_deepface_weights(["age_model_weights.onnx"], "L3", deepface_home=tmp_path)  # present: no error
 
 
 def test_deepface_demographics_fails_fast_without_the_package():
@@ -138,12 +137,12 @@ def test_yolov8_predicts_on_the_resolved_device(tmp_path, monkeypatch):
 
 def test_vision_resource_passes_its_device_to_the_full_backend(monkeypatch):
     from hvbench_assets.core.vision import full
-    from hvbench_assets.defs.labels.vision_resources import VisionResource, resources
+    from hvbench_assets.defs.resources import VisionResource, resources
 
     asked = []
     monkeypatch.setattr(full, "YoloPersonDetector", lambda weights, device: asked.append(device) or
                         type("P", (), {"model": f"yolo; device={device}"})())
-    monkeypatch.setattr(full, "DeepFaceFaceDetector", lambda name: type("F", (), {"model": f"deepface-{name}"})())
+    monkeypatch.setattr(full, "DeepFaceFaceDetector", lambda name, **kw: type("F", (), {"model": f"deepface-{name}"})())
     assert resources().resources["vision"].device == "auto"
     be = VisionResource(device="cuda:1").backend("full")
     assert asked == ["cuda:1"] and "person=yolo; device=cuda:1" in be.model
