@@ -179,7 +179,7 @@ def _stats(args: argparse.Namespace) -> int:
     s = load_state(Warehouse(args.warehouse or default_warehouse()))
     excluded = excluded_tasks(os.environ.get("HVBENCH_REVIEW_EXCLUDE"))
     for on in ("blind", "verdict"):
-        print(f"Cohen's kappa on {on} labels (scikit-learn):")
+        print(f"Cohen's kappa on {on} labels:")
         for r in kappa_table(s["questions"], s["decisions"], on):
             k = f"{r['kappa']:.3f}" if r["kappa"] is not None else "undefined (one label)"
             print(f"  {r['abbrev']:5s} {r['reviewer_a']}/{r['reviewer_b']}: items={r['items']} agreement={r['agreement']:.2f} kappa={k}")
