@@ -187,10 +187,10 @@ def _stats(args: argparse.Namespace) -> int:
     reviewed = curate(s["questions"], s["decisions"], excluded, s["assignments"], s["annotations"])
     for r in reviewer_accuracy(s["questions"], s["decisions"], reviewed):
         print(f"  {r['reviewer']} {r['abbrev']}: {r['correct']}/{r['items']} = {r['accuracy']:.2f}")
-    from hvbench_assets.review.app import timing_stats
+    from hvbench_assets.review.app import clip_durations, timing_stats
 
     wh = Warehouse(args.warehouse or default_warehouse())
-    stats = timing_stats(wh, s, reviewed, _positive("HVBENCH_REVIEW_FAST_S", 5.0))
+    stats = timing_stats(s, reviewed, clip_durations(wh), _positive("HVBENCH_REVIEW_FAST_S", 5.0))
     print(f"Seconds per decision (too fast: under min(clip, {stats['fast_floor_s']:g} s), video never played):")
     for r in stats["times"]:
         med = f"{r['median_s']:.1f}" if r["median_s"] is not None else "-"
