@@ -181,28 +181,31 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         """Questions this reviewer has decided (for the progress bar)."""
         return s["memo"](("decided_by", reviewer, adjudicating), lambda: len(
             {d["question_id"] for d in s["decisions"]
-             if d["reviewer"] == reviewer and (d["action"] == "adjudicate") == adjudicating}))
+             if d["reviewer"] == reviewer and (d["action"] == "adjudicate") == adjudicating}), ("decisions",))
 
-    # what pages derive from the state, computed once per snapshot (live.Snapshot.memo): a reload, another
-    # reviewer's page or the stats page recompute nothing until a decision, assignment or question comes in
+    # what pages derive from the state, kept until a part of the state they read changes (live.Snapshot.memo):
+    # a reload, another reviewer's page or the stats page recompute nothing until a decision, assignment or
+    # question comes in, and a decision leaves the annotation queue and the question indexes as they were
     def my_queue(s: dict[str, Any], reviewer: str) -> list[dict[str, Any]]:
+        reviewable = s["memo"]("reviewable", lambda: [q for q in s["questions"] if is_question(q)], ("questions",))
         return s["memo"](("review_queue", reviewer), lambda: review_queue(
-            s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer, s["annotations"],
+            reviewable, s["decisions"], s["assignments"], cfg.excluded, reviewer, s["annotations"],
             states=s["states"], hashes=s["hashes"], presorted=True))
 
     def my_disputes(s: dict[str, Any], reviewer: str | None) -> list[dict[str, Any]]:
         return s["memo"](("adjudication_list", reviewer), lambda: adjudication_list(
             s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer, s["annotations"],
-            reviewed=s["reviewed"]))
+            reviewed=s["reviewed"]), ("reviewed", "assignments"))  # given `reviewed`, it reads nothing else
 
     def annotation_items(s: dict[str, Any]) -> list[dict[str, Any]]:
-        return s["memo"]("annotation_queue", lambda: annotation_queue(s["questions"], s["annotations"]))
+        return s["memo"]("annotation_queue", lambda: annotation_queue(s["questions"], s["annotations"]),
+                         ("questions", "annotations"))
 
     def next_review(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
         s = load_state(wh)
         queue = [q for q in my_queue(s, reviewer) if q["question_id"] not in skip]
         assigned = s["memo"]("assigned", lambda: {a["question_id"] for a in s["assignments"]
-                                                  if (a.get("role") or "review") == "review"})
+                                                  if (a.get("role") or "review") == "review"}, ("assignments",))
         q, remaining = leases.take(wh, reviewer, "review", queue, lambda q: q["question_id"] not in assigned,
                                    cfg.lease_minutes)
         return review_item(q, reviewer, remaining, s["hashes"][q["question_id"]],
@@ -215,7 +218,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
             for d in s["decisions"]:
                 out.setdefault(d["question_id"], []).append(d)
             return out
-        return s["memo"]("decisions_by_question", index).get(qid, [])
+        return s["memo"]("decisions_by_question", index, ("decisions",)).get(qid, [])
 
     def adjudication_item(row: dict[str, Any], s: dict[str, Any], remaining: int) -> dict[str, Any]:
         qid = row["question_id"]
@@ -249,7 +252,8 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         item = dict(first)
         item.update(video=f"/media/{item['question_id']}", remaining=remaining,
                     done=s["memo"](("annotated_by", reviewer),
-                                   lambda: sum(1 for a in s["annotations"] if a.get("annotator") == reviewer)),
+                                   lambda: sum(1 for a in s["annotations"] if a.get("annotator") == reviewer),
+                                   ("annotations",)),
                     guideline=" ".join(dict.fromkeys(guideline(t) for t in item["tasks"])))
         return item
 
@@ -262,7 +266,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         with wh.batch():  # one lock and attach for the state and the flow's few rows
             s = load_state(wh)
             recent = flow(wh, s)
-        ctx = {"counts": s["memo"]("state_counts", lambda: state_counts(s["reviewed"])), "states": STATES,
+        ctx = {"counts": s["memo"]("state_counts", lambda: state_counts(s["reviewed"]), ("reviewed",)), "states": STATES,
                "flow": recent, "annotation_items": len(annotation_items(s)), "excluded": sorted(cfg.excluded)}
         if who:
             ctx["review_items"] = len(my_queue(s, who))
@@ -342,7 +346,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
                     "disputed": my_disputes(s, None), "assignments": len(s["assignments"])}
 
         timing = s["memo"](("timing", cfg.fast_floor_s, tuple(sorted(durations.items()))),
-                           lambda: timing_stats(s, s["reviewed"], durations, cfg.fast_floor_s))
+                           lambda: timing_stats(s, s["reviewed"], durations, cfg.fast_floor_s), ("decisions", "reviewed"))
         return page(request, "agreement.html", **s["memo"]("agreement", agreement), **timing)
 
     def login(request: Request, data: dict[str, Any] | None) -> Response:
@@ -623,7 +627,8 @@ def flow(wh: Warehouse, s: dict[str, list[dict]]) -> list[dict[str, Any]]:
                     "result": f"reviewed_questions: {r['state']}" if taken else
                     "superseded (a newer decision or version)" if replaced else "waiting for review_sensor"})
     latest = s["annotations"][-8:]
-    built_from = s["memo"]("built_from", lambda: {a: q for q in s["questions"] for a in q.get("annotation_ids") or []})
+    built_from = s["memo"]("built_from", lambda: {a: q for q in s["questions"] for a in q.get("annotation_ids") or []},
+                           ("questions",))
     by_ann = {a["annotation_id"]: built_from[a["annotation_id"]] for a in latest if a["annotation_id"] in built_from}
     tasks_of = {"count": ("HC",), "action": ("AST", "TSA")}
     keys = sorted({(a["video_id"], t) for a in latest if by_ann.get(a["annotation_id"]) is None
@@ -647,7 +652,9 @@ def _rows_where(wh: Warehouse, spec, columns: tuple[str, ...], values: list[tupl
     """Rows of `spec` whose `columns` equal one of `values` (a handful), JSON decoded; [] when the table is absent."""
     if not values or not wh.has_table(spec.name):
         return []
-    one = "(" + " AND ".join(f'"{c}" = ?' for c in columns) + ")"
-    rows = wh.query(f'SELECT * FROM "{spec.name}" WHERE ' + " OR ".join([one] * len(values)),
-                    [v for vs in values for v in vs])
+    if len(columns) == 1:  # IN: a third of the time of an OR chain on 20,000 rows
+        where = f'"{columns[0]}" IN ({", ".join("?" * len(values))})'
+    else:
+        where = " OR ".join(["(" + " AND ".join(f'"{c}" = ?' for c in columns) + ")"] * len(values))
+    rows = wh.query(f'SELECT * FROM "{spec.name}" WHERE {where}', [v for vs in values for v in vs])
     return decode(spec, rows)

@@ -73,8 +73,9 @@ def marks(wh: Warehouse, sources: Mapping[str, Source] = SOURCES) -> dict[str, t
 @dataclass(frozen=True)
 class Snapshot:
     """One consistent view for one request. Lists and dicts are never changed after they are handed out. A
-    refresh that finds nothing new returns the same Snapshot, so `memo` keeps what pages derive from it (queues,
-    counts, agreement) until something changes."""
+    refresh that finds nothing new returns the same Snapshot, and a part whose table did not change is the same
+    object in the next one: `memo` keeps what pages derive from the parts they name (queues, counts, agreement)
+    until one of those parts changes."""
 
     questions: list[dict[str, Any]]  # sorted by task, clip, id (the order of the queues)
     decisions: list[dict[str, Any]]  # by created_at, decision_id (as `store.decisions`)
@@ -85,16 +86,21 @@ class Snapshot:
     by_id: dict[str, dict[str, Any]]  # question_id -> question
     states: dict[str, dict[str, Any]]  # question_id -> its reviewed row
     version: int = 0  # counts the snapshots a LiveState made
-    derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    derived: dict[Any, tuple[tuple, Any]] = field(default_factory=dict, compare=False, repr=False)  # the LiveState's
 
-    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
-        """compute() once per snapshot and key (a pure function of this snapshot; callers never change the
-        result). Two threads may both compute it: the values are equal."""
-        try:
-            return self.derived[key]
-        except KeyError:
-            value = self.derived[key] = compute()
-            return value
+    PARTS = ("questions", "decisions", "assignments", "annotations", "hashes", "reviewed", "by_id", "states")
+
+    def memo(self, key: Any, compute: Callable[[], Any], reads: tuple[str, ...] = PARTS) -> Any:
+        """compute(), a pure function of the parts named in `reads`, kept until one of them is another object
+        (every part by default; an annotation queue reads only questions and annotations, so it outlives a
+        decision). Callers never change the result. Two threads may both compute it: the values are equal."""
+        parts = tuple(getattr(self, name) for name in reads)
+        hit = self.derived.get((key, reads))
+        if hit is not None and len(hit[0]) == len(parts) and all(a is b for a, b in zip(hit[0], parts)):
+            return hit[1]
+        value = compute()
+        self.derived[(key, reads)] = (parts, value)  # holds the parts: their ids stay theirs while compared
+        return value
 
     def state(self) -> dict[str, Any]:
         """The dict `store.load_state` returns, plus the precomputed parts and `memo`."""
@@ -139,6 +145,8 @@ class LiveState:
         self._hashes: dict[str, str] = {}
         self._states: dict[str, dict[str, Any]] = {}
         self._snapshot: Snapshot | None = None
+        self._derived: dict[Any, tuple[tuple, Any]] = {}  # Snapshot.memo's, shared by the snapshots
+        self._position: dict[str, int] = {}  # question_id -> its index in the snapshot's `reviewed`
         self.loads = {name: 0 for name in SOURCES}  # whole-table reads (tests, benchmarks)
 
     def refresh(self, wh: Warehouse) -> Snapshot:
@@ -225,15 +233,21 @@ class LiveState:
                     todo.append(q)
                 else:  # an annotation request (no question text) has no row
                     states.pop(qid, None)
+        ids = {q["question_id"] for q in todo}
         if todo:
-            ids = {q["question_id"] for q in todo}
             for row in curate(todo, [d for d in decisions if d["question_id"] in ids], self.excluded,
                               [a for a in assignments if a["question_id"] in ids], annotations, self._hashes):
                 states[row["question_id"]] = row
         self._states = states
-        reviewed = [states[q["question_id"]] for q in ordered if q["question_id"] in states]  # curate's order
         same = prev is not None and "questions" not in raw  # the question dicts are new objects only then
+        if same:  # the same questions in the same order: only the recomputed rows change place in the list
+            reviewed = list(prev.reviewed)
+            for qid in ids:
+                reviewed[self._position[qid]] = states[qid]
+        else:
+            reviewed = [states[q["question_id"]] for q in ordered if q["question_id"] in states]  # curate's order
+            self._position = {r["question_id"]: i for i, r in enumerate(reviewed)}
         self._snapshot = Snapshot(ordered, decisions, assignments, annotations,
                                   prev.hashes if same else dict(self._hashes), reviewed,
                                   prev.by_id if same else dict(questions), states,
-                                  version=prev.version + 1 if prev is not None else 1)
+                                  version=prev.version + 1 if prev is not None else 1, derived=self._derived)

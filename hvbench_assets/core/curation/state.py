@@ -15,6 +15,7 @@ Rules (pure; the asset and the web app call the same function):
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -227,7 +228,6 @@ def curate(questions: Iterable[Mapping[str, Any]], decisions: Iterable[Mapping[s
 def state_counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     """abbrev -> state -> count (for metadata and the UI)."""
     out: dict[str, dict[str, int]] = {}
-    for r in rows:
-        per = out.setdefault(r["abbrev"], dict.fromkeys(STATES, 0))
-        per[r["state"]] += 1
+    for (abbrev, state), n in Counter((r["abbrev"], r["state"]) for r in rows).items():
+        out.setdefault(abbrev, dict.fromkeys(STATES, 0))[state] += n
     return out
