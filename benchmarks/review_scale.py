@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import gc
 import importlib.util
 import json
 import multiprocessing as mp
@@ -245,6 +246,8 @@ def measure_app(module, path: Path, data: Path, qrows: list[dict], repeat: int) 
     cold.cookies.set(module.NAME_COOKIE, "cai")
     out["first request, no warm-up (reads all)"] = timed(lambda: cold.get("/api/next/review").raise_for_status())
     cold.close()
+    del cold
+    gc.collect()  # each app's state gone before the next reads its own: it is alone in a real server
     warm_app = module.create_app(cfg)
     if hasattr(module, "LiveState"):  # the new app: how long the background read takes, and a request after it
         t0, c0 = time.perf_counter(), time.process_time()
@@ -253,6 +256,8 @@ def measure_app(module, path: Path, data: Path, qrows: list[dict], repeat: int) 
             out["warm-up at start (background, no request)"] = (time.perf_counter() - t0, time.process_time() - c0)
             client.cookies.set(module.NAME_COOKIE, "cai")
             out["first request after the warm-up"] = timed(lambda: client.get("/api/next/review").raise_for_status())
+    del warm_app
+    gc.collect()
 
     app = module.create_app(cfg)
     t0, c0 = time.perf_counter(), time.process_time()

@@ -111,8 +111,8 @@ class Snapshot:
 
 @contextlib.contextmanager
 def _collection_paused():
-    """The cyclic garbage collector off while a load makes ~100,000 dicts and lists that all stay alive: each
-    collection it would trigger walks them all for nothing (a quarter of the first load at 20,000 questions)."""
+    """The cyclic garbage collector off while a load reads and makes ~100,000 dicts and lists that all stay alive:
+    each collection it would trigger walks them all for nothing (a quarter of the first load at 20,000 questions)."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -155,12 +155,11 @@ class LiveState:
         once the rows are read, before recomputing (the first load: about a second at 20,000 questions)."""
         with contextlib.ExitStack() as reading:
             reading.enter_context(wh.batch())  # one lock and one attach for the marks and every delta
-            with self._lock:
+            with self._lock, _collection_paused():
                 now, raw = self._read(wh)
                 reading.close()  # the caller's own batch, if any, stays open
                 if raw or self._snapshot is None:
-                    with _collection_paused():
-                        self._apply(raw)
+                    self._apply(raw)
                 self._marks = now  # only once applied: a failed refresh reads the same rows again next time
                 return self._snapshot
 
