@@ -37,7 +37,7 @@ from hvbench_assets.core.curation.media import QUESTION_ID, MediaRefused, questi
 from hvbench_assets.core.curation.queue import adjudication_list, annotation_queue, review_queue, shown_order
 from hvbench_assets.core.curation.review_stats import (DEFAULT_FAST_FLOOR_S, decision_times, fast_decisions,
                                                        no_edit_shares)
-from hvbench_assets.core.curation.state import REASONS, STATES, curate, is_question, state_counts
+from hvbench_assets.core.curation.state import REASONS, STATES, is_question, state_counts
 from hvbench_assets.core.curation.store import BadDecision, record_decision, undo_decision
 from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
 from hvbench_assets.core.tasks import annotations
