@@ -6,21 +6,28 @@ Run: PYTHONPATH=. .venv/bin/python benchmarks/review_scale.py [sizes, default 10
 Seeding goes through the real table specs and Warehouse writes: questions of 16 task families over clips
 (six tasks a clip, 5% waiting for an HC/AST/TSA annotation), their task_candidates verdicts, decisions on 30% of
 them (a second reviewer on a tenth of those, some disagreeing), 500 two-reviewer assignments and annotations.
-Measured (seconds, median of warm requests unless said):
-- app: next review item (a decision is recorded before each, as when a reviewer works), home, agreement
-  (stats), questions list, one question, the first request after start (cold); the old app is the review
-  package of commit BASE (git archive) run on the same warehouse;
+Measured (seconds, median of 5 unless said):
+- app: the server starting (its startup until it serves), the first request right after it (the new app reads
+  the warehouse in a background thread at start; the request waits for the rest of that read) and, in another
+  app, a first request without that warm-up; then every page the review issue names (home, the review page with
+  its item, the next-item JSON, stats, adjudication) and the questions list, one question, next annotation;
+  the next item, home, stats and adjudication pages also right after a new decision (nothing computed from the
+  previous state can be reused then; without a change the pages reuse what they derived from the same state).
+  The old app is the review package of commit BASE (git archive) run on the same warehouse;
 - reviewed_questions: a run after one new decision, after a clip's questions were regenerated, and with
   nothing changed (the sensor during a backfill), and a first run writing every row; the run time, the
   longest time the warehouse lock was held, and the longest wait of a one-row read from another process;
   old: the previous rebuild (every row recomputed and rewritten, a DELETE per key, one lock throughout);
-- question_pool: select_pool + assemble_letters when every question fits the targets (all are selected).
+- question_pool: select_pool + assemble_letters when every question fits the targets (all are selected), wall
+  and CPU time, at each size and (rows only) at twice the largest, with the CPU time per question.
+At the end every app figure beside the first size's, as a ratio.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import gc
 import importlib.util
 import json
 import multiprocessing as mp
@@ -54,9 +61,8 @@ T0 = dt.datetime(2026, 11, 1)
 
 
 # -- seeding ------------------------------------------------------------------------------------
-def seed(path: Path, n: int) -> list[dict]:
-    """`n` questions (and their verdicts, decisions, assignments, annotations) written through Warehouse."""
-    wh = Warehouse(path)
+def question_rows(n: int) -> tuple[list[dict], list[dict], list[dict]]:
+    """`n` questions, their task_candidates verdicts and annotations (rows only)."""
     qrows, cands, anns = [], [], []
     clip = 0
     while len(qrows) < n:
@@ -95,7 +101,13 @@ def seed(path: Path, n: int) -> list[dict]:
                               "rule": "people", "reason": "people=1 not in 2..4", "measured": {"people": 1},
                               "target_track_ids": [], "question_id": None})
         clip += 1
-    qrows = qrows[:n]
+    return qrows[:n], cands, anns
+
+
+def seed(path: Path, n: int) -> list[dict]:
+    """`n` questions (and their verdicts, decisions, assignments, annotations) written through Warehouse."""
+    wh = Warehouse(path)
+    qrows, cands, anns = question_rows(n)
     wh.replace_many(QUESTIONS, [({"video_id": q["video_id"], "task": q["task"]}, [q]) for q in qrows],
                     provenance={"backend": "rules", "model": None, "code_version": "1"})
     wh.replace_many(TASK_CANDIDATES, [({"video_id": c["video_id"], "task": c["task"]}, [c]) for c in cands])
@@ -170,13 +182,20 @@ def reader_wait(path: Path):
         p.join(timeout=30)
 
 
-def median_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+def timed(fn) -> tuple[float, float]:
+    """(wall, CPU) seconds of fn(); CPU: this process's, the app's threads included (steadier on a shared machine)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def medians(runs) -> tuple[float, float]:
+    runs = list(runs)
+    return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
+
+
+def median_time(fn, repeat: int) -> tuple[float, float]:
+    return medians(timed(fn) for _ in range(repeat))
 
 
 # -- the app --------------------------------------------------------------------------------------
@@ -200,40 +219,74 @@ def old_app_module(tmp: Path):
     return mod
 
 
-def measure_app(module, path: Path, data: Path, qrows: list[dict], repeat: int) -> dict[str, float]:
+PAGES = {  # figure -> URL (qid: a question's id); every page the review issue names, and the JSON the browser uses
+    "next item (API)": "/api/next/review",
+    "review page (item)": "/review",
+    "home page": "/",
+    "stats page (/agreement)": "/agreement",
+    "adjudication page": "/adjudicate",
+    "next adjudication (API)": "/api/next/adjudicate",
+    "next annotation (API)": "/api/next/annotate",
+    "questions list": "/questions?state=unreviewed",
+    "one question page": "/questions/{qid}",
+}
+CHANGED = ("next item (API)", "home page", "stats page (/agreement)", "adjudication page")  # also timed after a decision
+
+
+def measure_app(module, path: Path, data: Path, qrows: list[dict], repeat: int) -> dict[str, tuple[float, float]]:
+    """Seconds per figure. Start: the server's startup (lifespan) until it serves, then the first request at once
+    (the new app reads the warehouse in the background meanwhile: the request waits for the rest of that read),
+    and, in a second app, a first request made without that warm-up (the read happens in the request)."""
     from starlette.testclient import TestClient
 
     cfg = module.ReviewConfig(warehouse=path, data_dir=data, excluded=EXCLUDED)
-    client = TestClient(module.create_app(cfg), base_url="http://127.0.0.1")
-    client.cookies.set(module.NAME_COOKIE, "cai")
     wh = Warehouse(path)
-
-    def get(url):
-        r = client.get(url)
-        assert r.status_code == 200, (url, r.status_code, r.text[:300])
-        return r
-
     out = {}
-    t0 = time.perf_counter()
-    get("/api/next/review")
-    out["first request (cold)"] = time.perf_counter() - t0
-    targets = iter(q for q in qrows if q["answer"])
+    cold = TestClient(module.create_app(cfg), base_url="http://127.0.0.1")  # no `with`: no startup, no warm-up
+    cold.cookies.set(module.NAME_COOKIE, "cai")
+    out["first request, no warm-up (reads all)"] = timed(lambda: cold.get("/api/next/review").raise_for_status())
+    cold.close()
+    del cold
+    gc.collect()  # each app's state gone before the next reads its own: it is alone in a real server
+    warm_app = module.create_app(cfg)
+    if hasattr(module, "LiveState"):  # the new app: how long the background read takes, and a request after it
+        t0, c0 = time.perf_counter(), time.process_time()
+        with TestClient(warm_app, base_url="http://127.0.0.1") as client:
+            warm_app.state.warmed.wait(120)
+            out["warm-up at start (background, no request)"] = (time.perf_counter() - t0, time.process_time() - c0)
+            client.cookies.set(module.NAME_COOKIE, "cai")
+            out["first request after the warm-up"] = timed(lambda: client.get("/api/next/review").raise_for_status())
+    del warm_app
+    gc.collect()
 
-    def next_after_decision():
-        q = next(targets)
-        record_decision(wh, q, "dan", "accept", blind_choice=q["answer"], content_hash=question_content_hash(q))
-        t0 = time.perf_counter()
-        get("/api/next/review")
-        return time.perf_counter() - t0
+    app = module.create_app(cfg)
+    t0, c0 = time.perf_counter(), time.process_time()
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        out["start until serving"] = (time.perf_counter() - t0, time.process_time() - c0)
+        client.cookies.set(module.NAME_COOKIE, "cai")
+        out["first request right after start"] = timed(lambda: client.get("/api/next/review").raise_for_status())
+        warmed = getattr(app.state, "warmed", None)
+        if warmed is not None:
+            warmed.wait(120)
 
-    out["next item (after a decision)"] = statistics.median(next_after_decision() for _ in range(repeat))
-    out["next item"] = median_time(lambda: get("/api/next/review"), repeat)
-    out["home page"] = median_time(lambda: get("/"), repeat)
-    out["stats page (/agreement)"] = median_time(lambda: get("/agreement"), repeat)
-    out["questions page"] = median_time(lambda: get("/questions?state=unreviewed"), repeat)
-    out["one question page"] = median_time(lambda: get(f"/questions/{qrows[1]['question_id']}"), repeat)
-    out["adjudicate next"] = median_time(lambda: get("/api/next/adjudicate"), repeat)
-    out["annotate next"] = median_time(lambda: get("/api/next/annotate"), repeat)
+        def get(url):
+            r = client.get(url.format(qid=qrows[1]["question_id"]))
+            assert r.status_code == 200, (url, r.status_code, r.text[:300])
+            return r
+
+        targets = iter(q for q in qrows if q["answer"])
+
+        def after_decision(url):
+            q = next(targets)
+            record_decision(wh, q, "dan", "accept", blind_choice=q["answer"], content_hash=question_content_hash(q))
+            return timed(lambda: get(url))
+
+        for name in CHANGED:
+            get(PAGES[name])
+            out[f"{name}, after a decision"] = medians(after_decision(PAGES[name]) for _ in range(repeat))
+        for name, url in PAGES.items():
+            get(url)
+            out[name] = median_time(lambda: get(url), repeat)  # noqa: B023 (called at once)
     return out
 
 
@@ -300,15 +353,24 @@ def measure_reviewed(path: Path, qrows: list[dict], old: bool) -> dict[str, tupl
 
 
 # -- question_pool --------------------------------------------------------------------------------
-def measure_pool(qrows: list[dict]) -> float:
+def measure_pool(qrows: list[dict], repeat: int = 3) -> tuple[float, float]:
+    """(wall, CPU) seconds of select_pool + assemble_letters, the median of `repeat` runs; CPU time is steadier
+    on a machine shared with other jobs."""
     rows = [{**q, "state": "accepted"} for q in qrows if q["answer"]]
     settings = PoolSettings(targets={t.abbrev: len(rows) for t in TASKS}, hc_strata=(("3-5", 3, 5, 1), ("6-8", 6, 8, 1),
                             ("9+", 9, None, 1)))
-    t0 = time.perf_counter()
-    decisions = select_pool(rows, settings)
-    chosen = {d.question_id for d in decisions if d.selected}
-    assemble_letters([r for r in rows if r["question_id"] in chosen])
-    return time.perf_counter() - t0
+    runs = []
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        decisions = select_pool(rows, settings)
+        chosen = {d.question_id for d in decisions if d.selected}
+        assemble_letters([r for r in rows if r["question_id"] in chosen])
+        runs.append((time.perf_counter() - t0, time.process_time() - c0))
+    return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
+
+
+def _ms(x: tuple[float, float]) -> str:
+    return f"{x[0] * 1000:6.0f}/{x[1] * 1000:<5.0f}"
 
 
 def main() -> None:
@@ -335,17 +397,24 @@ def main() -> None:
             results[n] = r
             for k in r["app new"]:
                 old = r.get("app old", {}).get(k)
-                print(f"  app {k:32s} new {r['app new'][k] * 1000:8.1f} ms" + (f"   old {old * 1000:8.1f} ms" if old else ""))
+                print(f"  app {k:48s} new {_ms(r['app new'][k])} ms" + (f"   old {_ms(old)} ms" if old else ""))
             for k, (took, held, wait) in r["reviewed"].items():
                 print(f"  reviewed_questions {k:38s} run {took:6.2f} s  longest lock {held:5.2f} s  reader waited {wait:5.2f} s")
-            print(f"  question_pool select_pool + assemble_letters (all selected): {r['pool']:.2f} s", flush=True)
-        base = results[sizes[0]]
-        print(f"\nratio to {sizes[0]} questions (new):")
-        for n in sizes[1:]:
-            r = results[n]
-            cells = [f"{k} x{r['app new'][k] / base['app new'][k]:.1f}" for k in ("next item", "home page", "stats page (/agreement)")]
-            cells.append(f"pool x{r['pool'] / base['pool']:.1f}")
-            print(f"  {n}: " + ", ".join(cells))
+            print(f"  question_pool select_pool + assemble_letters (all selected): {r['pool'][0]:.2f} s "
+                  f"(CPU {r['pool'][1]:.2f} s, {r['pool'][1] / n * 1e6:.0f} us CPU per question)", flush=True)
+        pool_only = 2 * sizes[-1]  # rows only, no warehouse: where the pool's curve goes past the largest size
+        extra = measure_pool(question_rows(pool_only)[0])
+        base, first = results[sizes[0]], sizes[0]
+        print(f"\napp, new: wall/CPU ms, median of 5 (x: wall and CPU ratio to {first} questions):")
+        print(f"  {'':48s}" + "".join(f"{n:>13d}" for n in sizes) + "".join(f"{'vs ' + str(n):>14s}" for n in sizes[1:]))
+        for k in base["app new"]:
+            vals = [results[n]["app new"][k] for n in sizes]
+            print(f"  {k:48s}" + "".join(f" {_ms(v)}" for v in vals)
+                  + "".join(f"  x{v[0] / vals[0][0]:4.1f}/x{v[1] / max(vals[0][1], 1e-9):<4.1f}" for v in vals[1:]))
+        print(f"question_pool (CPU s; x: ratio to {first} questions; us CPU per question):")
+        for n, (wall, cpu) in [(n, results[n]["pool"]) for n in sizes] + [(pool_only, extra)]:
+            print(f"  {n:6d}: wall {wall:6.2f} s  CPU {cpu:6.2f} s  x{cpu / base['pool'][1]:<6.1f} {cpu / n * 1e6:5.0f} us/question"
+                  + ("  (rows only)" if n == pool_only else ""))
         print("\njson: " + json.dumps({n: {k: v for k, v in r.items()} for n, r in results.items()}, default=str))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -9,8 +9,11 @@ Videos are served by question id: the path is looked up in `questions`, never ta
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +37,7 @@ from hvbench_assets.core.curation.media import QUESTION_ID, MediaRefused, questi
 from hvbench_assets.core.curation.queue import adjudication_list, annotation_queue, review_queue, shown_order
 from hvbench_assets.core.curation.review_stats import (DEFAULT_FAST_FLOOR_S, decision_times, fast_decisions,
                                                        no_edit_shares)
-from hvbench_assets.core.curation.state import REASONS, STATES, curate, is_question, state_counts
+from hvbench_assets.core.curation.state import REASONS, STATES, is_question, state_counts
 from hvbench_assets.core.curation.store import BadDecision, record_decision, undo_decision
 from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
 from hvbench_assets.core.tasks import annotations
@@ -176,29 +179,56 @@ def create_app(cfg: ReviewConfig) -> Starlette:
                 "video": f"/media/{q['question_id']}", "remaining": remaining, "done": done,
                 "guideline": guideline(q["abbrev"])}
 
-    def decided_by(s: dict[str, list], reviewer: str, adjudicating: bool) -> int:
+    def decided_by(s: dict[str, Any], reviewer: str, adjudicating: bool) -> int:
         """Questions this reviewer has decided (for the progress bar)."""
-        return len({d["question_id"] for d in s["decisions"]
-                    if d["reviewer"] == reviewer and (d["action"] == "adjudicate") == adjudicating})
+        return s["memo"](("decided_by", reviewer, adjudicating), lambda: len(
+            {d["question_id"] for d in s["decisions"]
+             if d["reviewer"] == reviewer and (d["action"] == "adjudicate") == adjudicating}), ("decisions",))
+
+    # what pages derive from the state, kept until a part of the state they read changes (live.Snapshot.memo):
+    # a reload, another reviewer's page or the stats page recompute nothing until a decision, assignment or
+    # question comes in, and a decision leaves the annotation queue and the question indexes as they were
+    def my_queue(s: dict[str, Any], reviewer: str) -> list[dict[str, Any]]:
+        reviewable = s["memo"]("reviewable", lambda: [q for q in s["questions"] if is_question(q)], ("questions",))
+        return s["memo"](("review_queue", reviewer), lambda: review_queue(
+            reviewable, s["decisions"], s["assignments"], cfg.excluded, reviewer, s["annotations"],
+            states=s["states"], hashes=s["hashes"], presorted=True))
+
+    def my_disputes(s: dict[str, Any], reviewer: str | None) -> list[dict[str, Any]]:
+        return s["memo"](("adjudication_list", reviewer), lambda: adjudication_list(
+            s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer, s["annotations"],
+            reviewed=s["reviewed"]), ("reviewed", "assignments"))  # given `reviewed`, it reads nothing else
+
+    def annotation_items(s: dict[str, Any]) -> list[dict[str, Any]]:
+        return s["memo"]("annotation_queue", lambda: annotation_queue(s["questions"], s["annotations"]),
+                         ("questions", "annotations"))
 
     def next_review(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
         s = load_state(wh)
-        queue = [q for q in review_queue(s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer,
-                                         s["annotations"], states=s["states"], hashes=s["hashes"],
-                                         presorted=True)
-                 if q["question_id"] not in skip]
-        assigned = {a["question_id"] for a in s["assignments"] if (a.get("role") or "review") == "review"}
+        queue = [q for q in my_queue(s, reviewer) if q["question_id"] not in skip]
+        assigned = s["memo"]("assigned", lambda: {a["question_id"] for a in s["assignments"]
+                                                  if (a.get("role") or "review") == "review"}, ("assignments",))
         q, remaining = leases.take(wh, reviewer, "review", queue, lambda q: q["question_id"] not in assigned,
                                    cfg.lease_minutes)
         return review_item(q, reviewer, remaining, s["hashes"][q["question_id"]],
                            decided_by(s, reviewer, False)) if q else None
 
-    def adjudication_item(row: dict[str, Any], decisions: list[dict], remaining: int) -> dict[str, Any]:
-        q = question_row(row["question_id"])
-        chash = question_content_hash(q)
+    def decisions_on(s: dict[str, Any], qid: str) -> list[dict[str, Any]]:
+        """The decisions on one question, in the state's order."""
+        def index() -> dict[str, list[dict[str, Any]]]:
+            out: dict[str, list[dict[str, Any]]] = {}
+            for d in s["decisions"]:
+                out.setdefault(d["question_id"], []).append(d)
+            return out
+        return s["memo"]("decisions_by_question", index, ("decisions",)).get(qid, [])
+
+    def adjudication_item(row: dict[str, Any], s: dict[str, Any], remaining: int) -> dict[str, Any]:
+        qid = row["question_id"]
+        q = s["by_id"].get(qid) or question_row(qid)  # the state was read in this request: it is current
+        chash = s["hashes"].get(qid) or question_content_hash(q)
         votes = {}
-        for d in decisions:
-            if d["question_id"] == q["question_id"] and d["content_hash"] == chash and d["action"] != "adjudicate":
+        for d in decisions_on(s, qid):
+            if d["content_hash"] == chash and d["action"] != "adjudicate":
                 votes[d["reviewer"]] = {k: d[k] for k in ("action", "blind_choice", "corrected_answer",
                                                           "corrected_text", "reason", "reason_text")}
         return {"question_id": q["question_id"], "content_hash": chash, "task": q["task"], "abbrev": q["abbrev"],
@@ -209,23 +239,23 @@ def create_app(cfg: ReviewConfig) -> Starlette:
 
     def next_adjudication(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
         s = load_state(wh)
-        rows = [r for r in adjudication_list(s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer,
-                                             s["annotations"], reviewed=s["reviewed"])
-                if r["question_id"] not in skip]
+        rows = [r for r in my_disputes(s, reviewer) if r["question_id"] not in skip]
         row, remaining = leases.take(wh, reviewer, "adjudicate", rows, lambda r: True, cfg.lease_minutes)
         if row is None:
             return None
-        return {**adjudication_item(row, s["decisions"], remaining), "done": decided_by(s, reviewer, True)}
+        return {**adjudication_item(row, s, remaining), "done": decided_by(s, reviewer, True)}
 
     def next_annotation(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
         s = load_state(wh)
-        items = [i for i in annotation_queue(s["questions"], s["annotations"]) if i["question_id"] not in skip]
+        items = [i for i in annotation_items(s) if i["question_id"] not in skip]
         first, remaining = leases.take(wh, reviewer, "annotate", items, lambda i: True, cfg.lease_minutes)
         if first is None:
             return None
         item = dict(first)
         item.update(video=f"/media/{item['question_id']}", remaining=remaining,
-                    done=sum(1 for a in s["annotations"] if a.get("annotator") == reviewer),
+                    done=s["memo"](("annotated_by", reviewer),
+                                   lambda: sum(1 for a in s["annotations"] if a.get("annotator") == reviewer),
+                                   ("annotations",)),
                     guideline=" ".join(dict.fromkeys(guideline(t) for t in item["tasks"])))
         return item
 
@@ -238,16 +268,11 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         with wh.batch():  # one lock and attach for the state and the flow's few rows
             s = load_state(wh)
             recent = flow(wh, s)
-        rows = s["reviewed"]
-        ctx = {"counts": state_counts(rows), "states": STATES, "flow": recent,
-               "annotation_items": len(annotation_queue(s["questions"], s["annotations"])),
-               "excluded": sorted(cfg.excluded)}
+        ctx = {"counts": s["memo"]("state_counts", lambda: state_counts(s["reviewed"]), ("reviewed",)), "states": STATES,
+               "flow": recent, "annotation_items": len(annotation_items(s)), "excluded": sorted(cfg.excluded)}
         if who:
-            ctx["review_items"] = len(review_queue(s["questions"], s["decisions"], s["assignments"], cfg.excluded, who,
-                                                   s["annotations"], states=s["states"], hashes=s["hashes"],
-                                                   presorted=True))
-            ctx["adjudication_items"] = len(adjudication_list(s["questions"], s["decisions"], s["assignments"],
-                                                              cfg.excluded, who, s["annotations"], reviewed=s["reviewed"]))
+            ctx["review_items"] = len(my_queue(s, who))
+            ctx["adjudication_items"] = len(my_disputes(s, who))
         return page(request, "home.html", **ctx)
 
     def review_page(request: Request) -> Response:
@@ -260,19 +285,25 @@ def create_app(cfg: ReviewConfig) -> Starlette:
             if not is_question(q):
                 raise Refused(400, f"{again} has no question text yet (it waits for an annotation)")
             return page(request, "review.html", item=review_item(q, who, 1), mode="review")
-        return page(request, "review.html", item=next_review(who, set()), mode="review")
+        with wh.batch():  # one lock and attach for the state and the lease (the template is made after)
+            item = next_review(who, set())
+        return page(request, "review.html", item=item, mode="review")
 
     def adjudicate_page(request: Request) -> Response:
         who = reviewer_of(request)
         if who is None:
             return RedirectResponse("/", status_code=303) if not cfg.require_token else page(request, "home.html")
-        return page(request, "review.html", item=next_adjudication(who, set()), mode="adjudicate")
+        with wh.batch():
+            item = next_adjudication(who, set())
+        return page(request, "review.html", item=item, mode="adjudicate")
 
     def annotate_page(request: Request) -> Response:
         who = reviewer_of(request)
         if who is None:
             return RedirectResponse("/", status_code=303) if not cfg.require_token else page(request, "home.html")
-        return page(request, "annotate.html", item=next_annotation(who, set()))
+        with wh.batch():
+            item = next_annotation(who, set())
+        return page(request, "annotate.html", item=item)
 
     def question_page(request: Request) -> Response:
         qid = request.path_params["question_id"]
@@ -287,7 +318,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
                   f"{quote(q['video_id'])}") for a in ([family.asset] if family else []) + ["human_tracks", "video_probe"]]
         links.append(("reviewed_questions", f"{cfg.dagster_url.rstrip('/')}/assets/reviewed_questions"))
         return page(request, "question.html", q=q, reviewed=s["states"].get(qid), explanation=explanation, links=links,
-                    decisions=[d for d in s["decisions"] if d["question_id"] == qid],
+                    decisions=decisions_on(s, qid),
                     content_hash=question_content_hash(q))
 
     def questions_page(request: Request) -> Response:
@@ -304,16 +335,21 @@ def create_app(cfg: ReviewConfig) -> Starlette:
                     text=text, state=state, task=task)
 
     def agreement_page(request: Request) -> Response:
-        s = load_state(wh)
-        reviewed = s["reviewed"]
-        known = {"hashes": s["hashes"], "by_id": s["by_id"]}
-        known["reviews"] = latest_reviews(s["questions"], s["decisions"], **known)  # once for the three tables
-        return page(request, "agreement.html", blind=kappa_table(s["questions"], s["decisions"], "blind", **known),
-                    verdict=kappa_table(s["questions"], s["decisions"], "verdict", **known),
-                    accuracy=reviewer_accuracy(s["questions"], s["decisions"], reviewed, **known),
-                    disputed=adjudication_list(s["questions"], s["decisions"], s["assignments"], cfg.excluded,
-                                               annotations=s["annotations"], reviewed=reviewed),
-                    assignments=len(s["assignments"]), **timing_stats(wh, s, reviewed, cfg.fast_floor_s))
+        with wh.batch():  # one lock and attach for the state and the clip lengths
+            s = load_state(wh)
+            durations = clip_durations(wh)
+
+        def agreement() -> dict[str, Any]:
+            known = {"hashes": s["hashes"], "by_id": s["by_id"]}
+            known["reviews"] = latest_reviews(s["questions"], s["decisions"], **known)  # once for the three tables
+            return {"blind": kappa_table(s["questions"], s["decisions"], "blind", **known),
+                    "verdict": kappa_table(s["questions"], s["decisions"], "verdict", **known),
+                    "accuracy": reviewer_accuracy(s["questions"], s["decisions"], s["reviewed"], **known),
+                    "disputed": my_disputes(s, None), "assignments": len(s["assignments"])}
+
+        timing = s["memo"](("timing", cfg.fast_floor_s, tuple(sorted(durations.items()))),
+                           lambda: timing_stats(s, s["reviewed"], durations, cfg.fast_floor_s), ("decisions", "reviewed"))
+        return page(request, "agreement.html", **s["memo"]("agreement", agreement), **timing)
 
     def login(request: Request, data: dict[str, Any] | None) -> Response:
         if request.method == "GET":
@@ -372,8 +408,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
             action = "accept"
         if action == "adjudicate":
             s = load_state(wh)
-            allowed = {r["question_id"] for r in adjudication_list(s["questions"], s["decisions"], s["assignments"],
-                                                                  cfg.excluded, who, s["annotations"])}
+            allowed = {r["question_id"] for r in my_disputes(s, who)}
             if q["question_id"] not in allowed:
                 raise Refused(403, f"{who} may not adjudicate {q['question_id']}: not disputed, or {who} reviewed it")
         try:
@@ -397,7 +432,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         queue = "adjudicate" if d["action"] == "adjudicate" else "review"
         s = load_state(wh)
         if queue == "adjudicate":
-            item = {**adjudication_item({"question_id": q["question_id"]}, s["decisions"], 1),
+            item = {**adjudication_item({"question_id": q["question_id"]}, s, 1),
                     "done": decided_by(s, who, True)}
         else:
             item = review_item(q, who, 1, s["hashes"].get(q["question_id"]), decided_by(s, who, False))
@@ -490,7 +525,25 @@ def create_app(cfg: ReviewConfig) -> Starlette:
     ]
     # without tokens, a page from another site that rebinds its DNS name to 127.0.0.1 must not reach the app
     hosts = ["*"] if cfg.require_token else sorted({"127.0.0.1", "localhost", "::1", "[::1]", cfg.host})
-    return Starlette(routes=routes, exception_handlers={Refused: refused},
+    warmed = threading.Event()
+
+    def warm_up() -> None:
+        try:
+            load_state(wh)
+        except Exception:  # noqa: BLE001 (the first request reads again and answers with the error)
+            logging.getLogger(__name__).exception("review app: reading the warehouse at start failed")
+        finally:
+            warmed.set()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        """The review state is read in the background as the server starts (1-3 s at 20,000 questions): the port
+        opens at once and a request arriving meanwhile waits only for the rest of that read (live.py's lock)."""
+        app.state.warmed, app.state.live = warmed, live
+        threading.Thread(target=warm_up, name="review-warm-up", daemon=True).start()
+        yield
+
+    return Starlette(routes=routes, exception_handlers={Refused: refused}, lifespan=lifespan,
                      middleware=[Middleware(BodyLimit, limit=cfg.max_body_bytes),
                                  Middleware(TrustedHostMiddleware, allowed_hosts=hosts)])
 
@@ -527,13 +580,21 @@ def guideline(abbrev: str | None) -> str:
     return family.guideline if family else ""
 
 
-def timing_stats(wh: Warehouse, s: dict[str, list], reviewed: list[dict], floor_s: float) -> dict[str, Any]:
-    """Seconds per decision, too-fast decisions and the no-edit share (the stats page and `hvbench review-stats`)."""
+def clip_durations(wh: Warehouse) -> dict[str, float]:
+    """video_id -> clip seconds (video_probe's two columns only: its JSON columns are never decoded)."""
     from hvbench_assets.core.ingest.tables import VIDEO_PROBE
+
+    if not wh.has_table(VIDEO_PROBE.name):
+        return {}
+    return {r["video_id"]: r["duration_s"] for r in wh.query(
+        f'SELECT video_id, duration_s FROM "{VIDEO_PROBE.name}" WHERE duration_s > 0')}
+
+
+def timing_stats(s: dict[str, list], reviewed: list[dict], durations: dict[str, float],
+                 floor_s: float) -> dict[str, Any]:
+    """Seconds per decision, too-fast decisions and the no-edit share (the stats page and `hvbench review-stats`)."""
     from hvbench_assets.core.tasks.registry import FAMILIES
 
-    durations = {r["video_id"]: r["duration_s"] for r in wh.rows(VIDEO_PROBE) if r.get("duration_s")} \
-        if wh.has_table(VIDEO_PROBE.name) else {}
     return {"times": decision_times(s["decisions"], durations, floor_s),
             "fast": fast_decisions(s["decisions"], durations, floor_s), "fast_floor_s": floor_s,
             "no_edit": no_edit_shares(reviewed, s["decisions"], [f.abbrev for f in FAMILIES if f.descriptive])}
@@ -568,12 +629,9 @@ def flow(wh: Warehouse, s: dict[str, list[dict]]) -> list[dict[str, Any]]:
                     "result": f"reviewed_questions: {r['state']}" if taken else
                     "superseded (a newer decision or version)" if replaced else "waiting for review_sensor"})
     latest = s["annotations"][-8:]
-    wanted = {a["annotation_id"] for a in latest}
-    by_ann = {}
-    for q in s["questions"]:
-        for a in q.get("annotation_ids") or []:
-            if a in wanted:
-                by_ann[a] = q
+    built_from = s["memo"]("built_from", lambda: {a: q for q in s["questions"] for a in q.get("annotation_ids") or []},
+                           ("questions",))
+    by_ann = {a["annotation_id"]: built_from[a["annotation_id"]] for a in latest if a["annotation_id"] in built_from}
     tasks_of = {k: tuple(a for a, kind in ANNOTATED.items() if kind == k) for k in set(ANNOTATED.values())}
     keys = sorted({(a["video_id"], t) for a in latest if by_ann.get(a["annotation_id"]) is None
                    for t in tasks_of.get(a["kind"], ())})
@@ -596,7 +654,9 @@ def _rows_where(wh: Warehouse, spec, columns: tuple[str, ...], values: list[tupl
     """Rows of `spec` whose `columns` equal one of `values` (a handful), JSON decoded; [] when the table is absent."""
     if not values or not wh.has_table(spec.name):
         return []
-    one = "(" + " AND ".join(f'"{c}" = ?' for c in columns) + ")"
-    rows = wh.query(f'SELECT * FROM "{spec.name}" WHERE ' + " OR ".join([one] * len(values)),
-                    [v for vs in values for v in vs])
+    if len(columns) == 1:  # IN: a third of the time of an OR chain on 20,000 rows
+        where = f'"{columns[0]}" IN ({", ".join("?" * len(values))})'
+    else:
+        where = " OR ".join(["(" + " AND ".join(f'"{c}" = ?' for c in columns) + ")"] * len(values))
+    rows = wh.query(f'SELECT * FROM "{spec.name}" WHERE {where}', [v for vs in values for v in vs])
     return decode(spec, rows)

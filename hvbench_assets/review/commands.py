@@ -179,7 +179,7 @@ def _stats(args: argparse.Namespace) -> int:
     s = load_state(open_warehouse(args.warehouse))
     excluded = excluded_tasks(settings_table.raw("HVBENCH_REVIEW_EXCLUDE"))
     for on in ("blind", "verdict"):
-        print(f"Cohen's kappa on {on} labels (scikit-learn):")
+        print(f"Cohen's kappa on {on} labels:")
         for r in kappa_table(s["questions"], s["decisions"], on):
             k = f"{r['kappa']:.3f}" if r["kappa"] is not None else "undefined (one label)"
             print(f"  {r['abbrev']:5s} {r['reviewer_a']}/{r['reviewer_b']}: items={r['items']} agreement={r['agreement']:.2f} kappa={k}")
@@ -187,10 +187,10 @@ def _stats(args: argparse.Namespace) -> int:
     reviewed = curate(s["questions"], s["decisions"], excluded, s["assignments"], s["annotations"])
     for r in reviewer_accuracy(s["questions"], s["decisions"], reviewed):
         print(f"  {r['reviewer']} {r['abbrev']}: {r['correct']}/{r['items']} = {r['accuracy']:.2f}")
-    from hvbench_assets.review.app import timing_stats
+    from hvbench_assets.review.app import clip_durations, timing_stats
 
     wh = open_warehouse(args.warehouse)
-    stats = timing_stats(wh, s, reviewed, _positive("HVBENCH_REVIEW_FAST_S"))
+    stats = timing_stats(s, reviewed, clip_durations(wh), _positive("HVBENCH_REVIEW_FAST_S"))
     print(f"Seconds per decision (too fast: under min(clip, {stats['fast_floor_s']:g} s), video never played):")
     for r in stats["times"]:
         med = f"{r['median_s']:.1f}" if r["median_s"] is not None else "-"

@@ -89,3 +89,14 @@ def test_question_list_filters_by_state_and_task(api):
     _, as_, qs = api
     page = as_("ann").get("/questions?task=ASD").text
     assert qs["ASD"]["question_id"] in page and qs["AVAD"]["question_id"] not in page
+
+
+def test_the_state_is_read_as_the_server_starts(api, two_clips):
+    """The server reads the review state in the background at start; the first request uses it (no second read)."""
+    app = create_app(ReviewConfig(warehouse=two_clips / "wh.duckdb", data_dir=two_clips / "data"))
+    with TestClient(app, base_url="http://127.0.0.1") as c:
+        assert app.state.warmed.wait(120)
+        assert app.state.live.loads["questions"] == 1 and app.state.live.loads["decisions"] <= 1
+        assert c.post("/login", json={"name": "wu"}).status_code == 200
+        assert c.get("/api/next/review").status_code == 200 and c.get("/").status_code == 200
+        assert app.state.live.loads["questions"] == 1  # the requests read only what changed since (nothing)

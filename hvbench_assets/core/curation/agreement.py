@@ -1,5 +1,5 @@
-"""Agreement between two reviewers (Cohen's kappa from scikit-learn) and reviewer accuracy on their blind
-choices (a human baseline for the evaluation report).
+"""Agreement between two reviewers (Cohen's kappa, computed as scikit-learn's `cohen_kappa_score` does) and
+reviewer accuracy on their blind choices (a human baseline for the evaluation report).
 
 Only each reviewer's latest review decision on a question's *current* version counts. Kappa is computed
 per task and reviewer pair over the items both reviewed: `on="blind"` compares the options they picked
@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
 
 from hvbench_assets.core.curation.state import is_question, verdict_of
 from hvbench_assets.core.tasks.store import question_content_hash
@@ -48,12 +49,33 @@ def _label(d: Mapping[str, Any], question: Mapping[str, Any], on: str) -> str | 
     return "|".join(str(x) for x in v.agreement_key)
 
 
+def cohen_kappa(xs: list[str], ys: list[str]) -> float | None:
+    """Cohen's kappa of two raters' labels, by scikit-learn's formula (1 - observed / expected disagreement over
+    the confusion matrix), in numpy: importing scikit-learn and validating its inputs took about half of the stats
+    page at 20,000 questions. None when it is undefined (one label only, or no items)."""
+    labels = sorted(set(xs) | set(ys))
+    if len(labels) < 2 or len(xs) != len(ys):
+        return None
+    index = {label: i for i, label in enumerate(labels)}
+    k = len(labels)
+    pairs = np.fromiter((index[x] * k + index[y] for x, y in zip(xs, ys)), dtype=np.int64, count=len(xs))
+    confusion = np.bincount(pairs, minlength=k * k).reshape(k, k).astype(np.float64)
+    sum0, sum1 = confusion.sum(axis=0), confusion.sum(axis=1)  # the same operations in the same order
+    expected = np.outer(sum0, sum1) / np.sum(sum0)
+    off = 1.0 - np.eye(k)
+    disagreement = np.sum(off * expected)
+    if disagreement == 0:
+        return None
+    kappa = float(1 - np.sum(off * confusion) / disagreement)
+    return None if math.isnan(kappa) else kappa
+
+
 def kappa_table(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
                 on: str = "blind", hashes: Mapping[str, str] | None = None,
                 by_id: Mapping[str, Mapping[str, Any]] | None = None,
                 reviews: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None) -> list[dict[str, Any]]:
     """Rows per task (and task "all", pooled) and reviewer pair: task, abbrev, reviewer_a, reviewer_b, items, agreement (share of equal labels), kappa, labels_a,
-    labels_b (the exact inputs given to scikit-learn). kappa is None when it is undefined (one label only).
+    labels_b (the exact inputs of the kappa). kappa is None when it is undefined (one label only).
     `hashes`, `by_id`, `reviews` (latest_reviews' result): when the caller has them already."""
     if on not in ("blind", "verdict"):
         raise ValueError(f"kappa on {on!r}: blind | verdict")
@@ -72,13 +94,9 @@ def kappa_table(questions: list[Mapping[str, Any]], decisions: list[Mapping[str,
                 xs, ys = pairs.setdefault((task, a, b), ([], []))
                 xs.append(la)
                 ys.append(lb)
-    from sklearn.metrics import cohen_kappa_score  # here, not at import: loading the definitions stays light
-
     rows = []
     for (task, a, b), (xs, ys) in sorted(pairs.items(), key=lambda kv: (kv[0][0] == ALL_TASKS, kv[0])):
-        kappa = float(cohen_kappa_score(xs, ys)) if len(set(xs) | set(ys)) > 1 else None
-        if kappa is not None and math.isnan(kappa):
-            kappa = None
+        kappa = cohen_kappa(xs, ys)
         rows.append({"task": task, "abbrev": abbrevs.get(task) or task, "reviewer_a": a, "reviewer_b": b, "items": len(xs),
                      "agreement": sum(x == y for x, y in zip(xs, ys)) / len(xs), "kappa": kappa,
                      "labels_a": xs, "labels_b": ys, "on": on})

@@ -15,7 +15,7 @@ Rules (pure; the asset and the web app call the same function):
 
 from __future__ import annotations
 
-import copy
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -97,8 +97,9 @@ def _state_of(v: Verdict, proposed: str | None) -> str:
 
 
 def apply_verdict(options: list[dict], v: Verdict) -> tuple[list[dict], str | None, str | None]:
-    """Options after a correction: a written text replaces the text of the chosen letter's option."""
-    options = copy.deepcopy(options)
+    """Options after a correction: a written text replaces the text of the chosen letter's option (on a copy of
+    each option: only their top-level keys change, and a deep copy was a third of curating 20,000 questions)."""
+    options = [dict(o) for o in options]
     if v.kind == "reject" or v.letter is None:
         return options, v.letter, None
     for opt in options:
@@ -226,7 +227,6 @@ def curate(questions: Iterable[Mapping[str, Any]], decisions: Iterable[Mapping[s
 def state_counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     """abbrev -> state -> count (for metadata and the UI)."""
     out: dict[str, dict[str, int]] = {}
-    for r in rows:
-        per = out.setdefault(r["abbrev"], dict.fromkeys(STATES, 0))
-        per[r["state"]] += 1
+    for (abbrev, state), n in Counter((r["abbrev"], r["state"]) for r in rows).items():
+        out.setdefault(abbrev, dict.fromkeys(STATES, 0))[state] += n
     return out

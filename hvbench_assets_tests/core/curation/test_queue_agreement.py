@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import math
+import random
+import warnings
+
+import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from hvbench_assets.core.curation.agreement import human_baseline, kappa_table, reviewer_accuracy
+from hvbench_assets.core.curation.agreement import cohen_kappa, human_baseline, kappa_table, reviewer_accuracy
 from hvbench_assets.core.curation.queue import adjudication_list, annotation_queue, review_queue, shown_order
 from hvbench_assets.core.curation.state import curate, excluded_tasks
 from hvbench_assets.core.curation.tokens import create_token, requires_token, reviewer_for, revoke_token
@@ -77,13 +82,68 @@ def test_kappa_matches_scikit_learn_and_accuracy_counts_blind_choices():
                            **({} if b == q["answer"] else {"corrected_answer": b})))
     rows = kappa_table(qs, ds, "blind")
     assert [r["task"] for r in rows] == ["Active_Speaker_Detection", "all"] and rows[0]["items"] == 6
-    assert rows[0]["kappa"] == cohen_kappa_score(a_picks, b_picks)
+    assert rows[0]["kappa"] == pytest.approx(cohen_kappa_score(a_picks, b_picks), abs=1e-12)
     assert rows[0]["agreement"] == 4 / 6
     reviewed = curate(qs, ds, EXCLUDED)
     assert [r["state"] for r in reviewed].count("disputed") == 2
     acc = {r["reviewer"]: r for r in reviewer_accuracy(qs, ds, reviewed)}
     assert acc["ann"]["items"] == 4 and acc["ann"]["correct"] == 4 and acc["bob"]["correct"] == 4
     assert human_baseline(acc.values()) == {"Active_Speaker_Detection": 1.0}
+
+
+def _sklearn_kappa(xs, ys):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # undefined cases warn and give nan
+        k = float(cohen_kappa_score(xs, ys))
+    return None if math.isnan(k) else k
+
+
+@pytest.mark.parametrize("xs,ys", [
+    (list("ABCABC"), list("ABCACB")),  # the case above
+    (list("ABCD"), list("ABCD")),  # perfect agreement, four labels
+    (list("AAAA"), list("BBBB")),  # each rater constant, never agreeing: kappa 0
+    (list("AAAB"), list("AAAA")),  # one rater constant
+    (list("AB"), list("CD")),  # no label in common
+    (list("AAAB"), list("AAAB")),
+    (["keep|A|None", "reject", "keep|B|a red shirt", "reject"], ["keep|A|None", "reject", "keep|B|None", "keep|A|None"]),
+    (list("AAAA"), list("AAAA")),  # one label only: undefined
+    (["A"], ["B"]),  # one item
+])
+def test_kappa_equals_scikit_learn_on_hand_cases(xs, ys):
+    ours, theirs = cohen_kappa(xs, ys), _sklearn_kappa(xs, ys)
+    assert (ours is None and theirs is None) or ours == pytest.approx(theirs, abs=1e-12), (ours, theirs)
+    assert cohen_kappa([], []) is None
+
+
+def test_kappa_table_equals_scikit_learn_on_every_pair_of_a_team():
+    """Four reviewers with their own habits on 300 questions of three tasks, blind and verdict labels: every row's
+    kappa (per task, pooled, each pair) equals scikit-learn's on the same labels."""
+    rng = random.Random(7)
+    tasks = [("ASD", "Active_Speaker_Detection"), ("ER", "Emotion_Recognition"), ("HC", "Human_Count")]
+    qs, ds = [], []
+    for i in range(300):
+        abbrev, task = tasks[i % 3]
+        q = question(f"q{i}", abbrev=abbrev, task=task, answer="ABC"[rng.randrange(3)])
+        qs.append(q)
+        for who, skill in (("ann", 0.9), ("bob", 0.7), ("cai", 0.5), ("dan", 0.0 if abbrev == "HC" else 0.8)):
+            if rng.random() < 0.2:
+                continue  # not everyone reviews everything
+            pick = q["answer"] if rng.random() < skill else "ABC"[rng.randrange(3)]
+            if who == "dan" and abbrev == "HC":
+                pick = "A"  # a constant rater
+            if rng.random() < 0.1:
+                ds.append(decision(q, who, "reject", blind_choice=pick, reason="ambiguous"))
+            elif pick == q["answer"]:
+                ds.append(decision(q, who, "accept", blind_choice=pick))
+            else:
+                ds.append(decision(q, who, "correct", blind_choice=pick, corrected_answer=pick))
+    checked = 0
+    for on in ("blind", "verdict"):
+        for r in kappa_table(qs, ds, on):
+            theirs = _sklearn_kappa(r["labels_a"], r["labels_b"])
+            assert (r["kappa"] is None and theirs is None) or r["kappa"] == pytest.approx(theirs, abs=1e-12), r
+            checked += 1
+    assert checked == 2 * 4 * 6  # (3 tasks + pooled) x 6 pairs, blind and verdict
 
 
 def test_tokens_are_hashed_and_revocable(tmp_path):

@@ -187,3 +187,47 @@ def test_the_pool_single_pass_selects_what_a_rescan_per_pick_selects():
         placed = [(d.question_id, d.stratum) for d in decisions if d.stratum is not None]
         quotas = split_quota(target, [(name, n) for name, _, _, n in settings.hc_strata])
         assert {d.question_id for d in decisions if d.selected} == _rescan_pool(placed, quotas)
+
+
+def test_what_pages_derive_is_kept_until_something_changes(tmp_path):
+    wh, qs = warehouse(tmp_path)
+    live = LiveState(EXCLUDED)
+    first = live.refresh(wh)
+    calls = []
+    count = lambda snap: snap.memo("unreviewed", lambda: calls.append(1) or  # noqa: E731
+                                   sum(r["state"] == "unreviewed" for r in snap.reviewed))
+    assert count(first) == 12 and count(live.refresh(wh)) == 12 and len(calls) == 1  # same snapshot: reused
+    decide(wh, qs[0], "ann")
+    second = live.refresh(wh)
+    assert second is not first and second.version == first.version + 1
+    assert count(second) == 11 and len(calls) == 2  # a new decision: a new snapshot, computed again
+
+
+def test_a_refresh_outside_a_batch_never_waits_for_the_warehouse_while_holding_the_state(tmp_path):
+    """The app's handlers hold a warehouse batch and then read the state; a refresh made without a batch (the
+    warm-up at start, a page) must take the warehouse first too, or the two wait for each other until the
+    warehouse lock times out."""
+    import threading
+    import time
+
+    wh, qs = warehouse(tmp_path)
+    other = Warehouse(tmp_path / "wh.duckdb", lock_timeout_s=5)
+    live = LiveState(EXCLUDED)
+    inside, errors = threading.Event(), []
+
+    def handler():  # as app.batched: the batch first, then the state
+        try:
+            with wh.batch():
+                inside.set()
+                time.sleep(0.5)  # the other refresh starts meanwhile
+                live.refresh(wh)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    t = threading.Thread(target=handler)
+    t.start()
+    inside.wait(5)
+    started = time.monotonic()
+    snap = live.refresh(other)  # waited (and failed after 5 s) when it held the state while asking for the lock
+    t.join(10)
+    assert not errors and time.monotonic() - started < 4 and len(snap.reviewed) == 12
