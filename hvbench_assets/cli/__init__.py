@@ -5,12 +5,13 @@ common.py), one module per group, so other stages add theirs the same way withou
                    hvbench report --benchmark DIR [--human baseline.csv] [--out DIR]
                    hvbench lmms-export --benchmark DIR --out DIR / lmms-import --benchmark DIR --model M --samples F...
                    hvbench aggregate scores.csv        (per-task numbers in, category averages and overall out)
-    questions.py   hvbench questions / explain QUESTION_ID [--json] / annotate count|action / rerank --weight MODEL=W
+    questions.py   hvbench annotate count|action / questions / explain QUESTION_ID [--json]
     review.py      hvbench review / review-token / review-assign / review-stats
     status.py      hvbench status                      (registered inbox files; what the inbox sensor passes over)
     runs.py        hvbench runs [--fail-dead]          (runs left in progress by a killed process; mark them failed)
     warehouse.py   hvbench warehouse info|copy         (backends, tables; DuckDB file <-> DuckLake)
     demo.py        hvbench demo [--videos DIR]         (the main job on sample clips, printed)
+    synthesis.py   hvbench rerank --weight MODEL=W     (synthesis winners under other weights, from stored scores)
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ import os
 import sys
 from collections.abc import Sequence
 
-# the order of the imports is the order of `hvbench --help`
-from hvbench_assets.cli import evaluation, status, runs, questions, demo, review, warehouse  # noqa: F401  (they register)
-from hvbench_assets.cli.common import COMMANDS, CommandExit, default_warehouse, warehouse_exists
+# they register their commands; the order of the imports is the order of `hvbench --help`
+from hvbench_assets.cli import evaluation, status, runs, questions, demo, synthesis, review, warehouse  # noqa: F401
+from hvbench_assets.cli.common import COMMANDS, CommandExit
 
-__all__ = ["COMMANDS", "build_parser", "default_warehouse", "main", "warehouse_exists"]
+__all__ = ["COMMANDS", "build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
