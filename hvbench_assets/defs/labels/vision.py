@@ -11,11 +11,11 @@ from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.media.paths import stored_columns
 from hvbench_assets.core.media.run_folders import remove_replaced, run_folder
 from hvbench_assets.core.mllm import ModelNotConfigured
-from hvbench_assets.core.mllm.backends import ModelUnreachable
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
 from hvbench_assets.core.mllm.prompts import REAL_HUMAN
 from hvbench_assets.core.published_weights import WeightsUnavailable
 from hvbench_assets.core.render.keyframe import render_key_frame
+from hvbench_assets.core.tasks.calls import ModelUnreachable
 from hvbench_assets.core.vision import (
     DEMOGRAPHICS,
     HUMAN_TRACK_BOXES,
