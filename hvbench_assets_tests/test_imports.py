@@ -50,10 +50,13 @@ ALLOWED_UP = {
     ("core.benchmark.leakage", "core.scoring.extraction"):
         "blind answers are read by the evaluation's own reply rules (a leaf module), so leaked means answerable",
     ("core.benchmark.explain", "core.evaluation.tables"): "a question's whole chain ends with its evaluations",
-    # The task catalog is moving into core/tasks (issue 34 item 3): these go when it lands.
-    ("core.tasks.registry", "core.benchmark.tasks"): "task catalog, moving into core/tasks",
-    ("core.tasks.registry", "core.synthesis.tasks"): "task catalog, moving into core/tasks",
-    ("core.tasks.describe", "core.benchmark.tasks"): "task catalog, moving into core/tasks",
+    ("core.tasks.materialize", "core.synthesis.steps"): "AST reads BTA's action list, a synthesis step",
+    ("core.tasks.registry", "core.synthesis.tasks"): "the descriptive families' synthesis settings",
+}
+# Arrows the task catalog (issue 34 item 3, core/tasks/catalog.py) removes: delete these once it has landed.
+MOVING = {
+    ("core.tasks.registry", "core.benchmark.tasks"): "task names and files, moving into the catalog",
+    ("core.tasks.describe", "core.benchmark.tasks"): "task names, moving into the catalog",
 }
 
 
@@ -148,7 +151,8 @@ def _floor(module: str) -> tuple[int, int] | None:
 
 def _allowed(src: str, dst: str) -> tuple[str, str] | None:
     src, dst = src.removeprefix("hvbench_assets."), dst.removeprefix("hvbench_assets.")
-    return next((k for k in ALLOWED_UP if k[0] == src and (dst == k[1] or dst.startswith(k[1] + "."))), None)
+    return next((k for k in {**ALLOWED_UP, **MOVING} if k[0] == src and (dst == k[1] or dst.startswith(k[1] + "."))),
+                None)
 
 
 def upward_imports(graph: dict[str, set[str]]) -> tuple[list[str], set[tuple[str, str]]]:
@@ -184,11 +188,12 @@ def test_no_import_circles():
 
 
 def test_no_unexplained_import_up_a_floor():
-    bad, used = upward_imports(import_graph())
+    graph = import_graph()
+    bad, used = upward_imports(graph)
     assert not bad, ("imports up a floor (move the shared piece down, or add it to ALLOWED_UP with the reason, "
                      "and say why in the importing module's docstring):\n" + "\n".join(bad))
-    stale = sorted(set(ALLOWED_UP) - used)
-    assert not stale, f"ALLOWED_UP entries no import needs any more (delete them): {stale}"
+    stale = sorted(k for k in set(ALLOWED_UP) - used if f"hvbench_assets.{k[0]}" in graph)
+    assert not stale, f"ALLOWED_UP entries no import needs any more (delete them): {stale}"  # MOVING: not checked
 
 
 def test_the_reader_sees_function_level_imports_and_circles():
