@@ -316,7 +316,7 @@ def step_profile(keys: list[str], durations: dict, repeat: int, tmp: Path, varia
 
     import dagster as dg
 
-    from hvbench_assets.demo import clip_offline_labels_job
+    from hvbench_assets.demo.main import clip_offline_labels_job
 
     samples: list[tuple[float, float]] = []
     done = threading.Event()

@@ -169,7 +169,7 @@ def main() -> int:
     from hvbench_assets.core.media.paths import resolve
     from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
     from hvbench_assets.defs.resources import build_resources
-    from hvbench_assets.demo import clip_offline_labels_job, raw_video_job  # reconstructable
+    from hvbench_assets.demo.main import clip_offline_labels_job, raw_video_job  # reconstructable
     from hvbench_assets_tests.decode_counter import DecodeCounts, install
 
     here = DecodeCounts()  # steps that run inside this process (an in-process executor)

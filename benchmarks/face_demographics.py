@@ -29,7 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hvbench_assets.core.render.crops import crop_to  # noqa: E402
+from hvbench_assets.core.media.crops import crop_to  # noqa: E402
 from hvbench_assets.core.vision import HUMAN_TRACK_BOXES, HUMAN_TRACKS, load_tracks  # noqa: E402
 from hvbench_assets.core.vision.backends import build_backend  # noqa: E402
 from hvbench_assets.core.vision.boxes import square_around  # noqa: E402

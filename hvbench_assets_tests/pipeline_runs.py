@@ -25,9 +25,9 @@ def use_data_root(monkeypatch, data: Path, warehouse: str | None = None) -> None
 def talking_clip(path: Path, seconds: float = 4.0) -> Path:
     """Two people, the left one talking (espeak-ng speech when installed): faces for L1's crop clips and an
     ASD question with a rendered question video."""
-    from hvbench_assets.demo import _speech
+    from hvbench_assets.demo.main import _speech
     from hvbench_assets.core.media import write_video
-    from hvbench_assets.samples import two_people_talking
+    from hvbench_assets.demo.samples import two_people_talking
 
     speech = _speech("Hello, I am the person on the left and I am talking to you now.", seconds)
     frames = two_people_talking(seconds, speech)
@@ -57,7 +57,7 @@ def _apply(result, instance) -> list[dg.RunRequest]:
 
 def ingest_inbox(instance: dg.DagsterInstance) -> list[str]:
     """Two inbox-sensor ticks and `raw_video_job` for each file they request; the raw keys."""
-    from hvbench_assets.demo import raw_video_job
+    from hvbench_assets.demo.main import raw_video_job
     from hvbench_assets.defs.ingest.sensors import inbox_sensor
 
     cursor, requests = None, []

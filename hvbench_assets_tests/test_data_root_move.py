@@ -34,8 +34,8 @@ from hvbench_assets_tests.pipeline_runs import (
 @pytest.mark.slow
 def test_the_data_root_moves_and_every_read_follows(tmp_path, monkeypatch, dagster_home, capsys):
     from hvbench_assets.defs.resources import build_resources
-    from hvbench_assets.demo import clip_offline_labels_job, raw_video_job
-    from hvbench_assets.demo_benchmark import assemble
+    from hvbench_assets.demo.main import clip_offline_labels_job, raw_video_job
+    from hvbench_assets.demo.benchmark import assemble
     from hvbench_assets.review.app import ReviewConfig, create_app
 
     a = tmp_path / "node-a" / "hvdata"

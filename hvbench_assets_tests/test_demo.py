@@ -46,7 +46,7 @@ def demo_home(tmp_path_factory):
     """`hvbench demo --videos DIR` with one short moving video (one raw run and one per-clip label run; the
     generated samples take the same path twice over), every documented path variable pointing outside the
     repository. The variables stay set for the module's tests."""
-    from hvbench_assets.demo import run
+    from hvbench_assets.demo.main import run
 
     tmp = tmp_path_factory.mktemp("demo")
     paths = {
@@ -169,7 +169,7 @@ def test_demo_says_what_ran_without_what(tmp_path, monkeypatch):
     from hvbench_assets.core.vision import DEMOGRAPHICS
     from hvbench_assets.core.warehouse import Warehouse
     from hvbench_assets.defs.resources import MllmResource
-    from hvbench_assets.demo import ran_without
+    from hvbench_assets.demo.main import ran_without
 
     wh = Warehouse(tmp_path / "wh.duckdb")
     wh.replace(DEMOGRAPHICS, {"video_id": "a__000"},

@@ -35,7 +35,7 @@ def new_user(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_main_command_exports_then_evaluates_once_a_model_is_configured(new_user, monkeypatch, capsys):
-    from hvbench_assets.demo import run
+    from hvbench_assets.demo.main import run
 
     tmp_path, videos = new_user
     assert run(videos) == 0

@@ -7,7 +7,7 @@ import hashlib
 
 
 def test_a_rerun_keeps_the_samples_already_in_the_inbox(tmp_path):
-    from hvbench_assets.demo import make_samples
+    from hvbench_assets.demo.main import make_samples
 
     first = make_samples(tmp_path)
     digests = {p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns) for p in first}

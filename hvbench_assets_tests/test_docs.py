@@ -83,8 +83,12 @@ def test_every_documented_file_and_link_exists(doc):
     text = doc.read_text()
     links = re.findall(r"\]\(([^)#:\s]+)(?:#[^)]*)?\)", text)
     paths = re.findall(r"`((?:benchmarks|scripts|docs)/[A-Za-z0-9_./-]+\.(?:py|sh|md))`", text)
+    # package files, also as a shorthand from a package root: `core/media/crops.py`, `defs/test_executor.py`
+    code = re.findall(r"(?<![\w/.-])((?:hvbench_assets(?:_tests)?/[\w./-]*|(?:core|defs|review|cli|demo|scale)/[\w./-]*)"
+                      r"\w\.(?:py|md|toml|json))", text)
     base = doc.parent
-    missing = sorted({p for p in links if not (base / p).exists()} | {p for p in paths if not (ROOT / p).exists()})
+    missing = sorted({p for p in links if not (base / p).exists()} | {p for p in paths if not (ROOT / p).exists()}
+                     | {p for p in code if not any((ROOT / d / p).exists() for d in ("", "hvbench_assets", "hvbench_assets_tests"))})
     assert not missing, f"{_doc_id(doc)} points at files that do not exist: {missing}"
 
 

@@ -42,7 +42,7 @@ def _pipeline(monkeypatch, root, source, warehouse: str | None = None) -> tuple[
     use_data_root(monkeypatch, data, warehouse)
     (data / "inbox").mkdir(parents=True)
     shutil.copy2(source, data / "inbox" / "talk.mp4")  # the same bytes and mtime in both runs
-    from hvbench_assets.demo import clip_offline_labels_job
+    from hvbench_assets.demo.main import clip_offline_labels_job
 
     with dg.DagsterInstance.get() as instance:
         assert ingest_inbox(instance) == ["talk"]

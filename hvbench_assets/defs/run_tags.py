@@ -12,20 +12,37 @@ so the asset's event names its source even where the run tag could not be writte
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import dagster as dg
 
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS
+from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.warehouse import Warehouse
 
 SOURCE_TAG = "hvbench/source"
 RANGE_TAG = "hvbench/range"
 
 
+def source_tags(inbox: Path, path: str | None, start_s: float | None = None, end_s: float | None = None) -> dict:
+    """Run tags naming the inbox file (as the raw file's own run names it) and the clip's time range, so the
+    Runs page filters every run of one source with `hvbench/source=<file>`."""
+    tags = {SOURCE_TAG: inbox_relative(inbox, path)[:250]} if path else {}
+    if start_s is not None and end_s is not None:
+        tags[RANGE_TAG] = f"{start_s:.2f}-{end_s:.2f}s"
+    return tags
+
+
+def inbox_relative(inbox: Path, path: str) -> str:
+    """A stored raw-video path relative to the inbox."""
+    try:
+        return resolve(path).resolve().relative_to(inbox.resolve()).as_posix()
+    except ValueError:
+        return path  # registered from another inbox folder: keep the key reserved anyway
+
+
 def clip_source_tags(wh: Warehouse, inbox, video_id: str) -> dict[str, str]:
     """`hvbench/source` and `hvbench/range` of one clip ({} when the clip is unknown)."""
-    from hvbench_assets.defs.ingest.sensors import source_tags
-
     if not wh.has_table(CLIPS.name) or not wh.has_table(RAW_VIDEOS.name):
         return {}
     rows = wh.query("SELECT c.start_s, c.end_s, r.path FROM clips c LEFT JOIN raw_videos r USING (raw_video_id) "
@@ -34,8 +51,6 @@ def clip_source_tags(wh: Warehouse, inbox, video_id: str) -> dict[str, str]:
 
 
 def raw_source_tags(wh: Warehouse, inbox, raw_video_id: str) -> dict[str, str]:
-    from hvbench_assets.defs.ingest.sensors import source_tags
-
     if not wh.has_table(RAW_VIDEOS.name):
         return {}
     rows = wh.rows(RAW_VIDEOS, raw_video_id=raw_video_id)

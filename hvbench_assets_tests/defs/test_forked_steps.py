@@ -27,7 +27,7 @@ VOLATILE = {"materialized_at"}
 
 
 def _run(instance, clip: str, run_config: dict, assets=ASSETS) -> dg.ExecuteJobResult:
-    from hvbench_assets.demo import clip_offline_labels_job
+    from hvbench_assets.demo.main import clip_offline_labels_job
 
     return dg.execute_job(dg.reconstructable(clip_offline_labels_job), instance=instance, run_config=run_config,
                           asset_selection=[dg.AssetKey(a) for a in assets], tags={"dagster/partition": clip})

@@ -1,5 +1,6 @@
 """Which implementation runs for each audio / speaker label, from one config (full vs offline).
-Backends are built once per process and configuration: models load once, results are shared."""
+Backends are built once per process and configuration: models load once, results are shared. The config
+also carries the L7 settings; core/speakers/methods.py builds that scorer from it (speakers sit above audio)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def _sensevoice(cfg: AudioBackendConfig):
 
 @lru_cache(maxsize=16)
 def build(kind: str, cfg: AudioBackendConfig):
-    """kind: tagger | transcriber | emotion | voice | asd."""
+    """kind: tagger | transcriber | emotion | voice (the L7 scorer: core/speakers/methods.py build_scorer)."""
     from hvbench_assets.core.audio import asr, emotion, tags, voice
 
     if kind == "tagger":
@@ -67,8 +68,4 @@ def build(kind: str, cfg: AudioBackendConfig):
         if cfg.voice_gender == "pitch":
             return voice.PitchDemographer()
         return voice.MlpGenderDemographer(blend=cfg.voice_gender == "blend")
-    if kind == "asd":
-        from hvbench_assets.core.speakers.methods import MethodScorer
-
-        return MethodScorer(cfg.speaker_method, cfg.full, cfg.light_asd_weights, cfg.light_asd_windows_s, cfg.asd_device)
     raise ValueError(f"unknown backend kind {kind!r}")

@@ -5,6 +5,7 @@ It is a join over ids the rows already carry (questions.label_rows, call_ids, an
 search: source file and range, clip, selection verdict, label rows, model calls, synthesis steps, pool,
 blind answers, review decisions and evaluation replies. A table that does not exist yet is reported as
 missing rather than failing, so the same reader works before synthesis, curation or evaluation ran.
+Reading the evaluation tables (core/evaluation/tables.py, a floor up) is the point: the chain ends there.
 
 `answer_basis` names the label rows the right answer was read from (for ASD the L7 row of the track the
 answer letter marks), so a wrong answer leads straight to the row that caused it. The question shows the stored

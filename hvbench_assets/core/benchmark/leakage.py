@@ -8,7 +8,9 @@ option rotation and blind model; a question answered right clearly more often th
 The rule: with k right out of n parsed answers to a question with m options, the one-sided binomial test
 against chance 1/m (scipy.stats.binomtest, alternative "greater") gives p; the question is removed when
 p < alpha, or when k/n is above `max_share`. Unparsed replies count as wrong (a model that will not pick
-is not evidence of leakage); failed calls are left out of n and reported.
+is not evidence of leakage); failed calls are left out of n and reported. Replies are read by the
+evaluation's own rules (core/scoring/extraction.py, a floor up but a leaf module), so "leaked" means exactly
+"an evaluation would score it right without the video".
 """
 
 from __future__ import annotations

@@ -6,8 +6,7 @@ compares the arms per task and gives every item a verdict (core/scoring/arms.py)
 
 from __future__ import annotations
 
-ARMS: tuple[str, ...] = ("full", "frames", "audio", "text")
-ARM_INPUTS = {"full": "frames + audio", "frames": "frames only", "audio": "audio only", "text": "text only"}
+from hvbench_assets.core.scoring.arms import ARMS  # named where the report reads them (scoring is below us)
 
 
 class ArmUnavailable(ValueError):

@@ -171,6 +171,17 @@ class Evaluator:
                 out.append(item)
         return out
 
+    def _todo(self, done: dict[tuple, str]) -> tuple[list[tuple[BenchmarkItem, int]], int]:
+        """(jobs, skipped): each selected (item, rotation) is skipped when `done` holds its current fingerprint."""
+        jobs, skipped = [], 0
+        for item in self.selected_items():
+            for shift in rotations(item, self.config.circular):
+                if done.get((item.task, item.question_id, shift)) == item.fingerprint:
+                    skipped += 1
+                else:
+                    jobs.append((item, shift))
+        return jobs, skipped
+
     def _start(self) -> tuple[list[tuple[BenchmarkItem, int]], int]:
         """One transaction: drop rows of items no longer in the benchmark (reports count current items
         only), read what is answered, write the run row as `running`. Returns (jobs, skipped)."""
@@ -183,13 +194,7 @@ class Evaluator:
             stale = {(t, q, r) for t, q, r, _, _ in rows if (t, q) not in current}
             self._statuses = {(t, q, r): st for t, q, r, _, st in rows if (t, q, r) not in stale}
             done = {(t, q, r): h for t, q, r, h, st in rows if st != "failed" and (t, q, r) not in stale}
-            jobs, skipped = [], 0
-            for item in self.selected_items():
-                for shift in rotations(item, self.config.circular):
-                    if done.get((item.task, item.question_id, shift)) == item.fingerprint:
-                        skipped += 1
-                    else:
-                        jobs.append((item, shift))
+            jobs, skipped = self._todo(done)
             plan.update(jobs=jobs, skipped=skipped)
             deletes = [(EVAL_RESPONSES, {"run_id": self.run_id, "task": t, "question_id": q, "rotation": r}, [], None)
                        for t, q, r in sorted(stale)]
@@ -206,14 +211,7 @@ class Evaluator:
             rows = self.warehouse.query("SELECT task, question_id, rotation, item_hash FROM eval_responses "
                                         "WHERE run_id = ? AND status <> 'failed'", [self.run_id])
             done = {(r["task"], r["question_id"], r["rotation"]): r["item_hash"] for r in rows}
-        jobs, skipped = [], 0
-        for item in self.selected_items():
-            for shift in rotations(item, self.config.circular):
-                if done.get((item.task, item.question_id, shift)) == item.fingerprint:
-                    skipped += 1
-                else:
-                    jobs.append((item, shift))
-        return jobs, skipped
+        return self._todo(done)
 
     # -- one question ------------------------------------------------------------------------
     def ask(self, item: BenchmarkItem, shift: int) -> dict[str, Any]:

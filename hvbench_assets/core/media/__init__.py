@@ -1,4 +1,4 @@
-"""Media helpers shared by every label: probing, frame iteration, audio, encoding."""
+"""Media helpers shared by every label: probing, frame iteration, audio, encoding, fixed-size crops."""
 
 from hvbench_assets.core.media.audio import SAMPLE_RATE, load_audio, write_wav
 from hvbench_assets.core.media.encode import cut_clip, source_audio, write_video

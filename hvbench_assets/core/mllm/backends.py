@@ -56,6 +56,11 @@ class ConfigCallError(CallError):
     fatal = True
 
 
+class ModelUnreachable(RuntimeError):
+    """429 / 5xx / timeouts outlasted the client's retries: rerun the partition later (finished calls are cached).
+    Raised by the stages' askers (core/tasks/calls.py, core/vision/realness.py) and caught by their assets."""
+
+
 @dataclass(frozen=True)
 class Payload:
     system: str | None

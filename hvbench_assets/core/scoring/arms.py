@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hvbench_assets.core.benchmark.tasks import AUDIO_TASKS, task_info
-from hvbench_assets.core.evaluation.arms import ARM_INPUTS, ARMS
 from hvbench_assets.core.scoring.metrics import aggregate
 from hvbench_assets.core.scoring.report import Table, pct
 
+ARMS: tuple[str, ...] = ("full", "frames", "audio", "text")  # core/evaluation/arms.py asks them
+ARM_INPUTS = {"full": "frames + audio", "frames": "frames only", "audio": "audio only", "text": "text only"}
 VERDICTS = ("answerable from text", "video or audio", "needs video", "needs audio", "needs both", "not answered")
 ARMS_CSV = "item_arms.csv"
 FULL_NO_AUDIO = "full (no audio)"

@@ -9,7 +9,9 @@ When the shipped Light-ASD weights cannot be loaded, the label falls back to lip
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
+from hvbench_assets.core.audio.backends import AudioBackendConfig
 from hvbench_assets.core.audio.weights import ModelUnavailable
 from hvbench_assets.core.speakers.lipsync import LipSyncScorer
 
@@ -78,3 +80,10 @@ class MethodScorer:
 
     def score_placed(self, tracks, fps: float):
         return self.scorer.score_placed(tracks, fps)
+
+
+@lru_cache(maxsize=16)
+def build_scorer(cfg: AudioBackendConfig) -> MethodScorer:
+    """The L7 scorer of an audio backend config, built once per process and configuration (like the audio
+    backends): its network loads once."""
+    return MethodScorer(cfg.speaker_method, cfg.full, cfg.light_asd_weights, cfg.light_asd_windows_s, cfg.asd_device)

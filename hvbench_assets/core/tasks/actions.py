@@ -1,5 +1,8 @@
 """AST (action at a specified time) and TSA (time of a specific action): truth from a human's
-action-time annotation of the red-boxed target; clips and targets as BTA (> 7 s, most-present person)."""
+action-time annotation of the red-boxed target; clips and targets as BTA (> 7 s, most-present person).
+
+It imports up a floor, from core/synthesis: the action-list reply form, parsed_call and StepLog, so its one
+model question is parsed, retried and logged like every synthesis step."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """AR (attitude recognition): the first half of the synthesis chain (caption, question) on the most-present
-person; its steps are stored in synthesis_steps like the descriptive tasks'. The options are fixed."""
+person; its steps are stored in synthesis_steps like the descriptive tasks'. The options are fixed.
+That is why it imports up a floor, from core/synthesis (parsed_call, StepLog)."""
 
 from __future__ import annotations
 

@@ -7,14 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hvbench_assets.core.media.paths import to_stored
+from hvbench_assets.core.mllm.backends import ModelUnreachable
 from hvbench_assets.core.mllm.client import ChatResult, MllmClient
 from hvbench_assets.core.mllm.frames import sample_frames
 from hvbench_assets.core.mllm.prompts import Prompt
 from hvbench_assets.core.mllm.registry import ModelSpec
-
-
-class ModelUnreachable(RuntimeError):
-    """429 / 5xx / timeouts outlasted the client's retries: rerun the partition later (finished calls are cached)."""
 
 
 def asker(client: MllmClient, spec: ModelSpec, video_id: str, task: str) -> Callable[..., ChatResult]:

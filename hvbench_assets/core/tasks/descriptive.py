@@ -1,6 +1,8 @@
 """The six descriptive families (ER, ETA, EIC, H2T, BTA, BCA): their selection rules here, their questions
 from the distractor-included synthesis chain (core/synthesis: caption -> question -> ensemble answers ->
-weighted ranking -> perturbation -> option checks)."""
+weighted ranking -> perturbation -> option checks). Importing core/synthesis, a floor up, is the point of
+this module: it plugs the chain into the task registry (the chain itself uses only core/tasks' drafts,
+rules and reply parsing)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""SCM (speech content matching): which sentence is said; the truth is L8's transcript."""
+"""SCM (speech content matching): which sentence is said; the truth is L8's transcript.
+Its distractor sentences come from one model question, parsed and logged by core/synthesis' parsed_call and
+StepLog like every synthesis step: the one reason it imports up a floor."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from hvbench_assets.core.media import MediaError, iter_frames
 from hvbench_assets.core.media.paths import to_stored
-from hvbench_assets.core.render.crops import crop_to
+from hvbench_assets.core.media.crops import crop_to
 from hvbench_assets.core.vision.full import require, require_deepface_weights
 
 OFFLINE_REASON = (

@@ -25,7 +25,7 @@ import numpy as np
 
 from hvbench_assets.core.media import iter_frames, probe_video, source_audio
 from hvbench_assets.core.media.encode import AUDIO_RATE
-from hvbench_assets.core.render.crops import CropClipWriter, crop_to
+from hvbench_assets.core.media.crops import CropClipWriter, crop_to
 from hvbench_assets.core.vision.backends import VisionBackend
 from hvbench_assets.core.vision.body import contains_face, estimate_body, fill_missing, match_body
 from hvbench_assets.core.vision.boxes import clip, lerp, overlaps, scale, size, square_around

@@ -257,7 +257,7 @@ def real_human_asker(client, spec, video_id: str) -> Ask:
     prompt on a few of the track's face-crop frames. A call that outlasts the retries raises
     ModelUnreachable (rerun later); a refused or garbled answer is an Opinion without a score."""
     from hvbench_assets.core.mllm.prompts import REAL_HUMAN
-    from hvbench_assets.core.tasks.calls import ModelUnreachable
+    from hvbench_assets.core.mllm.backends import ModelUnreachable
 
     def ask(frames: Sequence[np.ndarray]) -> Opinion:
         step = max(1, len(frames) // REAL_HUMAN.n_frames)

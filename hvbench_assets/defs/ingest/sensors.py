@@ -22,6 +22,7 @@ from hvbench_assets.defs.ingest.jobs import (
 from hvbench_assets.defs.labels.descriptions import VIDEO_CAPTION_VERSION
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
 from hvbench_assets.defs.resources import MllmResource, SettingsResource, WarehouseResource
+from hvbench_assets.defs.run_tags import inbox_relative, source_tags
 from hvbench_assets.defs.sensor_state import load_state, save_state
 
 
@@ -39,7 +40,7 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: SettingsResource
     registry = {r["raw_video_id"]: r for r in wh.rows(RAW_VIDEOS)}
     # keys given before (the registry outlives a reset cursor or a new Dagster home) stay with their files
     known = {str(resolve(r["path"]).resolve()): k for k, r in registry.items()}
-    state.setdefault("keys", {}).update({k: _rel(inbox, r["path"]) for k, r in registry.items()})
+    state.setdefault("keys", {}).update({k: inbox_relative(inbox, r["path"]) for k, r in registry.items()})
     for rel, entry in state.setdefault("files", {}).items():
         entry.setdefault("key", known.get(str((inbox / rel).resolve())))
     result = scan(list_inbox(inbox, settings.inbox_roots), state, now=time.time(), settle_s=settings.inbox_settle_s,
@@ -90,23 +91,6 @@ def record_skips(wh, inbox: Path, skips: dict) -> None:
     if key != str(inbox) and wh.has_table(INBOX_SKIPS.name):  # rows of a warehouse that stored it absolute
         wh.execute(f'DELETE FROM "{INBOX_SKIPS.name}" WHERE inbox = ?', [str(inbox)])
     wh.replace(INBOX_SKIPS, {"inbox": key}, rows)
-
-
-def source_tags(inbox: Path, path: str | None, start_s: float | None = None, end_s: float | None = None) -> dict:
-    """Run tags naming the inbox file (as the raw file's own run names it) and the clip's time range, so the
-    Runs page filters every run of one source with `hvbench/source=<file>`."""
-    tags = {"hvbench/source": _rel(inbox, path)[:250]} if path else {}
-    if start_s is not None and end_s is not None:
-        tags["hvbench/range"] = f"{start_s:.2f}-{end_s:.2f}s"
-    return tags
-
-
-def _rel(inbox: Path, path: str) -> str:
-    """A stored raw-video path relative to the inbox."""
-    try:
-        return resolve(path).resolve().relative_to(inbox.resolve()).as_posix()
-    except ValueError:
-        return path  # registered from another inbox folder: keep the key reserved anyway
 
 
 def describer_configured(mllm: MllmResource) -> str | None:

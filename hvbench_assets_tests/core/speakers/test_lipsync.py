@@ -64,8 +64,8 @@ def test_a_still_photo_panned_by_the_camera_is_not_speaking(tmp_path):
     speech on the soundtrack. The mouth never moves, so chance audio-visual correlations of the moving
     image must not make her a speaker (they did on ~30 % of frames before the still-mouth rule)."""
     from hvbench_assets.core.media import write_video
-    from hvbench_assets.demo import _speech
-    from hvbench_assets.samples import panned_photo
+    from hvbench_assets.demo.main import _speech
+    from hvbench_assets.demo.samples import panned_photo
 
     frames = panned_photo(4.0)
     if frames is None:

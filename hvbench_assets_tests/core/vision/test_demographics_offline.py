@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hvbench_assets.core.media import write_video
-from hvbench_assets.core.render.crops import crop_to
+from hvbench_assets.core.media.crops import crop_to
 from hvbench_assets.core.speakers.rules import face_class
 from hvbench_assets.core.vision.boxes import square_around
 from hvbench_assets.core.vision.demographics import (

@@ -28,8 +28,8 @@ from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.settings import PROJECT_ROOT, seed_dagster_home
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
 from hvbench_assets.core.tasks.describe import questions_text
-from hvbench_assets.demo_benchmark import assemble, evaluate_export
-from hvbench_assets.samples import photos
+from hvbench_assets.demo.benchmark import assemble, evaluate_export
+from hvbench_assets.demo.samples import photos
 
 
 def raw_video_job():
@@ -69,7 +69,7 @@ def _speech(text: str, seconds: float) -> np.ndarray:
 def make_samples(inbox: Path) -> list[Path]:
     """Generated input: a two-shot video (two people, one of them talking with the sound track, then moving
     shapes over silence) that splits into two clips, and a static video that the motion filter drops."""
-    from hvbench_assets.samples import two_people_talking
+    from hvbench_assets.demo.samples import two_people_talking
 
     inbox.mkdir(parents=True, exist_ok=True)
     two_shots, static = inbox / "Sample – two shots.mp4", inbox / "sample_static.mp4"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-WAREHOUSE_COMMANDS: list = []  # (name, help, add_arguments, run); hvbench_assets/cli.py registers them
+from hvbench_assets.cli.common import command
+
 
 LOCATION_HELP = "a DuckDB file or ducklake:postgres:<conninfo> (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)"
 
@@ -23,6 +24,7 @@ def _args(p: argparse.ArgumentParser) -> None:
     copy.add_argument("--replace", action="store_true", help="overwrite tables the target already has")
 
 
+@command("warehouse", "warehouse backends: `info` (tables, versions), `copy SRC DST` (DuckDB <-> DuckLake)", _args)
 def _run(args: argparse.Namespace) -> int:
     from hvbench_assets.core.environment import package_versions
     from hvbench_assets.core.warehouse import WarehouseError
@@ -52,6 +54,3 @@ def _run(args: argparse.Namespace) -> int:
     print(f"copied {len(counts)} tables ({sum(counts.values()):,d} rows) from {source.path} to {target.path}")
     return 0
 
-
-WAREHOUSE_COMMANDS.append(("warehouse", "warehouse backends: `info` (tables, versions), `copy SRC DST` (DuckDB <-> DuckLake)",
-                           _args, _run))

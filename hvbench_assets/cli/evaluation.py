@@ -1,52 +1,18 @@
-"""`hvbench` command line. Each command registers itself in COMMANDS (name -> (add_arguments, run)),
-so other stages add theirs the same way without touching the dispatcher.
-
-    hvbench eval --benchmark DIR --model NAME [--frames 8 | --fps 1] [--concurrency 4] [--limit N]
-    hvbench report --benchmark DIR [--human baseline.csv] [--out DIR]
-    hvbench lmms-export --benchmark DIR --out DIR / lmms-import --benchmark DIR --model M --samples F...
-    hvbench aggregate scores.csv        (per-task numbers in, category averages and overall out)
-    hvbench demo [--videos DIR]         (the main job on sample clips, printed)
-    hvbench explain QUESTION_ID [--json] (source, labels, rule, model calls, leakage, review, evaluations)
-    hvbench status                      (registered inbox files; what the inbox sensor passes over, and why)
-    hvbench runs [--fail-dead]          (runs left in progress by a killed process; mark them failed)
-    hvbench rerank --weight MODEL=W     (synthesis winners under other weights, from stored scores, no calls)
-"""
+"""`hvbench eval`, `report`, `aggregate`, `lmms-export` and `lmms-import`: evaluating models on a benchmark
+and reporting their scores (the work is in core/evaluation and core/scoring)."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from hvbench_assets.settings_table import data_dir, warehouse_location
-
-COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
-
-
-def command(name: str, help_text: str, add_arguments: Callable[[argparse.ArgumentParser], None]):
-    def register(run: Callable[[argparse.Namespace], int]):
-        COMMANDS[name] = (help_text, add_arguments, run)
-        return run
-    return register
-
-
-def default_warehouse() -> Path:
-    """Same default as the Dagster `warehouse` resource: HVBENCH_WAREHOUSE, else <data dir>/hvbench.duckdb.
-    HVBENCH_WAREHOUSE may also be a DuckLake location (`ducklake:postgres:<conninfo>`, docs/scale-out.md)."""
-    return warehouse_location()
-
-
-def warehouse_exists(path: Path) -> bool:
-    """A DuckLake location is not a file: it exists for the commands that read it (they say what is missing)."""
-    from hvbench_assets.core.warehouse.ducklake import is_ducklake
-
-    return is_ducklake(path) or path.exists()
+from hvbench_assets.cli.common import command, warehouse_arg, warehouse_path
+from hvbench_assets.settings_table import data_dir
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
+    warehouse_arg(p)
     p.add_argument("--benchmark", required=True,
                    help="benchmark folder (one JSONL per task) or, for report, a benchmark name already evaluated")
     p.add_argument("--name", default=None, help="benchmark name in the warehouse (default: the folder name)")
@@ -93,7 +59,7 @@ def _run_eval(args: argparse.Namespace) -> int:
     from hvbench_assets.core.mllm import ModelNotConfigured
     from hvbench_assets.settings_table import open_warehouse
 
-    warehouse = open_warehouse(args.warehouse)
+    warehouse = open_warehouse(warehouse_path(args))
     params = {"temperature": args.temperature} if args.temperature is not None else None
     try:  # configuration before any item is read: a wrong model name costs nothing
         answerer = mllm_answerer(warehouse, model_registry(args.models_file), max_concurrency=args.concurrency,
@@ -224,7 +190,7 @@ def _write_report(warehouse, name: str, human_file, out: Path | None, print_md: 
 def _run_report(args: argparse.Namespace) -> int:
     from hvbench_assets.settings_table import open_warehouse
 
-    warehouse = open_warehouse(args.warehouse)
+    warehouse = open_warehouse(warehouse_path(args))
     return _write_report(warehouse, _benchmark_name(args), args.human, args.out, not args.quiet, args.run,
                          args.item_max_unparsed, _stats_settings(args))
 
@@ -317,7 +283,7 @@ def _lmms_import(args: argparse.Namespace) -> int:
 
     bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
     try:
-        run_id, n, warnings = import_lmms_samples(open_warehouse(args.warehouse), bench,
+        run_id, n, warnings = import_lmms_samples(open_warehouse(warehouse_path(args)), bench,
                                                   args.samples, args.model)
     except (LmmsImportError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -340,226 +306,3 @@ command("eval", "evaluate models on a benchmark (resumes by default)", _eval_arg
 command("aggregate", "category averages and the 16-task mean from per-task accuracies (e.g. a paper table)",
         _aggregate_args)(_run_aggregate)
 command("report", "per-task, category and overall accuracy, baselines, item statistics", _report_args)(_run_report)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hvbench", description="hvbench: HumanVBench-style benchmark platform")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (help_text, add_arguments, run) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        add_arguments(p)
-        p.set_defaults(_run=run)
-    return parser
-
-
-# -- status ------------------------------------------------------------------------------------
-def _status_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
-
-
-@command("status", "registered inbox files and every inbox entry the sensor passes over, with the reason", _status_args)
-def _status(args: argparse.Namespace) -> int:
-    from hvbench_assets.settings_table import open_warehouse
-    from hvbench_assets.settings_table import status_lines as settings_status_lines
-    from hvbench_assets.status import status_lines
-
-    path = args.warehouse or default_warehouse()
-    if not warehouse_exists(path):
-        print(f"no warehouse at {path} yet: nothing registered (drop videos into the inbox, or run `hvbench demo`)")
-    else:
-        print("\n".join(status_lines(open_warehouse(path))))
-    print("\n".join(settings_status_lines()))
-    return 0
-
-
-# -- runs --------------------------------------------------------------------------------------
-def _runs_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--fail-dead", action="store_true",
-                   help="mark runs whose process is gone (killed `dagster asset materialize`, a dead worker) as failed")
-
-
-@command("runs", "runs the local instance shows in progress, and whether their process still exists", _runs_args)
-def _runs(args: argparse.Namespace) -> int:
-    import dagster as dg
-
-    from hvbench_assets.core.settings import PROJECT_ROOT
-    from hvbench_assets.runs import fail_dead_runs, in_progress_runs
-
-    os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home"))
-    with dg.DagsterInstance.get() as instance:
-        runs = in_progress_runs(instance)
-        for r in runs:
-            print(f"{r.run_id}  {r.status:9s} {r.job} {r.partition or ''}  {r.why}")
-        print(f"{len(runs)} run(s) in progress in {os.environ['DAGSTER_HOME']}")
-        if args.fail_dead:
-            for r in fail_dead_runs(instance):
-                print(f"marked {r.run_id} {'canceled' if r.status == 'CANCELING' else 'failed'}: {r.why}")
-    return 0
-
-
-# -- annotate / questions ------------------------------------------------------------------------
-def _annotate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
-    p.add_argument("--annotator", default=os.environ.get("USER", "cli"), help="who annotates (stored with the answer)")
-    kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
-    count = kinds.add_parser("count", help="HC: how many different people the clip shows")
-    count.add_argument("clip", help="clip key (videos partition), e.g. talk__000")
-    count.add_argument("n", help="a whole number in 1..HVBENCH_MAX_HEAD_COUNT (default 200)")
-    count.add_argument("--confirm", action="store_true",
-                       help="store a count more than 2x off L2's person estimate (it is refused otherwise)")
-    action = kinds.add_parser("action", help="AST/TSA: the red-boxed person's short action and the second it starts")
-    action.add_argument("clip")
-    action.add_argument("--track", type=int, required=True, help="the target's L1 track id (task_candidates names it)")
-    what = action.add_mutually_exclusive_group(required=True)
-    what.add_argument("--action", help="a short action like the distractors', e.g. 'begins to wave'")
-    what.add_argument("--ongoing", action="store_true", help="the person keeps doing one thing the whole clip")
-    what.add_argument("--none", action="store_true", help="no distinct short action")
-    action.add_argument("--start", default=None, help="second the action starts (with --action), inside the clip")
-    action.add_argument("--end", default=None, help="second the action ends (optional), after --start, inside the clip")
-
-
-@command("annotate", "record a human answer: a person count (HC) or an action-time pair (AST/TSA)", _annotate_args)
-def _annotate(args: argparse.Namespace) -> int:
-    from hvbench_assets.core.tasks import annotations
-    from hvbench_assets.settings_table import open_warehouse
-    from hvbench_assets.review.commands import annotation_limits
-
-    path = args.warehouse or default_warehouse()
-    wh = open_warehouse(path)
-    try:
-        limits = annotation_limits()
-        if not annotations.clip_exists(wh, args.clip):
-            raise annotations.BadAnnotation(f"clip {args.clip!r} is not in {path} (see `hvbench questions` or the clips table)")
-        facts = annotations.clip_facts(wh, args.clip)
-        if args.kind == "count":
-            value, track = annotations.check_count(args.n, facts, limits, confirmed=args.confirm), None
-        else:
-            value = annotations.check_action(args.action, args.start, args.end, ongoing=args.ongoing, none=args.none,
-                                             facts=facts)
-            track = args.track
-    except annotations.BadAnnotation as exc:
-        hint = " (rerun with --confirm to store it anyway)" if exc.needs_confirmation else ""
-        print(f"hvbench annotate: nothing stored: {exc}{hint}", file=sys.stderr)
-        return 2
-    except ValueError as exc:  # a bad setting
-        print(f"hvbench annotate: {exc}", file=sys.stderr)
-        return 2
-    ann_id = annotations.record(wh, args.clip, args.kind, value, track_id=track, annotator=args.annotator)
-    tasks = "human_counting" if args.kind == "count" else "action_at_specified_time, time_of_specific_action"
-    print(f"recorded {ann_id} for {args.clip}: {value}\nannotation_sensor rebuilds {tasks} for this clip "
-          f"(or materialize them for partition {args.clip} in the UI)")
-    return 0
-
-
-def _questions_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
-    p.add_argument("--task", default=None, help="task name or abbreviation, e.g. ASD")
-    p.add_argument("--clip", default=None, help="one clip key")
-    p.add_argument("--candidates", action="store_true", help="also list every clip and task verdict (why no question)")
-
-
-@command("questions", "print generated questions with options, answer and where each fact came from", _questions_args)
-def _questions(args: argparse.Namespace) -> int:
-    from hvbench_assets.core.tasks.describe import questions_text
-    from hvbench_assets.settings_table import open_warehouse
-
-    path = args.warehouse or default_warehouse()
-    if not warehouse_exists(path):
-        print(f"no warehouse at {path} yet (run `hvbench demo` or the per-clip jobs)")
-        return 0
-    print(questions_text(open_warehouse(path), task=args.task, clip=args.clip, candidates=args.candidates))
-    return 0
-
-
-# -- explain -----------------------------------------------------------------------------------
-def _explain_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("question_id", help="a questions.question_id (see `hvbench questions`)")
-    p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
-    p.add_argument("--json", action="store_true", help="print the chain as JSON")
-
-
-@command("explain", "the whole chain of one question: source, labels, rule, model calls, leakage, review, evaluations",
-         _explain_args)
-def _explain(args: argparse.Namespace) -> int:
-    import json
-
-    from hvbench_assets.core.benchmark.explain import explain_question, format_explanation
-    from hvbench_assets.settings_table import open_warehouse
-
-    path = args.warehouse or default_warehouse()
-    if not warehouse_exists(path):
-        print(f"no warehouse at {path} (set HVBENCH_WAREHOUSE or pass --warehouse)", file=sys.stderr)
-        return 2
-    data = explain_question(open_warehouse(path), args.question_id)
-    if not data["found"]:
-        print(data["message"], file=sys.stderr)
-        return 2
-    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else format_explanation(data))
-    return 0
-
-
-# -- demo --------------------------------------------------------------------------------------
-def _demo_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--videos", type=Path, default=None, help="a folder of your own videos instead of generated samples")
-
-
-@command("demo", "run the main job on sample clips (or --videos DIR) on the local instance and print the result", _demo_args)
-def _demo(args: argparse.Namespace) -> int:
-    from hvbench_assets.demo import main as demo_main
-
-    return demo_main(["--videos", str(args.videos)] if args.videos else [])
-
-
-# -- rerank --------------------------------------------------------------------------------------
-def _rerank_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
-    p.add_argument("--weight", action="append", default=[], metavar="MODEL=W",
-                   help="an answering model's weight to try (repeat); others keep their stored weight")
-    p.add_argument("--task", default=None, help="only this task (ER, ETA, EIC, H2T, BTA, BCA)")
-
-
-@command("rerank", "synthesis winners under other model weights, from the stored scores (no model calls)", _rerank_args)
-def _rerank(args: argparse.Namespace) -> int:
-    from hvbench_assets.core.synthesis.rerank import format_rerank, rerank_questions
-    from hvbench_assets.settings_table import open_warehouse
-
-    weights = {}
-    for item in args.weight:
-        name, _, value = item.partition("=")
-        try:
-            weights[name.strip()] = float(value)
-        except ValueError:
-            print(f"--weight {item!r}: expected MODEL=NUMBER", file=sys.stderr)
-            return 2
-    path = args.warehouse or default_warehouse()
-    if not warehouse_exists(path):
-        print(f"no warehouse at {path}", file=sys.stderr)
-        return 2
-    print(format_rerank(rerank_questions(open_warehouse(path), weights, args.task)))
-    return 0
-
-
-# review, review-token, review-assign, review-stats live in hvbench_assets/review/commands.py
-from hvbench_assets.review.commands import REVIEW_COMMANDS  # noqa: E402
-
-for _name, _help, _args, _run in REVIEW_COMMANDS:
-    command(_name, _help, _args)(_run)
-
-# warehouse info / copy (DuckDB file <-> DuckLake) live in hvbench_assets/warehouse_commands.py
-from hvbench_assets.warehouse_commands import WAREHOUSE_COMMANDS  # noqa: E402
-
-for _name, _help, _args, _run in WAREHOUSE_COMMANDS:
-    command(_name, _help, _args)(_run)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return args._run(args)
-    except BrokenPipeError:  # `hvbench explain … | head`: the reader left; no traceback for that
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -9,14 +9,16 @@ was being canceled is marked canceled.
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import dagster as dg
-from dagster._core.events import DagsterEventType, JobFailureData, RunFailureReason
+from hvbench_assets.cli.common import command
 
-IN_PROGRESS = (dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING)
+if TYPE_CHECKING:  # Dagster is imported when the command runs: `hvbench --help` stays fast
+    import dagster as dg
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,8 @@ class RunProcess:
 
 def _recorded_pid(instance: dg.DagsterInstance, run_id: str) -> tuple[int, float] | None:
     """The first process id an executor recorded for the run, with the time of that event."""
+    from dagster._core.events import DagsterEventType
+
     for rec in instance.all_logs(run_id, of_type=DagsterEventType.ENGINE_EVENT):
         data = rec.dagster_event.engine_event_data if rec.dagster_event else None
         pid = data.metadata.get("pid") if data and data.metadata else None
@@ -68,8 +72,11 @@ def _alive(pid: int, recorded_at: float) -> tuple[bool, str]:
 
 
 def in_progress_runs(instance: dg.DagsterInstance) -> list[RunProcess]:
+    import dagster as dg
+
+    in_progress = [dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING]
     out = []
-    for rec in instance.get_run_records(filters=dg.RunsFilter(statuses=list(IN_PROGRESS))):
+    for rec in instance.get_run_records(filters=dg.RunsFilter(statuses=in_progress)):
         run = rec.dagster_run
         found = _recorded_pid(instance, run.run_id)
         if found is None:
@@ -84,6 +91,9 @@ def in_progress_runs(instance: dg.DagsterInstance) -> list[RunProcess]:
 
 def fail_dead_runs(instance: dg.DagsterInstance) -> list[RunProcess]:
     """Mark every in-progress run whose process is gone as failed (canceled if it was being canceled)."""
+    import dagster as dg
+    from dagster._core.events import JobFailureData, RunFailureReason
+
     dead = [r for r in in_progress_runs(instance) if r.alive is False]
     for r in dead:
         run = instance.get_run_by_id(r.run_id)
@@ -96,3 +106,27 @@ def fail_dead_runs(instance: dg.DagsterInstance) -> list[RunProcess]:
             instance.report_run_failed(run, message=message, job_failure_data=JobFailureData(
                 error=None, failure_reason=RunFailureReason.UNEXPECTED_TERMINATION))
     return dead
+
+
+# -- the command --------------------------------------------------------------------------------------
+def _runs_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fail-dead", action="store_true",
+                   help="mark runs whose process is gone (killed `dagster asset materialize`, a dead worker) as failed")
+
+
+@command("runs", "runs the local instance shows in progress, and whether their process still exists", _runs_args)
+def _runs(args: argparse.Namespace) -> int:
+    import dagster as dg
+
+    from hvbench_assets.core.settings import PROJECT_ROOT
+
+    os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home"))
+    with dg.DagsterInstance.get() as instance:
+        runs = in_progress_runs(instance)
+        for r in runs:
+            print(f"{r.run_id}  {r.status:9s} {r.job} {r.partition or ''}  {r.why}")
+        print(f"{len(runs)} run(s) in progress in {os.environ['DAGSTER_HOME']}")
+        if args.fail_dead:
+            for r in fail_dead_runs(instance):
+                print(f"marked {r.run_id} {'canceled' if r.status == 'CANCELING' else 'failed'}: {r.why}")
+    return 0

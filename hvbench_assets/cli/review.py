@@ -8,26 +8,9 @@ import random
 import sys
 from pathlib import Path
 
+from hvbench_assets.cli.common import command, default_warehouse, warehouse_arg
 from hvbench_assets import settings_table
 
-REVIEW_COMMANDS: list = []  # (name, help, add_arguments, run); hvbench_assets/cli.py registers them
-
-
-def command(name: str, help_text: str, add_arguments):
-    def register(run):
-        REVIEW_COMMANDS.append((name, help_text, add_arguments, run))
-        return run
-    return register
-
-
-def default_warehouse() -> Path:
-    from hvbench_assets.cli import default_warehouse as cli_default
-
-    return cli_default()
-
-
-def _warehouse_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--warehouse", type=Path, default=None, help="DuckDB file (default: HVBENCH_WAREHOUSE or data/hvbench.duckdb)")
 
 
 def annotation_limits():
@@ -75,7 +58,7 @@ def review_config(warehouse: Path | None, require_token: bool, host: str = "127.
 
 
 def _serve_args(p: argparse.ArgumentParser) -> None:
-    _warehouse_arg(p)
+    warehouse_arg(p)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; any other needs tokens)")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--require-token", action="store_true", help="ask for reviewer tokens on 127.0.0.1 too")
@@ -105,7 +88,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _token_args(p: argparse.ArgumentParser) -> None:
-    _warehouse_arg(p)
+    warehouse_arg(p)
     p.add_argument("reviewer", help="reviewer name (one word)")
     p.add_argument("--revoke", action="store_true", help="revoke the reviewer's token instead")
 
@@ -129,7 +112,7 @@ def _token(args: argparse.Namespace) -> int:
 
 
 def _assign_args(p: argparse.ArgumentParser) -> None:
-    _warehouse_arg(p)
+    warehouse_arg(p)
     p.add_argument("--reviewers", required=True, help="comma-separated names, e.g. ann,bob (each reviews every item)")
     p.add_argument("--task", default=None, help="comma-separated tasks (abbreviations); default every reviewed task")
     p.add_argument("--sample", type=int, default=None, help="assign a seeded random sample of this many questions")
@@ -168,7 +151,7 @@ def _assign(args: argparse.Namespace) -> int:
     return 0
 
 
-@command("review-stats", "Cohen's kappa per task, reviewer accuracy on blind choices, the adjudication list", _warehouse_arg)
+@command("review-stats", "Cohen's kappa per task, reviewer accuracy on blind choices, the adjudication list", warehouse_arg)
 def _stats(args: argparse.Namespace) -> int:
     from hvbench_assets.core.curation.agreement import kappa_table, reviewer_accuracy
     from hvbench_assets.core.curation.queue import adjudication_list

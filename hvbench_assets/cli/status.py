@@ -6,12 +6,33 @@ and why (hidden names, non-videos, symlinks outside the allowed roots, files sti
 
 from __future__ import annotations
 
-from hvbench_assets.core.ingest.tables import CLIPS, INBOX_SKIPS, RAW_VIDEOS
-from hvbench_assets.core.media.paths import resolve
-from hvbench_assets.core.warehouse import Warehouse
+import argparse
+from typing import TYPE_CHECKING
+
+from hvbench_assets.cli.common import CommandExit, command, existing_warehouse, warehouse_arg
+
+if TYPE_CHECKING:
+    from hvbench_assets.core.warehouse import Warehouse
+
+
+@command("status", "registered inbox files and every inbox entry the sensor passes over, with the reason", warehouse_arg)
+def _status(args: argparse.Namespace) -> int:
+    from hvbench_assets.settings_table import status_lines as settings_status_lines
+
+    try:
+        wh = existing_warehouse(args, " yet: nothing registered (drop videos into the inbox, or run `hvbench demo`)",
+                                code=0)
+        print("\n".join(status_lines(wh)))
+    except CommandExit:  # no warehouse yet: the settings still print
+        pass
+    print("\n".join(settings_status_lines()))
+    return 0
 
 
 def status_lines(wh: Warehouse) -> list[str]:
+    from hvbench_assets.core.ingest.tables import CLIPS, INBOX_SKIPS, RAW_VIDEOS
+    from hvbench_assets.core.media.paths import resolve
+
     lines = [f"warehouse: {wh.path}"]
     registered = wh.rows(RAW_VIDEOS, order_by="raw_video_id") if wh.has_table(RAW_VIDEOS.name) else []
     clips = {}

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hvbench_assets.core.media import MediaError, load_audio, probe_video
-from hvbench_assets.core.render.crops import CropClipWriter, crop_to
+from hvbench_assets.core.media.crops import CropClipWriter, crop_to
 
 
 def _image():
