@@ -14,7 +14,8 @@ modules (settings.py, devices.py, ...) are the ground floor and each subpackage 
           < benchmark                  pool, leakage, export
           < scoring curation           reports over a benchmark; review states
           < evaluation                 asking models, then the report
-    package: core weights < scale review < defs < definitions < demo < cli
+    package: core weights < settings_table (the settings, read from the environment) < scale review < defs
+             < definitions < demo < cli
 
 Every function-level import counts too: a lazy import is still a dependency.
 """
@@ -39,7 +40,7 @@ CORE_FLOORS = [
     {"scoring", "curation"},
     {"evaluation"},
 ]
-PACKAGE_FLOORS = [{"core", "weights"}, {"scale", "review"}, {"defs"}, {"definitions"}, {"demo"}, {"cli"}]
+PACKAGE_FLOORS = [{"core", "weights"}, {"settings_table"}, {"scale", "review"}, {"defs"}, {"definitions"}, {"demo"}, {"cli"}]
 
 # (importing module, imported module or package): why this arrow up is right. Keep it short.
 ALLOWED_UP = {
@@ -53,13 +54,6 @@ ALLOWED_UP = {
     ("core.tasks.materialize", "core.synthesis.steps"): "AST reads BTA's action list, a synthesis step",
     ("core.tasks.registry", "core.synthesis.tasks"): "the descriptive families' synthesis settings",
 }
-# Arrows the task catalog (issue 34 item 3, core/tasks/catalog.py) removes: delete these once it has landed.
-MOVING = {
-    ("core.tasks.registry", "core.benchmark.tasks"): "task names and files, moving into the catalog",
-    ("core.tasks.describe", "core.benchmark.tasks"): "task names, moving into the catalog",
-}
-
-
 def _modules() -> dict[str, tuple[Path, bool]]:
     out = {}
     for f in PACKAGE.rglob("*.py"):
@@ -151,7 +145,7 @@ def _floor(module: str) -> tuple[int, int] | None:
 
 def _allowed(src: str, dst: str) -> tuple[str, str] | None:
     src, dst = src.removeprefix("hvbench_assets."), dst.removeprefix("hvbench_assets.")
-    return next((k for k in {**ALLOWED_UP, **MOVING} if k[0] == src and (dst == k[1] or dst.startswith(k[1] + "."))),
+    return next((k for k in ALLOWED_UP if k[0] == src and (dst == k[1] or dst.startswith(k[1] + "."))),
                 None)
 
 
@@ -193,7 +187,7 @@ def test_no_unexplained_import_up_a_floor():
     assert not bad, ("imports up a floor (move the shared piece down, or add it to ALLOWED_UP with the reason, "
                      "and say why in the importing module's docstring):\n" + "\n".join(bad))
     stale = sorted(k for k in set(ALLOWED_UP) - used if f"hvbench_assets.{k[0]}" in graph)
-    assert not stale, f"ALLOWED_UP entries no import needs any more (delete them): {stale}"  # MOVING: not checked
+    assert not stale, f"ALLOWED_UP entries no import needs any more (delete them): {stale}"
 
 
 def test_the_reader_sees_function_level_imports_and_circles():
