@@ -42,22 +42,21 @@ def ui(tmp_path_factory):
 
 
 def dismiss_welcome(page) -> None:
-    """A new instance greets with a newsletter dialog: skip it."""
-    skip = page.get_by_role("button", name="Skip")
-    if skip.count():
-        skip.click()
+    """A new instance greets with a newsletter dialog, at a moment of its choosing (it once covered the page while
+    the test waited to click, until the click timed out): Playwright skips it whenever it shows up."""
+    page.add_locator_handler(page.get_by_role("button", name="Skip"), lambda skip: skip.click())
 
 
 def test_task_partition_page_shows_the_question_key_frame(ui):
     page = ui["page"]
+    dismiss_welcome(page)
     page.goto(f"{ui['url']}/assets/active_speaker_detection?view=partitions&partition=duo")
     try:
         page.wait_for_selector("text=question_key_frame", timeout=60_000)
-        dismiss_welcome(page)
         body = page.inner_text("body")
         # a long Markdown value sits behind a button in the metadata table; the image opens in a dialog
         page.locator("tr", has=page.locator("td", has_text="question_key_frame")).filter(
-            has_not_text="question_key_frame_file").get_by_text("[Show Markdown]").click(timeout=90_000)
+            has_not_text="question_key_frame_file").get_by_text("[Show Markdown]").click(timeout=60_000)
         img = page.wait_for_selector('img[alt="question_key_frame"]', timeout=30_000)
         img.scroll_into_view_if_needed()
         page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=img, timeout=30_000)

@@ -260,6 +260,10 @@ class AudioModelsResource(dg.ConfigurableResource):
 
     def backend(self, kind: str, full: bool):
         """kind: tagger | transcriber | emotion | voice | asd."""
+        if kind == "asd":
+            from hvbench_assets.core.speakers.methods import build_scorer
+
+            return build_scorer(self.config(full))
         return build(kind, self.config(full))
 
 
