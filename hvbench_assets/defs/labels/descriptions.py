@@ -29,6 +29,7 @@ from hvbench_assets.core.mllm.descriptions import (
     preview_markdown,
 )
 from hvbench_assets.core.vision.tables import HUMAN_TRACKS
+from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
 from hvbench_assets.defs.metadata import table_schema
 from hvbench_assets.defs.mllm_resources import MllmResource
 from hvbench_assets.defs.partitions import videos_partitions
@@ -72,6 +73,7 @@ def _track_asset(label: str, version: str):
     @dg.asset(
         name=label,
         partitions_def=videos_partitions,
+        backfill_policy=CLIP_BACKFILL_POLICY,
         deps=["human_tracks"],
         group_name="labels",
         kinds={"openai", "duckdb"},
@@ -80,6 +82,7 @@ def _track_asset(label: str, version: str):
         description=f"{'L4' if crop == 'body' else 'L5'}: MLLM description of each track's {crop}-cropped clip",
         metadata={"prompt_hash": prompt.fingerprint, "table": table.name, "dagster/column_schema": table_schema(table)},
     )
+    @per_clip
     def _asset(context: dg.AssetExecutionContext, warehouse: WarehouseResource, mllm: MllmResource) -> dg.MaterializeResult:
         video_id = context.partition_key
         wh = warehouse.get()
@@ -119,6 +122,7 @@ facial_description = _track_asset("facial_description", FACIAL_DESCRIPTION_VERSI
 
 @dg.asset(
     partitions_def=videos_partitions,
+    backfill_policy=CLIP_BACKFILL_POLICY,
     deps=["video_probe"],
     group_name="labels",
     kinds={"openai", "duckdb"},
@@ -128,6 +132,7 @@ facial_description = _track_asset("facial_description", FACIAL_DESCRIPTION_VERSI
     metadata={"prompt_hash": VIDEO_CAPTION.fingerprint, "table": VIDEO_CAPTION_TABLE.name,
               "dagster/column_schema": table_schema(VIDEO_CAPTION_TABLE)},
 )
+@per_clip
 def video_caption(context: dg.AssetExecutionContext, warehouse: WarehouseResource, mllm: MllmResource) -> dg.MaterializeResult:
     video_id = context.partition_key
     wh = warehouse.get()
