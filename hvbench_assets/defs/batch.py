@@ -25,9 +25,25 @@ from typing import Any
 import dagster as dg
 
 BATCH_MAX = 8  # clips per run in a backfill (BackfillPolicy) and per clip_sensor batch
+SHORT_CLIP_S = 8.0  # clip_sensor batches clips up to this long; a longer clip's labels outweigh a run's fixed cost
+BATCH_TAG = "hvbench/batch"  # run tag of a clip_sensor batch: how many clips
 CLIP_BACKFILL_POLICY = dg.BackfillPolicy.multi_run(max_partitions_per_run=BATCH_MAX)
 STATUS = "hvbench/status"
 ERROR = "hvbench/error"
+
+
+def range_tags(first: str, last: str) -> dict[str, str]:
+    """Run tags of a run over the `videos` key range first..last (what a multi-run backfill sets)."""
+    return {"dagster/asset_partition_range_start": first, "dagster/asset_partition_range_end": last}
+
+
+def request_label(request: dg.RunRequest) -> str:
+    """videos/<key>, or videos/<first>...<last> for a batch."""
+    tags = request.tags or {}
+    if request.partition_key or "dagster/asset_partition_range_start" not in tags:
+        return f"videos/{request.partition_key}"
+    return (f"videos/{tags['dagster/asset_partition_range_start']}...{tags['dagster/asset_partition_range_end']}"
+            f" ({tags.get(BATCH_TAG, '?')} clips)")
 
 
 class OneClip:

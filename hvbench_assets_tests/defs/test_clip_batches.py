@@ -12,8 +12,9 @@ from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.tasks.store import TASK_CANDIDATES
 from hvbench_assets.core.vision.tables import HUMAN_TRACKS, PERSON_COUNT
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets.defs.batch import ERROR, STATUS
-from hvbench_assets_tests.pipeline_runs import ingest_inbox, new_clips, talking_clip, use_data_root
+from hvbench_assets.defs.batch import BATCH_TAG, ERROR, STATUS
+from hvbench_assets.defs.ingest.sensors import clip_sensor
+from hvbench_assets_tests.pipeline_runs import _apply, _resources, ingest_inbox, request_keys, talking_clip, use_data_root
 
 # the probe and its checks, L1 and its checks, L2, the verdicts and a task with its own check spec (HC)
 ASSETS = ["video_probe", "human_tracks", "person_count", "human_verdicts", "human_counting"]
@@ -36,7 +37,10 @@ def test_a_batch_with_a_corrupt_clip_writes_the_others_and_names_the_failure(tmp
     wh = Warehouse(data / "hvbench.duckdb")
     with dg.DagsterInstance.get() as instance:
         assert sorted(ingest_inbox(instance)) == ["a_talk", "b_talk", "c_talk"]
-        clips = sorted(new_clips(instance))
+        # the clip sensor asks for one run over the three short clips' key range
+        (request,) = _apply(clip_sensor(dg.build_sensor_context(instance=instance, resources=_resources())), instance)
+        assert request.partition_key is None and request.tags[BATCH_TAG] == "3"
+        clips = request_keys(request, instance)
         assert len(clips) == 3 and instance.get_dynamic_partitions("videos") == clips
         bad = clips[1]
         (row,) = wh.query("SELECT clip_path FROM clips WHERE video_id = ?", [bad])
@@ -45,8 +49,7 @@ def test_a_batch_with_a_corrupt_clip_writes_the_others_and_names_the_failure(tmp
 
         result = dg.execute_job(dg.reconstructable(clip_offline_labels_job), instance=instance,
                                 asset_selection=[dg.AssetKey(a) for a in ASSETS],
-                                tags={"dagster/asset_partition_range_start": clips[0],
-                                      "dagster/asset_partition_range_end": clips[-1]})
+                                tags=request.tags)
         assert result.success  # one bad clip does not fail the batch's steps
 
         for good in (clips[0], clips[2]):  # the good clips' rows, as a one-clip run writes them
