@@ -15,7 +15,7 @@ seconds of all the instance's processes, and frames of each clip decoded ÷ fram
 `sitecustomize` hook around PyAV in every process the daemon starts (benchmarks/decodes.py's, plus the steps
 the executor forks). A clip is decoded once for its labels (L1) and once more for each question video with
 drawn boxes (see docs/performance.md), so the per-clip figures are compared variant against variant. Variants are interleaved over `--repeat` rounds, each on fresh media folders, so load from other
-processes hits all alike; the last lines give each variant's wall as a ratio of the per-clip run's.
+processes hits all alike (odd rounds run them in reverse order); the last lines give each variant's wall as a ratio of the per-clip run's.
 
 Run: PYTHONPATH=. .venv/bin/python benchmarks/short_clip_backfill.py [--lengths 2 3 4 5 6 2.5 3.5 4.5]
      [--batch 4 --batch 8] [--repeat 1]
@@ -143,8 +143,8 @@ def main() -> int:
     daemon = Daemon(workspace, tmp / "daemon.log")
     results: dict[str, list[dict]] = {name: [] for name, _ in variants}
     try:
-        for _ in range(args.repeat):
-            for name, batch in variants:
+        for round_ in range(args.repeat):
+            for name, batch in variants if round_ % 2 == 0 else variants[::-1]:  # odd rounds backwards: drift
                 r = run_variant(name, batch, keys, instance, submitter, daemon, tmp, log)
                 results[name].append(r)
                 frames = {os.path.realpath(resolve(row["path"])): row["frame_count"]
