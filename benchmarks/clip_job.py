@@ -154,14 +154,17 @@ class Submitter:
         for sensor in self._repo()[1].get_sensors():
             self.instance.stop_sensor(sensor.get_remote_origin_id(), sensor.selector_id, sensor)
 
-    def submit(self, partition_key: str, run_config: dict, tags: dict | None = None) -> str:
+    def submit(self, partition_key: str, run_config: dict, tags: dict | None = None, last_key: str | None = None) -> str:
+        """A run of one partition, or of the key range partition_key..last_key (several clips in one run)."""
         from dagster._cli.job import _create_run
         from dagster._cli.workspace.cli_target import get_remote_job_from_remote_repo
 
         location, repo = self._repo()
+        keys = ({"dagster/partition": partition_key} if last_key is None else
+                {"dagster/asset_partition_range_start": partition_key, "dagster/asset_partition_range_end": last_key})
         run = _create_run(instance=self.instance, code_location=location, remote_repo=repo,
                           remote_job=get_remote_job_from_remote_repo(repo, JOB), run_config=run_config,
-                          tags={"dagster/partition": partition_key, **(tags or {})}, op_selection=None, run_id=None)
+                          tags={**keys, **(tags or {})}, op_selection=None, run_id=None)
         self.instance.submit_run(run.run_id, self.workspace)
         return run.run_id
 

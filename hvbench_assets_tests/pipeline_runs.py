@@ -74,8 +74,17 @@ def new_clips(instance: dg.DagsterInstance) -> list[str]:
     """The clip sensor's requests (their partitions added, as the daemon does)."""
     from hvbench_assets.defs.ingest.sensors import clip_sensor
 
-    return [r.partition_key for r in _apply(clip_sensor(dg.build_sensor_context(instance=instance,
-                                                                                 resources=_resources())), instance)]
+    requests = _apply(clip_sensor(dg.build_sensor_context(instance=instance, resources=_resources())), instance)
+    return [key for r in requests for key in request_keys(r, instance)]
+
+
+def request_keys(request: dg.RunRequest, instance: dg.DagsterInstance) -> list[str]:
+    """The clips of one clip-sensor request: its partition, or every partition of its key range (a batch)."""
+    if request.partition_key:
+        return [request.partition_key]
+    keys = instance.get_dynamic_partitions("videos")
+    first, last = (keys.index(request.tags[f"dagster/asset_partition_range_{end}"]) for end in ("start", "end"))
+    return keys[first:last + 1]
 
 
 def execute(job_fn, instance: dg.DagsterInstance, partition: str, tags: dict | None = None,

@@ -1,4 +1,4 @@
-"""Snapshot of every asset spec (key, group, deps, partitions, kinds, pool, code version) and check,
+"""Snapshot of every asset spec (key, group, deps, partitions, backfill policy, kinds, pool, code version) and check,
 so an accidental change to the graph shows up in review. After an intended change:
     UPDATE_SNAPSHOTS=1 .venv/bin/pytest hvbench_assets_tests/test_asset_graph.py"""
 
@@ -19,6 +19,12 @@ def _partitions_name(pd) -> str | None:
     return getattr(pd, "name", None) or type(pd).__name__
 
 
+def _backfill(policy) -> str | None:
+    if policy is None:
+        return None
+    return f"{policy.policy_type.value.lower()}({policy.max_partitions_per_run or ''})"
+
+
 def graph_snapshot() -> dict:
     from hvbench_assets.definitions import defs
 
@@ -32,6 +38,7 @@ def graph_snapshot() -> dict:
             "group": node.group_name,
             "deps": sorted(p.to_user_string() for p in node.parent_keys),
             "partitions": _partitions_name(node.partitions_def),
+            "backfill": _backfill(node.backfill_policy),
             "kinds": sorted(node.kinds),
             "pools": sorted(node.pools or []),
             "code_version": node.code_version,

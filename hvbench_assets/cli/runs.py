@@ -71,6 +71,14 @@ def _alive(pid: int, recorded_at: float) -> tuple[bool, str]:
     return True, f"process {pid} is running"
 
 
+def _partitions(tags) -> str | None:
+    """The run's partition, or `first...last` for a run over a key range (a batch of clips)."""
+    start = tags.get("dagster/asset_partition_range_start")
+    if start is not None and "dagster/partition" not in tags:
+        return f"{start}...{tags.get('dagster/asset_partition_range_end')}"
+    return tags.get("dagster/partition")
+
+
 def in_progress_runs(instance: dg.DagsterInstance) -> list[RunProcess]:
     import dagster as dg
 
@@ -84,8 +92,7 @@ def in_progress_runs(instance: dg.DagsterInstance) -> list[RunProcess]:
         else:
             pid = found[0]
             alive, why = _alive(*found)
-        out.append(RunProcess(run.run_id, run.status.value, run.job_name, run.tags.get("dagster/partition"),
-                              pid, alive, why))
+        out.append(RunProcess(run.run_id, run.status.value, run.job_name, _partitions(run.tags), pid, alive, why))
     return out
 
 

@@ -19,6 +19,7 @@ import dagster as dg
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS
 from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.warehouse import Warehouse
+from hvbench_assets.defs.batch import is_batch
 
 SOURCE_TAG = "hvbench/source"
 RANGE_TAG = "hvbench/range"
@@ -63,6 +64,8 @@ EVENT_TAG_VALUE = re.compile(r"^[A-Za-z0-9_.-]{0,63}$")  # Dagster's rule for as
 def tag_run(context: dg.AssetExecutionContext, tags: dict[str, str]) -> dict[str, str]:
     """Add the tags the run lacks (never overwrite a sensor's); returns the tags an asset event may carry (a file
     name with spaces or accents, `Café – 1.mp4`, is a valid run tag but not an event tag: it stays on the run)."""
+    if is_batch(context):  # one clip of a multi-clip run: the run is the batch's, not this clip's
+        return {k: v for k, v in tags.items() if EVENT_TAG_VALUE.match(v)}
     run = context.run
     missing = {k: v for k, v in tags.items() if k not in run.tags}
     if missing:

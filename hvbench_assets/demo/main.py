@@ -112,6 +112,7 @@ def _launch(tick, job_fn, req: dg.RunRequest, instance: dg.DagsterInstance) -> b
 
 def run(videos: Path | None) -> int:
     from hvbench_assets.defs.resources import build_resources
+    from hvbench_assets.defs.batch import request_label
     from hvbench_assets.defs.sensor_ticks import SensorTicks
 
     resources = build_resources()
@@ -154,10 +155,10 @@ def run(videos: Path | None) -> int:
         with ticks.tick("clip_sensor") as tick:
             print(f"clip_sensor requested {len(tick.run_requests)} per-clip run(s)")
             for req in tick.run_requests:
-                print(f"  {req.job_name} videos/{req.partition_key} ...", flush=True)
+                print(f"  {req.job_name} {request_label(req)} ...", flush=True)
                 success = _launch(tick, jobs[req.job_name], req, instance)
                 ok &= success
-                print(f"  videos/{req.partition_key}: {'ok' if success else 'FAILED (see the run in the UI)'}")
+                print(f"  {request_label(req)}: {'ok' if success else 'FAILED (see the run in the UI)'}")
         if warehouse.has_table("questions"):  # the clips' questions -> the exported benchmark
             built, bench_lines = assemble(instance, warehouse, benchmark, settings.data_dir, ticks)
             ok &= built

@@ -11,6 +11,7 @@ from hvbench_assets.core.ingest.split import split_video
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
 from hvbench_assets.core.media import MediaError, file_sha256, probe_video
 from hvbench_assets.core.media.paths import resolve, to_stored
+from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
 from hvbench_assets.defs.metadata import materialization, row_counts, table_definition
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
 from hvbench_assets.defs.resources import SettingsResource, WarehouseResource
@@ -116,6 +117,7 @@ def clip_file(warehouse: WarehouseResource, video_id: str) -> Path:
 
 @dg.asset(
     partitions_def=videos_partitions,
+    backfill_policy=CLIP_BACKFILL_POLICY,
     # no `deps=[scene_clips]`: the two assets have different partition sets and Dagster would map
     # clip `x__000` to a raw video `x__000` that does not exist; the clip's source is in its metadata
     group_name="ingest",
@@ -124,6 +126,7 @@ def clip_file(warehouse: WarehouseResource, video_id: str) -> Path:
     metadata=table_definition(VIDEO_PROBE),
     description="Container facts of one clip: duration, fps, frames, size, codecs, audio stream, hash",
 )
+@per_clip
 def video_probe(context: dg.AssetExecutionContext, settings: SettingsResource,
                 warehouse: WarehouseResource) -> dg.MaterializeResult:
     video_id = context.partition_key

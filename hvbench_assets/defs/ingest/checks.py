@@ -4,6 +4,7 @@
 import dagster as dg
 
 from hvbench_assets.core.ingest.tables import VIDEO_PROBE
+from hvbench_assets.defs.batch import per_clip_check
 from hvbench_assets.defs.ingest.assets import video_probe
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import WarehouseResource
@@ -24,6 +25,7 @@ def _missing(video_id: str) -> dg.AssetCheckResult:
 
 @dg.asset_check(asset=video_probe, partitions_def=videos_partitions,
                 description="Clip length within the paper's 1-30 s range")
+@per_clip_check
 def clip_duration_in_paper_range(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
     row = _probe_row(warehouse, context.partition_key)
     if row is None:
@@ -35,6 +37,7 @@ def clip_duration_in_paper_range(context: dg.AssetCheckExecutionContext, warehou
 
 @dg.asset_check(asset=video_probe, partitions_def=videos_partitions,
                 description="Source resolution at least the paper's 1280x480")
+@per_clip_check
 def paper_resolution(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
     row = _probe_row(warehouse, context.partition_key)
     if row is None:
@@ -47,6 +50,7 @@ def paper_resolution(context: dg.AssetCheckExecutionContext, warehouse: Warehous
 
 @dg.asset_check(asset=video_probe, partitions_def=videos_partitions,
                 description="Clip has an audio stream (the speech-visual tasks need one)")
+@per_clip_check
 def has_audio_stream(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
     row = _probe_row(warehouse, context.partition_key)
     if row is None:

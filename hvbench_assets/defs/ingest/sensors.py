@@ -2,17 +2,20 @@
 
 
 import datetime as dt
+import hashlib
 import time
 from pathlib import Path
 
 import dagster as dg
 
+from hvbench_assets.core.ingest.batches import clip_batches
 from hvbench_assets.core.ingest.done import probed_clips, split_files
 from hvbench_assets.core.ingest.inbox import list_inbox, scan
 from hvbench_assets.core.ingest.tables import CLIPS, INBOX_SKIPS, RAW_VIDEOS
 from hvbench_assets.core.media.paths import relative_to_root, resolve, to_stored
 from hvbench_assets.core.mllm.descriptions import VIDEO_CAPTION_TABLE
 from hvbench_assets.core.mllm.registry import ModelNotConfigured
+from hvbench_assets.defs.batch import BATCH_MAX, BATCH_TAG, SHORT_CLIP_S, range_tags
 from hvbench_assets.defs.ingest.assets import SCENE_CLIPS_VERSION, VIDEO_PROBE_VERSION
 from hvbench_assets.defs.ingest.jobs import (
     clip_labels_job,
@@ -107,7 +110,8 @@ def describer_configured(mllm: MllmResource) -> str | None:
     minimum_interval_seconds=15,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Requests the per-clip label run for every kept clip whose content is new or changed "
-    "(without the MLLM descriptions while no describer model is configured)",
+    "(without the MLLM descriptions while no describer model is configured); short clips that follow each other "
+    "in one run over their key range",
 )
 def clip_sensor(context: dg.SensorEvaluationContext, settings: SettingsResource, warehouse: WarehouseResource,
                 mllm: MllmResource):
@@ -125,7 +129,7 @@ def clip_sensor(context: dg.SensorEvaluationContext, settings: SettingsResource,
     done = probed_clips(wh, VIDEO_PROBE_VERSION,
                         after=None if missing else (VIDEO_CAPTION_TABLE.name, VIDEO_CAPTION_VERSION))
     requested = {r["video_id"]: requested[r["video_id"]] for r in rows if r["video_id"] in requested}  # clips gone
-    runs = []
+    pending = {}
     for r in rows:
         vid, sha = r["video_id"], r["sha256"]
         # a clip labelled without descriptions is requested again once a describer is configured
@@ -135,13 +139,26 @@ def clip_sensor(context: dg.SensorEvaluationContext, settings: SettingsResource,
         requested[vid] = wanted
         if done.get(vid) == sha:
             continue
-        runs.append(dg.RunRequest(partition_key=vid, job_name=job.name,
-                                  run_key=f"{vid}:{sha[:16]}:{job.name}",
-                                  tags=source_tags(inbox, r["path"], r["start_s"], r["end_s"])))
+        pending[vid] = r
     # the warehouse is the record of clips: an instance that never saw them (a new DAGSTER_HOME) gets them now
-    known = set(context.instance.get_dynamic_partitions(videos_partitions.name))
-    absent = sorted({r["video_id"] for r in rows} - known)
+    known = context.instance.get_dynamic_partitions(videos_partitions.name)  # in the order they were added
+    absent = sorted({r["video_id"] for r in rows} - set(known))
     partitions = [videos_partitions.build_add_request(absent)] if absent else []
+    # short clips in batches (a run's fixed cost exceeds their labels' cost), longer ones one per run
+    runs = []
+    for batch in clip_batches([*known, *absent], {v: r["end_s"] - r["start_s"] for v, r in pending.items()},
+                              BATCH_MAX, SHORT_CLIP_S):
+        first = pending[batch[0]]
+        if len(batch) == 1:
+            runs.append(dg.RunRequest(partition_key=batch[0], job_name=job.name,
+                                      run_key=f"{batch[0]}:{first['sha256'][:16]}:{job.name}",
+                                      tags=source_tags(inbox, first["path"], first["start_s"], first["end_s"])))
+            continue
+        contents = hashlib.sha256("".join(f"{v}:{pending[v]['sha256']};" for v in batch).encode()).hexdigest()
+        sources = {pending[v]["path"] for v in batch}
+        runs.append(dg.RunRequest(job_name=job.name, run_key=f"{batch[0]}..{batch[-1]}:{contents[:16]}:{job.name}",
+                                  tags={**range_tags(batch[0], batch[-1]), BATCH_TAG: str(len(batch)),
+                                        **(source_tags(inbox, first["path"]) if len(sources) == 1 else {})}))
     cursor = save_state(context, "clip_sensor", requested)
     if not runs:
         return dg.SensorResult(cursor=cursor, skip_reason="no new clips", dynamic_partitions_requests=partitions)

@@ -16,6 +16,7 @@ from hvbench_assets.core.audio.weights import ModelUnavailable
 from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
 from hvbench_assets.core.media import MediaError, NoAudioError
 from hvbench_assets.core.warehouse import TableSpec
+from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
 from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.metadata import materialization, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
@@ -82,13 +83,14 @@ def gated_label(context, settings, warehouse, audio_models, kind: str, spec: Tab
 
 
 # pool: CPU-heavy, across runs at most one per core (defs/executor.py)
-COMMON = dict(partitions_def=videos_partitions, group_name="labels", pool="cpu")
+COMMON = dict(partitions_def=videos_partitions, backfill_policy=CLIP_BACKFILL_POLICY, group_name="labels", pool="cpu")
 
 
 @dg.asset(**COMMON, deps=["video_probe"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["audio_tags"],
           metadata=table_definition(AUDIO_TAGS),
           description="L6: sound type of the clip (speech / silence / other sound / music, or AudioSet tags), speech "
                       "segments, and music alongside speech (music_s, speech_music_s)")
+@per_clip
 def audio_tags(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                audio_models: AudioModelsResource) -> dg.MaterializeResult:
     video_id = context.partition_key
@@ -110,6 +112,7 @@ def audio_tags(context: dg.AssetExecutionContext, settings: SettingsResource, wa
           metadata=table_definition(TRANSCRIPT), op_tags={FORK_TAG: "fork"},
           description="L8: transcript of the speech with language and word/segment timing; language unknown and "
                       "status low_confidence when the recogniser's evidence does not support English")
+@per_clip
 def transcript(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                audio_models: AudioModelsResource) -> dg.MaterializeResult:
     return gated_label(context, settings, warehouse, audio_models, "transcriber", TRANSCRIPT,
@@ -119,6 +122,7 @@ def transcript(context: dg.AssetExecutionContext, settings: SettingsResource, wa
 @dg.asset(**COMMON, deps=["audio_tags"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["speech_emotion"],
           metadata=table_definition(SPEECH_EMOTION),
           description="L9: emotion of the voice (SenseVoice tag; unavailable offline)")
+@per_clip
 def speech_emotion(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                    audio_models: AudioModelsResource) -> dg.MaterializeResult:
     return gated_label(context, settings, warehouse, audio_models, "emotion", SPEECH_EMOTION,
@@ -129,6 +133,7 @@ def speech_emotion(context: dg.AssetExecutionContext, settings: SettingsResource
           metadata=table_definition(VOICE_DEMOGRAPHICS),
           description="L10: voice class male / female / child with confidence; class, confidence and stored "
                       "probabilities come from one rule (argmax of class_probs)")
+@per_clip
 def voice_demographics(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                        audio_models: AudioModelsResource) -> dg.MaterializeResult:
     return gated_label(context, settings, warehouse, audio_models, "voice", VOICE_DEMOGRAPHICS,

@@ -29,6 +29,7 @@ from hvbench_assets.core.mllm.descriptions import (
     preview_markdown,
 )
 from hvbench_assets.core.vision.tables import HUMAN_TRACKS
+from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
 from hvbench_assets.defs.metadata import table_schema
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import MllmResource, WarehouseResource, configured_describer
@@ -64,6 +65,7 @@ def _track_asset(label: str, version: str):
     @dg.asset(
         name=label,
         partitions_def=videos_partitions,
+        backfill_policy=CLIP_BACKFILL_POLICY,
         deps=["human_tracks"],
         group_name="labels",
         kinds={"openai", "duckdb"},
@@ -72,6 +74,7 @@ def _track_asset(label: str, version: str):
         description=f"{'L4' if crop == 'body' else 'L5'}: MLLM description of each track's {crop}-cropped clip",
         metadata={"prompt_hash": prompt.fingerprint, "table": table.name, "dagster/column_schema": table_schema(table)},
     )
+    @per_clip
     def _asset(context: dg.AssetExecutionContext, warehouse: WarehouseResource, mllm: MllmResource) -> dg.MaterializeResult:
         video_id = context.partition_key
         wh = warehouse.get()
@@ -111,6 +114,7 @@ facial_description = _track_asset("facial_description", FACIAL_DESCRIPTION_VERSI
 
 @dg.asset(
     partitions_def=videos_partitions,
+    backfill_policy=CLIP_BACKFILL_POLICY,
     deps=["video_probe"],
     group_name="labels",
     kinds={"openai", "duckdb"},
@@ -120,6 +124,7 @@ facial_description = _track_asset("facial_description", FACIAL_DESCRIPTION_VERSI
     metadata={"prompt_hash": VIDEO_CAPTION.fingerprint, "table": VIDEO_CAPTION_TABLE.name,
               "dagster/column_schema": table_schema(VIDEO_CAPTION_TABLE)},
 )
+@per_clip
 def video_caption(context: dg.AssetExecutionContext, warehouse: WarehouseResource, mllm: MllmResource) -> dg.MaterializeResult:
     video_id = context.partition_key
     wh = warehouse.get()

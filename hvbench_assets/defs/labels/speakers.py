@@ -12,6 +12,7 @@ from hvbench_assets.core.speakers.plot import line_label, render_score_plot
 from hvbench_assets.core.speakers.scoring import TrackFrames, clip_rows
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
 from hvbench_assets.core.vision.tables import DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, letter_tracks, load_tracks
+from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
 from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.labels.audio import load_clip_audio, run_backend
 from hvbench_assets.defs.metadata import image, row_counts, table_definition
@@ -24,6 +25,7 @@ SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
 
 @dg.asset(
     partitions_def=videos_partitions,
+    backfill_policy=CLIP_BACKFILL_POLICY,
     deps=["human_tracks", "person_count", "audio_tags", "voice_demographics", "demographics"],
     group_name="labels",
     kinds={"audio", "video", "duckdb"},
@@ -35,6 +37,7 @@ SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
                 "finds a speaker in the clip and no other face's lips follow the voice better), longest positive run, "
                 "speaking flag (with the voice/face veto), per L2 person",
 )
+@per_clip
 def speaker_scores(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                    audio_models: AudioModelsResource) -> dg.MaterializeResult:
     video_id = context.partition_key

@@ -31,6 +31,7 @@ from hvbench_assets.core.vision.detectors import BackendUnavailable
 from hvbench_assets.core.vision.pipeline import track_video
 from hvbench_assets.core.vision.realness import RealHumanParams, real_human_asker, verdict_rows
 from hvbench_assets.core.vision.realness import version as realness_version
+from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip, per_clip_check
 from hvbench_assets.defs.metadata import image, materialization, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import (MllmResource, SettingsResource, VisionResource, WarehouseResource,
@@ -69,6 +70,7 @@ def _preview(rows: list[dict], cols: list[str]) -> dg.MetadataValue:
 
 @dg.asset(
     partitions_def=videos_partitions,
+    backfill_policy=CLIP_BACKFILL_POLICY,
     deps=["video_probe"],
     group_name="labels",
     kinds={"python", "duckdb", "video"},
@@ -77,6 +79,7 @@ def _preview(rows: list[dict], cols: list[str]) -> dg.MetadataValue:
     description="L1: face tracks with body boxes per person, frame-level boxes, face- and body-crop clips",
     metadata=table_definition(HUMAN_TRACKS, HUMAN_TRACK_BOXES),
 )
+@per_clip
 def human_tracks(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                  vision: VisionResource) -> dg.MaterializeResult:
     vid = context.partition_key
@@ -148,6 +151,7 @@ def _key_frame(context: dg.AssetExecutionContext, clip: Path, tracks, out_dir: P
 
 @dg.asset(
     partitions_def=videos_partitions,
+    backfill_policy=CLIP_BACKFILL_POLICY,
     deps=[human_tracks],
     group_name="labels",
     kinds={"python", "duckdb"},
@@ -155,6 +159,7 @@ def _key_frame(context: dg.AssetExecutionContext, clip: Path, tracks, out_dir: P
     description="L2: approximate number of distinct people, from L1 tracks merged by face descriptor",
     metadata=table_definition(PERSON_COUNT),
 )
+@per_clip
 def person_count(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                  vision: VisionResource) -> dg.MaterializeResult:
     vid = context.partition_key
@@ -183,6 +188,7 @@ def person_count(context: dg.AssetExecutionContext, warehouse: WarehouseResource
 
 @dg.asset(
     partitions_def=videos_partitions,
+    backfill_policy=CLIP_BACKFILL_POLICY,
     deps=[human_tracks],
     group_name="labels",
     kinds={"python", "duckdb"},
@@ -192,6 +198,7 @@ def person_count(context: dg.AssetExecutionContext, warehouse: WarehouseResource
                 "SSR-Net (no race), low_confidence when the vote is split or the model is measured too inaccurate",
     metadata=table_definition(DEMOGRAPHICS),
 )
+@per_clip
 def demographics(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                  vision: VisionResource) -> dg.MaterializeResult:
     vid = context.partition_key
@@ -223,6 +230,7 @@ def demographics(context: dg.AssetExecutionContext, settings: SettingsResource, 
 
 @dg.asset(
     partitions_def=videos_partitions,
+    backfill_policy=CLIP_BACKFILL_POLICY,
     deps=[human_tracks],
     group_name="labels",
     kinds={"python", "duckdb"},
@@ -232,6 +240,7 @@ def demographics(context: dg.AssetExecutionContext, settings: SettingsResource, 
                 "persons): face statistics, plus the describer's look when one is configured",
     metadata=table_definition(HUMAN_VERDICTS),
 )
+@per_clip
 def human_verdicts(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                    mllm: MllmResource) -> dg.MaterializeResult:
     vid = context.partition_key
@@ -267,6 +276,7 @@ def human_verdicts(context: dg.AssetExecutionContext, warehouse: WarehouseResour
 
 @dg.asset_check(asset=human_tracks, partitions_def=videos_partitions,
                 description="Share of frames showing a tracked face is at least the paper's 0.65 face-ratio filter")
+@per_clip_check
 def face_presence_ratio(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
     rows = warehouse.get().rows(HUMAN_TRACKS, video_id=context.partition_key)
     ratio = float(rows[0]["face_presence"] or 0.0) if rows else 0.0
@@ -277,6 +287,7 @@ def face_presence_ratio(context: dg.AssetCheckExecutionContext, warehouse: Wareh
 
 @dg.asset_check(asset=human_tracks, partitions_def=videos_partitions,
                 description="Every track has one box row per frame from its first to last frame, and its crop clips exist")
+@per_clip_check
 def track_boxes_complete(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
     vid = context.partition_key
     problems = []

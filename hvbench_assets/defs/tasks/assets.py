@@ -30,6 +30,7 @@ from hvbench_assets.core.tasks.pipeline import ANSWER_SLOT_RULE, blocked_row, pr
 from hvbench_assets.core.tasks.registry import FAMILIES, TaskFamily
 from hvbench_assets.core.tasks.rules import named_letter
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
+from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
 from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.metadata import image, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
@@ -65,6 +66,7 @@ def task_asset(family: TaskFamily) -> dg.AssetsDefinition:
     @dg.asset(
         name=family.asset,
         partitions_def=videos_partitions,
+        backfill_policy=CLIP_BACKFILL_POLICY,
         deps=["video_probe", *family.reads, *family.after],
         group_name="tasks",
         kinds={"python", "duckdb", "video"},
@@ -83,6 +85,7 @@ def task_asset(family: TaskFamily) -> dg.AssetsDefinition:
                   "marking": family.marking,
                   "tables": "task_candidates, questions" + (", synthesis_steps" if family.records_steps else "")},
     )
+    @per_clip
     def _asset(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                mllm: MllmResource) -> dg.MaterializeResult:
         return materialize_task(context, family, version, settings, warehouse, mllm)

@@ -1,0 +1,178 @@
+"""A backfill of short clips (2-6 s) through the daemon: one run per clip against several clips per run.
+
+Clips of 2-6 s are cut with ffmpeg out of the shared clips (real faces and speech; a different window per
+clip), ingested in this process (inbox sensor + `scene_clips`), and then labelled by `clip_offline_labels_job`
+through a temporary instance with the project's `dagster.yaml` and a `dagster-daemon` (run queue of 2 runs,
+launcher, code server), as in benchmarks/clip_job.py. Each variant submits all its runs at once, as a backfill
+or a clip_sensor tick does:
+
+- `per-clip`: one run per clip (what a backfill did before key ranges: the baseline);
+- `batch N`: runs over key ranges of at most N clips (defs/batch.py; what BackfillPolicy.multi_run(N) and
+  clip_sensor's batches launch).
+
+Per variant it prints the wall (first submission -> last run finished) ÷ the clips' total duration, the CPU
+seconds of all the instance's processes, and frames of each clip decoded ÷ frames in the clip, counted by a
+`sitecustomize` hook around PyAV in every process the daemon starts (benchmarks/decodes.py's, plus the steps
+the executor forks). A clip is decoded once for its labels (L1) and once more for each question video with
+drawn boxes (see docs/performance.md), so the per-clip figures are compared variant against variant. Variants are interleaved over `--repeat` rounds, each on fresh media folders, so load from other
+processes hits all alike (odd rounds run them in reverse order); the last lines give each variant's wall as a ratio of the per-clip run's.
+
+Run: PYTHONPATH=. .venv/bin/python benchmarks/short_clip_backfill.py [--lengths 2 3 4 5 6 2.5 3.5 4.5]
+     [--batch 4 --batch 8] [--repeat 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from clip_job import SHARED, Daemon, Submitter, _fresh_media, host_reference, ingest, run_stats, wait_for  # noqa: E402
+from decodes import SITECUSTOMIZE  # noqa: E402
+from decodes import setup as decode_setup  # noqa: E402
+
+# the executor's forked steps (os.fork, left with os._exit) count their own decodes too
+FORK_HOOK = '''
+if os.environ.get("HVBENCH_DECODE_LOG"):
+    def _child():
+        _counts.clear()
+        _t0[0] = time.time()
+
+    os.register_at_fork(after_in_child=_child)
+    _os_exit = os._exit
+
+    def _exit(code):
+        try:
+            _dump()
+        finally:
+            _os_exit(code)
+
+    os._exit = _exit
+'''
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = ("two_people_talking", "man_talking_head", "two_children", "five_people_grid")
+LENGTHS = (2.0, 3.0, 4.0, 5.0, 6.0, 2.5, 3.5, 4.5)
+
+
+def make_clips(lengths: list[float], out: Path) -> list[Path]:
+    """One clip per length, each a different window of a shared clip at least that long."""
+    from hvbench_assets.core.media import cut_clip, probe_video
+
+    durations = {s: probe_video(SHARED / f"{s}.mp4").duration_s for s in SOURCES}
+    out.mkdir(parents=True, exist_ok=True)
+    files = []
+    for i, length in enumerate(lengths):
+        fits = [s for s in SOURCES if durations[s] >= length + 0.1]
+        src = fits[i % len(fits)]
+        room = durations[src] - length - 0.05
+        start = round((i * 1.3) % room, 2) if room > 0 else 0.0
+        files.append(cut_clip(SHARED / f"{src}.mp4", out / f"short_{i:02d}_{src}.mp4", start, start + length))
+    return files
+
+
+def _decodes(log: Path) -> dict[str, int]:
+    """Video frames decoded per file by every process that has exited since the log was cleared."""
+    out: dict[str, int] = {}
+    for f in log.glob("*.json"):
+        for path, kind, n in json.loads(f.read_text())["counts"]:
+            if kind == "video":
+                out[os.path.realpath(path)] = out.get(os.path.realpath(path), 0) + n
+    return out
+
+
+def run_variant(name: str, batch: int | None, keys: list[str], instance, submitter, daemon, tmp: Path,
+                log: Path) -> dict:
+    _fresh_media(tmp)
+    for f in log.glob("*.json"):
+        f.unlink()
+    chunks = [keys[i:i + (batch or 1)] for i in range(0, len(keys), batch or 1)]
+    tag = {"dagster/backfill": f"bench{int(time.time() * 1000)}"}
+    t0 = time.time()
+    rids = [submitter.submit(c[0], {}, tag, last_key=c[-1] if len(c) > 1 else None) for c in chunks]
+    m = wait_for(instance, rids, daemon)
+    stats = [run_stats(instance, r) for r in rids]
+    wall = max(s["end"] for s in stats) - t0
+    time.sleep(1.0)  # run workers write their decode records as they exit
+    return {"name": name, "runs": len(rids), "wall": wall, "cpu": m["cpu_s"], "pss": m["peak_pss_mb"],
+            "decoded": _decodes(log)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--lengths", nargs="*", type=float, default=list(LENGTHS), help="clip lengths in seconds")
+    ap.add_argument("--batch", type=int, action="append", default=[], help="clips per run (repeatable); default 4 and 8")
+    ap.add_argument("--repeat", type=int, default=1, help="rounds of all variants, interleaved")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary instance folder")
+    args = ap.parse_args()
+    if not all((SHARED / f"{s}.mp4").exists() for s in SOURCES):
+        print(f"shared clips missing in {SHARED}", file=sys.stderr)
+        return 2
+    tmp = Path(tempfile.mkdtemp(prefix="hvbench_shortclips_"))
+    log = decode_setup(tmp)  # instance, data folder and the decode hook (PYTHONPATH) for every process
+    (tmp / "hook" / "sitecustomize.py").write_text(SITECUSTOMIZE + FORK_HOOK)
+    os.environ["HVBENCH_MIN_MOTION"] = "0"
+    workspace = tmp / "workspace.yaml"
+    workspace.write_text("load_from:\n  - python_module:\n      module_name: hvbench_assets.definitions\n"
+                         f"      working_directory: {ROOT}\n")
+    import dagster as dg
+
+    from hvbench_assets.core.media.paths import resolve
+    from hvbench_assets.core.warehouse import Warehouse
+
+    print(f"instance {tmp}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
+    ref_clip = SHARED / "man_talking_head.mp4"
+    ref = host_reference(ref_clip)
+    print(f"host reference: plain decode of {ref_clip.name} (PyAV, one thread) {ref:.2f} s")
+    files = make_clips(args.lengths, tmp / "generated")
+    durations = ingest(files)
+    instance = dg.DagsterInstance.get()
+    keys = [k for k in instance.get_dynamic_partitions("videos") if k in durations]  # the partitions' order
+    total = sum(durations[k] for k in keys)
+    wh = Warehouse(tmp / "data" / "hvbench.duckdb")
+    print(f"{len(keys)} clips, {total:.1f} s of video: " + ", ".join(f"{durations[k]:.1f}" for k in keys))
+    variants = [("per-clip", None)] + [(f"batch {n}", n) for n in (args.batch or [4, 8])]
+    submitter = Submitter(instance, workspace)
+    submitter.stop_sensors()
+    daemon = Daemon(workspace, tmp / "daemon.log")
+    results: dict[str, list[dict]] = {name: [] for name, _ in variants}
+    try:
+        for round_ in range(args.repeat):
+            for name, batch in variants if round_ % 2 == 0 else variants[::-1]:  # odd rounds backwards: drift
+                r = run_variant(name, batch, keys, instance, submitter, daemon, tmp, log)
+                results[name].append(r)
+                frames = {os.path.realpath(resolve(row["path"])): row["frame_count"]
+                          for row in wh.query("SELECT path, frame_count FROM video_probe WHERE status = 'ok'")}
+                per_clip = [r["decoded"].get(p, 0) / n for p, n in frames.items()]
+                r["per_clip"] = {Path(p).stem: round(r["decoded"].get(p, 0) / n, 2) for p, n in frames.items()}
+                print(f"{name:9s} {r['runs']:2d} runs  wall {r['wall']:6.1f} s = {r['wall'] / total:5.2f}x the clips' "
+                      f"duration  CPU {r['cpu']:6.1f} s  peak PSS {r['pss']:5.0f} MB  frames decoded / frames per clip "
+                      f"{min(per_clip):.2f}-{max(per_clip):.2f}  load {os.getloadavg()[0]:.1f}", flush=True)
+    finally:
+        submitter.close()
+        instance.dispose()
+        daemon.stop()
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    base = sum(r["wall"] for r in results["per-clip"])
+    base_cpu = sum(r["cpu"] for r in results["per-clip"])
+    print(f"\nclips: {len(keys)}, {total:.1f} s of video; host reference {host_reference(ref_clip):.2f} s now "
+          f"({ref:.2f} s at the start)")
+    print("frames decoded / frames in the clip, per clip (last round): " + "; ".join(
+        f"{name}: " + " ".join(f"{v:.2f}" for _, v in sorted(rs[-1]["per_clip"].items())) for name, rs in results.items()))
+    for name, rs in results.items():
+        wall = sum(r["wall"] for r in rs)
+        cpu = sum(r["cpu"] for r in rs)
+        print(f"{name:9s} wall / duration {wall / len(rs) / total:.2f}  wall / per-clip runs' wall {wall / base:.2f}  "
+              f"CPU / per-clip runs' CPU {cpu / base_cpu:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""Several clips in one run: every per-clip asset and check also accepts a `videos` partition key range.
+
+A per-clip run has a fixed cost of 5-6 s (run worker start-up, code loading, Dagster's bookkeeping of ~40 steps),
+more than the labels of a 2-6 s clip cost. A run over a key range (a backfill with BackfillPolicy.multi_run,
+or clip_sensor's batch of short clips) pays it once: each step loops over the range's clips, calling the
+asset's single-clip body with a context whose `partition_key` is that clip's.
+
+Dagster materializes every partition of a range when the step succeeds, and has no way yet to mark one
+partition of a range as failed (dagster-io/dagster#17836). So one clip's failure never fails the step: it is
+caught, logged, and recorded on that partition's materialization as metadata `hvbench/status` = `failed` with
+`hvbench/error` (the exception's text: the clip, the file and the reason), while the other clips' rows are
+written as usual and their events carry `hvbench/status` = `ok` plus their own metadata (partition-scoped
+metadata, `add_asset_metadata(partition_key=...)`). Asset checks are evaluated per clip and recorded per
+partition. The step fails only when every clip of the range failed. A one-clip run behaves exactly as before
+(the body runs unwrapped, failures fail the step).
+"""
+
+from __future__ import annotations
+
+import functools
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import dagster as dg
+
+BATCH_MAX = 8  # clips per run in a backfill (BackfillPolicy) and per clip_sensor batch
+SHORT_CLIP_S = 8.0  # clip_sensor batches clips up to this long; a longer clip's labels outweigh a run's fixed cost
+BATCH_TAG = "hvbench/batch"  # run tag of a clip_sensor batch: how many clips
+CLIP_BACKFILL_POLICY = dg.BackfillPolicy.multi_run(max_partitions_per_run=BATCH_MAX)
+STATUS = "hvbench/status"
+ERROR = "hvbench/error"
+
+
+def range_tags(first: str, last: str) -> dict[str, str]:
+    """Run tags of a run over the `videos` key range first..last (what a multi-run backfill sets)."""
+    return {"dagster/asset_partition_range_start": first, "dagster/asset_partition_range_end": last}
+
+
+def request_label(request: dg.RunRequest) -> str:
+    """videos/<key>, or videos/<first>...<last> for a batch."""
+    tags = request.tags or {}
+    if request.partition_key or "dagster/asset_partition_range_start" not in tags:
+        return f"videos/{request.partition_key}"
+    return (f"videos/{tags['dagster/asset_partition_range_start']}...{tags['dagster/asset_partition_range_end']}"
+            f" ({tags.get(BATCH_TAG, '?')} clips)")
+
+
+class OneClip:
+    """The step's context as one clip of a batch sees it: the partition is that clip's."""
+
+    batched = True
+
+    def __init__(self, context: Any, key: str):
+        self._context = context
+        self._key = key
+
+    @property
+    def partition_key(self) -> str:
+        return self._key
+
+    @property
+    def partition_keys(self) -> Sequence[str]:
+        return [self._key]
+
+    @property
+    def has_partition_key(self) -> bool:
+        return True
+
+    @property
+    def partition_key_range(self) -> dg.PartitionKeyRange:
+        return dg.PartitionKeyRange(self._key, self._key)
+
+    def add_asset_metadata(self, metadata, asset_key=None, partition_key=None) -> None:
+        self._context.add_asset_metadata(metadata, asset_key=asset_key, partition_key=partition_key or self._key)
+
+    def add_output_metadata(self, metadata, output_name=None, mapping_key=None) -> None:
+        self._context.add_asset_metadata(metadata, partition_key=self._key)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
+
+
+def is_batch(context: Any) -> bool:
+    """True inside one clip of a multi-clip run (run tags then describe the batch, not this clip)."""
+    return getattr(context, "batched", False)
+
+
+def _keys(context: Any) -> Sequence[str]:
+    return context.partition_keys if context.has_partition_key_range else [context.partition_key]
+
+
+def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, dg.Failure) and exc.description:
+        return exc.description
+    return f"{type(exc).__name__}: {exc}"
+
+
+def per_clip(fn: Callable[..., dg.MaterializeResult]) -> Callable[..., Any]:
+    """Asset body for one clip -> asset body for one clip or a key range of clips (see the module docstring).
+    Put it under `@dg.asset`; the signature Dagster reads (context and resources) is the body's."""
+
+    @functools.wraps(fn)
+    def run(context: dg.AssetExecutionContext, *args, **kwargs):
+        keys = _keys(context)
+        if len(keys) == 1:
+            return fn(context, *args, **kwargs)
+        return _asset_batch(context, keys, lambda c: fn(c, *args, **kwargs))
+
+    return run
+
+
+def _asset_batch(context: dg.AssetExecutionContext, keys: Sequence[str], body) -> Iterator[Any]:
+    failed: dict[str, str] = {}
+    evaluations: list[dg.AssetCheckEvaluation] = []
+    checks = {k for k in context.selected_asset_check_keys}
+    for key in keys:
+        try:
+            result = body(OneClip(context, key))
+        except Exception as exc:  # noqa: BLE001 - one clip's failure is recorded on its partition, the rest go on
+            failed[key] = _error_text(exc)
+            context.log.error(f"{context.assets_def.key.to_user_string()} of clip {key} failed (the batch's other "
+                              f"clips go on): {failed[key]}\n{traceback.format_exc(limit=3)}")
+            context.add_asset_metadata({STATUS: "failed", ERROR: failed[key]}, partition_key=key)
+            evaluations += [_failed_evaluation(ck, key, failed[key]) for ck in checks]
+            continue
+        context.add_asset_metadata({**dict(result.metadata or {}), STATUS: "ok"}, partition_key=key)
+        evaluations += [_evaluation(cr, key, context) for cr in result.check_results or []]
+    if len(failed) == len(keys):
+        raise dg.Failure(description=f"every clip of the batch failed: {failed}",
+                         metadata={"failed": dg.MetadataValue.json(failed)})
+    return _events(context, evaluations, checks, dg.MaterializeResult(metadata={
+        "hvbench/batch_clips": len(keys), "hvbench/batch_failed": len(failed)}))
+
+
+def _events(context, evaluations, checks, last) -> Iterator[Any]:
+    yield from evaluations
+    for key in checks:  # the check outputs themselves (their results are the per-partition evaluations)
+        yield dg.Output(None, output_name=context.assets_def.get_output_name_for_asset_check_key(key))
+    if last is not None:
+        yield last
+
+
+def _evaluation(result: dg.AssetCheckResult, key: str, context) -> dg.AssetCheckEvaluation:
+    check_key = dg.AssetCheckKey(dg.AssetKey.from_coercible(result.asset_key or context.assets_def.key),
+                                 result.check_name or next(iter(context.selected_asset_check_keys)).name)
+    return dg.AssetCheckEvaluation(asset_key=check_key.asset_key, check_name=check_key.name, passed=result.passed,
+                                   metadata=result.metadata, severity=result.severity,
+                                   description=result.description, partition=key)
+
+
+def _failed_evaluation(check_key: dg.AssetCheckKey, key: str, error: str) -> dg.AssetCheckEvaluation:
+    return dg.AssetCheckEvaluation(asset_key=check_key.asset_key, check_name=check_key.name, passed=False,
+                                   metadata={ERROR: dg.MetadataValue.text(error)},
+                                   severity=dg.AssetCheckSeverity.ERROR, partition=key,
+                                   description=f"the asset failed for this clip: {error}")
+
+
+def per_clip_check(fn: Callable[..., dg.AssetCheckResult]) -> Callable[..., Any]:
+    """Asset check body for one clip -> for one clip or a key range (one evaluation per clip and partition)."""
+
+    @functools.wraps(fn)
+    def run(context: dg.AssetCheckExecutionContext, *args, **kwargs):
+        keys = _keys(context)
+        if len(keys) == 1:
+            return fn(context, *args, **kwargs)
+        checks = set(context.selected_asset_check_keys)
+        (check_key,) = checks
+        evaluations = []
+        for key in keys:
+            try:
+                result = fn(OneClip(context, key), *args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - as for assets: recorded on the clip's partition
+                context.log.error(f"check {check_key.name} of clip {key} failed: {_error_text(exc)}")
+                evaluations.append(_failed_evaluation(check_key, key, _error_text(exc)))
+                continue
+            evaluations.append(dg.AssetCheckEvaluation(
+                asset_key=check_key.asset_key, check_name=check_key.name, passed=result.passed,
+                metadata=result.metadata, severity=result.severity, description=result.description, partition=key))
+        return _events(_CheckOutputs(context), evaluations, checks, None)
+
+    return run
+
+
+class _CheckOutputs:
+    """`assets_def` of a standalone check step (its output names), as _events reads it."""
+
+    def __init__(self, context: dg.AssetCheckExecutionContext):
+        self.assets_def = context.op_execution_context.assets_def

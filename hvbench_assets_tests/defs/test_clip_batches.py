@@ -1,0 +1,82 @@
+"""Several clips in one run (defs/batch.py): a run over a `videos` key range with one corrupt clip writes the
+good clips' rows, records a clear error for the bad one, and keeps status per partition (materialization
+metadata and check evaluations)."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+
+from hvbench_assets.core.ingest.tables import VIDEO_PROBE
+from hvbench_assets.core.media.paths import resolve
+from hvbench_assets.core.tasks.store import TASK_CANDIDATES
+from hvbench_assets.core.vision.tables import HUMAN_TRACKS, PERSON_COUNT
+from hvbench_assets.core.warehouse import Warehouse
+from hvbench_assets.defs.batch import BATCH_TAG, ERROR, STATUS
+from hvbench_assets.defs.ingest.sensors import clip_sensor
+from hvbench_assets_tests.pipeline_runs import _apply, _resources, ingest_inbox, request_keys, talking_clip, use_data_root
+
+# the probe and its checks, L1 and its checks, L2, the verdicts and a task with its own check spec (HC)
+ASSETS = ["video_probe", "human_tracks", "person_count", "human_verdicts", "human_counting"]
+
+
+def _meta(instance, asset: str, key: str) -> dict:
+    (record,) = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[key]), limit=1).records
+    return {k: v.value for k, v in record.asset_materialization.metadata.items()}
+
+
+@pytest.mark.slow
+def test_a_batch_with_a_corrupt_clip_writes_the_others_and_names_the_failure(tmp_path, monkeypatch, dagster_home):
+    from hvbench_assets.demo.main import clip_offline_labels_job
+
+    data = tmp_path / "hvdata"
+    use_data_root(monkeypatch, data)
+    for name in ("a_talk", "b_talk", "c_talk"):
+        talking_clip(data / "inbox" / f"{name}.mp4", seconds=2.5)
+    wh = Warehouse(data / "hvbench.duckdb")
+    with dg.DagsterInstance.get() as instance:
+        assert sorted(ingest_inbox(instance)) == ["a_talk", "b_talk", "c_talk"]
+        # the clip sensor asks for one run over the three short clips' key range
+        (request,) = _apply(clip_sensor(dg.build_sensor_context(instance=instance, resources=_resources())), instance)
+        assert request.partition_key is None and request.tags[BATCH_TAG] == "3"
+        clips = request_keys(request, instance)
+        assert len(clips) == 3 and instance.get_dynamic_partitions("videos") == clips
+        bad = clips[1]
+        (row,) = wh.query("SELECT clip_path FROM clips WHERE video_id = ?", [bad])
+        bad_path = resolve(row["clip_path"])
+        bad_path.write_bytes(bad_path.read_bytes()[:2000])  # cut short after ingest
+
+        result = dg.execute_job(dg.reconstructable(clip_offline_labels_job), instance=instance,
+                                asset_selection=[dg.AssetKey(a) for a in ASSETS],
+                                tags=request.tags)
+        assert result.success  # one bad clip does not fail the batch's steps
+
+        for good in (clips[0], clips[2]):  # the good clips' rows, as a one-clip run writes them
+            assert wh.rows(VIDEO_PROBE, video_id=good)[0]["status"] == "ok"
+            assert len(wh.rows(HUMAN_TRACKS, video_id=good)) == 2
+            assert wh.rows(PERSON_COUNT, video_id=good)[0]["person_count"] >= 1
+            assert [r["abbrev"] for r in wh.rows(TASK_CANDIDATES, video_id=good)] == ["HC"]
+            for asset in ASSETS:
+                assert _meta(instance, asset, good)[STATUS] == "ok", (asset, good)
+            assert _meta(instance, "human_tracks", good)["tracks"] == 2  # the clip's own metadata
+        (probe,) = wh.rows(VIDEO_PROBE, video_id=bad)  # the probe's status row names the failure
+        assert probe["status"] == "failed" and probe["reason"]
+        assert not wh.rows(HUMAN_TRACKS, video_id=bad)
+        for asset in ASSETS:  # per partition in the UI: the bad clip's events say failed, and why
+            meta = _meta(instance, asset, bad)
+            assert meta[STATUS] == "failed", (asset, meta)
+            assert bad in meta[ERROR], (asset, meta[ERROR])
+        assert str(bad_path.name) in _meta(instance, "video_probe", bad)[ERROR]
+
+        # checks: one evaluation per clip and partition; the bad clip's checks fail
+        evaluations = [e.dagster_event.event_specific_data for e in instance.all_logs(result.run_id)
+                       if e.dagster_event and e.dagster_event.event_type_value == "ASSET_CHECK_EVALUATION"]
+        by_check: dict[str, dict[str, bool]] = {}
+        for ev in evaluations:
+            by_check.setdefault(ev.check_name, {})[ev.partition] = ev.passed
+        assert {"face_presence_ratio", "question_complete", "clip_duration_in_paper_range"} <= set(by_check)
+        for name, per_clip in by_check.items():
+            assert set(per_clip) == set(clips), name
+        assert by_check["question_complete"][clips[0]] and not by_check["question_complete"][bad]
+        assert not by_check["has_audio_stream"][bad] and by_check["has_audio_stream"][clips[0]]
