@@ -9,6 +9,7 @@ import json
 import dagster as dg
 
 from hvbench_assets.core.benchmark.tables import LEAKAGE_VERDICTS, QUESTION_POOL
+from hvbench_assets.demo.runs import execute
 
 
 def curation_job():
@@ -39,7 +40,7 @@ evaluates each on the export and writes the report."""
 
 def _run(job_fn, instance: dg.DagsterInstance, partition: str | None = None) -> bool:
     tags = {"dagster/partition": partition} if partition else None
-    return dg.execute_job(dg.reconstructable(job_fn), instance=instance, tags=tags).success
+    return execute(job_fn, instance, tags, raise_on_error=True).success
 
 
 def _curate(instance: dg.DagsterInstance, ticks) -> bool:
@@ -51,8 +52,7 @@ def _curate(instance: dg.DagsterInstance, ticks) -> bool:
             return _run(curation_job, instance)
         ok = True
         for req in tick.run_requests:
-            result = dg.execute_job(dg.reconstructable(curation_job), instance=instance, tags=tick.run_tags(req),
-                                    raise_on_error=False)
+            result = execute(curation_job, instance, tick.run_tags(req))
             tick.launched(req, result.run_id)
             ok &= result.success
         return ok
@@ -149,7 +149,7 @@ def evaluate_export(instance: dg.DagsterInstance, mllm, settings, benchmark) -> 
         key = dg.MultiPartitionKey({"benchmark": benchmark.name, "model": model})
         # a multi-partition run names the key and each dimension (as the UI's launch does)
         tags = {"dagster/partition": str(key), **{f"dagster/partition/{d}": k for d, k in key.keys_by_dimension.items()}}
-        result = dg.execute_job(dg.reconstructable(evaluation_job), instance=instance, tags=tags, raise_on_error=False)
+        result = execute(evaluation_job, instance, tags)
         ok &= result.success
         if not result.success:
             lines.append(f"eval_responses/{key}: FAILED ({_failure(result)})")
@@ -158,8 +158,7 @@ def evaluate_export(instance: dg.DagsterInstance, mllm, settings, benchmark) -> 
         lines.append(f"eval_responses/{key}: asked {meta['asked_now'].value}, already answered "
                      f"{meta['already_answered'].value}, failed {meta['failed_calls'].value} "
                      f"(runs {', '.join(meta['run_ids'].value)})")
-    result = dg.execute_job(dg.reconstructable(eval_report_job), instance=instance,
-                            tags={"dagster/partition": benchmark.name}, raise_on_error=False)
+    result = execute(eval_report_job, instance, {"dagster/partition": benchmark.name})
     if not result.success:
         return False, lines + [f"eval_report/{benchmark.name}: FAILED ({_failure(result)})"]
     meta = result.asset_materializations_for_node("eval_report")[0].metadata

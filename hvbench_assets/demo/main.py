@@ -29,6 +29,7 @@ from hvbench_assets.core.settings import PROJECT_ROOT, seed_dagster_home
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
 from hvbench_assets.core.tasks.describe import questions_text
 from hvbench_assets.demo.benchmark import assemble, evaluate_export
+from hvbench_assets.demo.runs import execute
 from hvbench_assets.demo.samples import photos
 
 
@@ -104,8 +105,7 @@ def make_samples(inbox: Path) -> list[Path]:
 
 def _launch(tick, job_fn, req: dg.RunRequest, instance: dg.DagsterInstance) -> bool:
     """Run `req` now, tagged as the daemon tags a run it launches for the sensor (source file and range included)."""
-    result = dg.execute_job(dg.reconstructable(job_fn), instance=instance, tags=tick.run_tags(req),
-                            raise_on_error=False)
+    result = execute(job_fn, instance, tick.run_tags(req))
     tick.launched(req, result.run_id)
     return result.success
 

@@ -1,0 +1,13 @@
+"""How the demo runs a job: in this process's instance, as the daemon would launch it, with a quiet terminal."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+# the run's event log (the UI) keeps every event; the terminal shows only warnings and errors
+QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+def execute(job_fn, instance: dg.DagsterInstance, tags: dict | None = None, raise_on_error: bool = False):
+    return dg.execute_job(dg.reconstructable(job_fn), instance=instance, tags=tags, run_config=QUIET,
+                          raise_on_error=raise_on_error)
