@@ -127,8 +127,9 @@ def test_default_install_scores_without_torch():
     code = (
         "import sys; sys.modules['torch'] = None\n"
         "import numpy as np\n"
-        "from hvbench_assets.core.audio.backends import AudioBackendConfig, build\n"
-        "s = build('asd', AudioBackendConfig())\n"
+        "from hvbench_assets.core.audio.backends import AudioBackendConfig\n"
+        "from hvbench_assets.core.speakers.methods import build_scorer\n"
+        "s = build_scorer(AudioBackendConfig())\n"
         "faces, audio = np.full((30, 112, 112), 100, np.uint8), np.zeros(19200, np.float32)\n"
         "scores = s.scorer.asd.score_prepared([(faces, audio)], 25.0)[0]\n"
         "assert s.method == 'combined' and s.method_note is None and 'onnxruntime on cpu' in s.model, s.model\n"
