@@ -67,3 +67,16 @@ def test_main_command_exports_then_evaluates_once_a_model_is_configured(new_user
         with dg.DagsterInstance.get() as instance:
             for key in ("eval_responses", "eval_report"):
                 assert instance.get_latest_materialization_event(dg.AssetKey(key)) is not None
+        # the summary that ends the demo: leakage per task, text bias, and (full arm only) how to get the arms
+        summary = out.split("== evaluation summary ==", 1)[1]
+        assert "leakage (blind models) per task:" in summary and "text bias" in summary
+        assert "arms: only the full arm was run" in summary
+
+        # every arm (what `hvbench demo` asks by default): the evaluation resumes, asking only the new arms
+        monkeypatch.setenv("HVBENCH_EVAL_ARMS", "all")
+        before = len(server.requests)
+        assert run(videos) == 0
+        summary = capsys.readouterr().out.split("== evaluation summary ==", 1)[1]
+        assert len(server.requests) > before
+        assert "accuracy (%) per task and arm:" in summary and "item verdicts per task" in summary
+        assert "flagged audio-visual tasks" in summary and "AVAD" in summary
