@@ -7,9 +7,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import anyio._core._fileio  # noqa: F401  (see below)
 import pytest
 
 from hvbench_assets.core.warehouse import Warehouse
+
+# anyio imports its file module lazily, inside the thread that serves a TestClient's static file. pytest rewrites
+# anyio's modules (it is a pytest plugin), i.e. parses them, and on CPython 3.11 two threads parsing at once can
+# fail with "AST constructor recursion depth mismatch" (one CI run): imported once here, before any thread.
 
 SHARED_VIDEOS = Path(__file__).resolve().parents[1].parent / "shared" / "videos"
 CLIP_NAMES = ("man_talking_head.mp4", "two_children.mp4", "two_people_talking.mp4")
