@@ -310,62 +310,78 @@ def parse_variants(specs: list[str]) -> dict[str, dict]:
     return out
 
 
+class StepSampler:
+    """This process's CPU seconds (all threads, plus reaped children) sampled every 50 ms, for per-step CPU."""
+
+    def __init__(self):
+        import threading
+
+        self.samples: list[tuple[float, float]] = []
+        self.done = threading.Event()
+        threading.Thread(target=self._sample, daemon=True).start()
+
+    def _sample(self) -> None:
+        import resource
+
+        while not self.done.is_set():
+            own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+            self.samples.append((time.time(), own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime))
+            time.sleep(0.05)
+
+    def cpu_at(self, t: float) -> float:
+        import bisect
+
+        i = bisect.bisect_left(self.samples, (t, float("-inf")))
+        return self.samples[min(i, len(self.samples) - 1)][1]
+
+    def run(self, instance, tags: dict, cfg: dict, label: str, duration: float) -> float:
+        """Execute the job in this process with `tags` (one partition or a key range); print its steps, largest
+        CPU first. Returns the run's wall seconds."""
+        import dagster as dg
+
+        from hvbench_assets.demo.main import clip_offline_labels_job
+
+        t0 = time.time()
+        time.sleep(0.1)
+        result = dg.execute_job(dg.reconstructable(clip_offline_labels_job), instance=instance, tags=tags,
+                                run_config=cfg)
+        t1 = time.time()
+        time.sleep(0.1)
+        starts, rows = {}, []
+        for rec in instance.all_logs(result.run_id):
+            ev = rec.dagster_event
+            if ev is None or not ev.step_key:
+                continue
+            if ev.event_type_value == "STEP_START":
+                starts[ev.step_key] = rec.timestamp
+            elif ev.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE") and ev.step_key in starts:
+                a, b = starts[ev.step_key], rec.timestamp
+                rows.append((ev.step_key, b - a, self.cpu_at(b) - self.cpu_at(a)))
+        cpu = self.cpu_at(t1) - self.cpu_at(t0)
+        in_steps = sum(c for _, _, c in rows)
+        print(f"\n== {label} ({duration:.1f} s): {'ok' if result.success else 'FAILED'}, wall {t1 - t0:.1f} s "
+              f"({(t1 - t0) / duration:.2f}x), CPU {cpu:.1f} s ({cpu / duration:.2f}x), load average "
+              f"{os.getloadavg()[0]:.1f}")
+        for step, wall, c in sorted(rows, key=lambda r: -r[2]):
+            print(f"  {step:44s} wall {wall:7.2f} s  CPU {c:7.2f} s")
+        print(f"  {len(rows)} steps: CPU {in_steps:.1f} s in steps, {cpu - in_steps:.1f} s between them")
+        return t1 - t0
+
+
 def step_profile(keys: list[str], durations: dict, repeat: int, tmp: Path, variants: dict[str, dict]) -> None:
     """Per-step wall and CPU seconds of the job run in this process (see the module docstring), per run
     config in `variants` (interleaved)."""
-    import bisect
-    import resource
-    import threading
-
     import dagster as dg
 
-    from hvbench_assets.demo.main import clip_offline_labels_job
-
-    samples: list[tuple[float, float]] = []
-    done = threading.Event()
-
-    def sample() -> None:
-        while not done.is_set():
-            own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-            samples.append((time.time(), own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime))
-            time.sleep(0.05)
-
-    def cpu_at(t: float) -> float:
-        i = bisect.bisect_left(samples, (t, float("-inf")))
-        return samples[min(i, len(samples) - 1)][1]
-
-    threading.Thread(target=sample, daemon=True).start()
+    sampler = StepSampler()
     try:
         with dg.DagsterInstance.get() as instance:
             for _ in range(repeat):
                 for key, (name, cfg) in ((k, v) for k in keys for v in variants.items()):
                     _fresh_media(tmp)
-                    t0 = time.time()
-                    time.sleep(0.1)
-                    result = dg.execute_job(dg.reconstructable(clip_offline_labels_job), instance=instance,
-                                            tags={"dagster/partition": key}, run_config=cfg)
-                    t1 = time.time()
-                    time.sleep(0.1)
-                    starts, rows = {}, []
-                    for rec in instance.all_logs(result.run_id):
-                        ev = rec.dagster_event
-                        if ev is None or not ev.step_key:
-                            continue
-                        if ev.event_type_value == "STEP_START":
-                            starts[ev.step_key] = rec.timestamp
-                        elif ev.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE") and ev.step_key in starts:
-                            a, b = starts[ev.step_key], rec.timestamp
-                            rows.append((ev.step_key, b - a, cpu_at(b) - cpu_at(a)))
-                    d, cpu = durations[key], cpu_at(t1) - cpu_at(t0)
-                    in_steps = sum(c for _, _, c in rows)
-                    print(f"\n== {key} ({d:.1f} s), {name}: {'ok' if result.success else 'FAILED'}, wall {t1 - t0:.1f} s "
-                          f"({(t1 - t0) / d:.2f}x), CPU {cpu:.1f} s ({cpu / d:.2f}x), load average "
-                          f"{os.getloadavg()[0]:.1f}")
-                    for step, wall, c in sorted(rows, key=lambda r: -r[2]):
-                        print(f"  {step:44s} wall {wall:7.2f} s  CPU {c:7.2f} s")
-                    print(f"  {len(rows)} steps: CPU {in_steps:.1f} s in steps, {cpu - in_steps:.1f} s between them")
+                    sampler.run(instance, {"dagster/partition": key}, cfg, f"{key}, {name}", durations[key])
     finally:
-        done.set()
+        sampler.done.set()
 
 
 def main() -> int:

@@ -33,7 +33,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from clip_job import SHARED, Daemon, Submitter, _fresh_media, host_reference, ingest, run_stats, wait_for  # noqa: E402
+from clip_job import (SHARED, Daemon, StepSampler, Submitter, _fresh_media, host_reference, ingest,  # noqa: E402
+                      run_stats, wait_for)
 from decodes import SITECUSTOMIZE  # noqa: E402
 from decodes import setup as decode_setup  # noqa: E402
 
@@ -104,12 +105,34 @@ def run_variant(name: str, batch: int | None, keys: list[str], instance, submitt
             "decoded": _decodes(log)}
 
 
+def step_profile(instance, keys: list[str], total: float, variants, tmp: Path, keep: bool) -> int:
+    """Each variant's runs one after the other in this process, per step wall and CPU (clip_job.py --steps)."""
+    sampler = StepSampler()
+    try:
+        for name, batch in variants:
+            _fresh_media(tmp)
+            wall = 0.0
+            for i in range(0, len(keys), batch):
+                chunk = keys[i:i + batch]
+                tags = {"dagster/asset_partition_range_start": chunk[0], "dagster/asset_partition_range_end": chunk[-1]}
+                wall += sampler.run(instance, tags, {}, f"{name}: {chunk[0]} .. {chunk[-1]}", total * len(chunk) / len(keys))
+            print(f"{name}: runs one after the other, wall {wall:.1f} s = {wall / total:.2f}x the clips' duration")
+    finally:
+        sampler.done.set()
+        instance.dispose()
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lengths", nargs="*", type=float, default=list(LENGTHS), help="clip lengths in seconds")
     ap.add_argument("--batch", type=int, action="append", default=[], help="clips per run (repeatable); default 4 and 8")
     ap.add_argument("--repeat", type=int, default=1, help="rounds of all variants, interleaved")
     ap.add_argument("--keep", action="store_true", help="keep the temporary instance folder")
+    ap.add_argument("--steps", action="store_true",
+                    help="only where the CPU goes: each batch size's runs in this process, step by step")
     args = ap.parse_args()
     if not all((SHARED / f"{s}.mp4").exists() for s in SOURCES):
         print(f"shared clips missing in {SHARED}", file=sys.stderr)
@@ -138,6 +161,8 @@ def main() -> int:
     wh = Warehouse(tmp / "data" / "hvbench.duckdb")
     print(f"{len(keys)} clips, {total:.1f} s of video: " + ", ".join(f"{durations[k]:.1f}" for k in keys))
     variants = [("per-clip", None)] + [(f"batch {n}", n) for n in (args.batch or [4, 8])]
+    if args.steps:
+        return step_profile(instance, keys, total, [v for v in variants if v[1]], tmp, args.keep)
     submitter = Submitter(instance, workspace)
     submitter.stop_sensors()
     daemon = Daemon(workspace, tmp / "daemon.log")

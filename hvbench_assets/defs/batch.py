@@ -84,6 +84,16 @@ class OneClip:
         return getattr(self._context, name)
 
 
+def run_plans(context: Any, asset_name: str) -> bool:
+    """Whether this run also materializes `asset_name` (an asset op's name is its asset's)."""
+    run = context.run
+    if run.asset_selection:  # may be empty when the run's steps say it
+        return dg.AssetKey(asset_name) in run.asset_selection
+    if run.step_keys_to_execute is not None:
+        return asset_name in run.step_keys_to_execute
+    return context.job_def.graph.has_node_named(asset_name)
+
+
 def is_batch(context: Any) -> bool:
     """True inside one clip of a multi-clip run (run tags then describe the batch, not this clip)."""
     return getattr(context, "batched", False)

@@ -42,12 +42,19 @@ def inbox_relative(inbox: Path, path: str) -> str:
         return path  # registered from another inbox folder: keep the key reserved anyway
 
 
+def run_in_progress(instance: dg.DagsterInstance, run_id: str) -> bool:
+    """Whether run `run_id` may still commit rows naming its run folder's files (core/media/run_folders.py)."""
+    run = instance.get_run_by_id(run_id)
+    return run is not None and not run.is_finished
+
+
 def clip_source_tags(wh: Warehouse, inbox, video_id: str) -> dict[str, str]:
     """`hvbench/source` and `hvbench/range` of one clip ({} when the clip is unknown)."""
-    if not wh.has_table(CLIPS.name) or not wh.has_table(RAW_VIDEOS.name):
-        return {}
-    rows = wh.query("SELECT c.start_s, c.end_s, r.path FROM clips c LEFT JOIN raw_videos r USING (raw_video_id) "
-                    "WHERE c.video_id = ?", [video_id])
+    with wh.batch():  # three quick reads: one opening of the file
+        if not wh.has_table(CLIPS.name) or not wh.has_table(RAW_VIDEOS.name):
+            return {}
+        rows = wh.query("SELECT c.start_s, c.end_s, r.path FROM clips c LEFT JOIN raw_videos r USING (raw_video_id) "
+                        "WHERE c.video_id = ?", [video_id])
     return source_tags(inbox, rows[0]["path"], rows[0]["start_s"], rows[0]["end_s"]) if rows else {}
 
 

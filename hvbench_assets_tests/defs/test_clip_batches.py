@@ -80,3 +80,26 @@ def test_a_batch_with_a_corrupt_clip_writes_the_others_and_names_the_failure(tmp
             assert set(per_clip) == set(clips), name
         assert by_check["question_complete"][clips[0]] and not by_check["question_complete"][bad]
         assert not by_check["has_audio_stream"][bad] and by_check["has_audio_stream"][clips[0]]
+
+
+def test_run_plans_follows_the_run_selection():
+    """human_tracks writes body-crop clips only when its run also materializes appearance (run_plans)."""
+    from hvbench_assets.defs.batch import run_plans
+
+    seen = []
+
+    @dg.asset(name="appearance")
+    def appearance_stand_in():
+        return None
+
+    @dg.asset
+    def reader(context):
+        seen.append(run_plans(context, "appearance"))
+
+    job = dg.define_asset_job("both", selection=["appearance", "reader"])
+    defs = dg.Definitions(assets=[appearance_stand_in, reader], jobs=[job])
+    instance = dg.DagsterInstance.ephemeral()
+    assert dg.materialize([appearance_stand_in, reader], instance=instance).success
+    assert dg.materialize([appearance_stand_in, reader], selection=["reader"], instance=instance).success
+    assert defs.resolve_job_def("both").execute_in_process(instance=instance).success
+    assert seen == [True, False, True]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -16,7 +17,7 @@ from hvbench_assets.core.mllm.descriptions import (
     FACIAL_DESCRIPTION_TABLE,
     VIDEO_CAPTION_TABLE,
 )
-from hvbench_assets.core.vision.tables import HUMAN_TRACKS
+from hvbench_assets.core.vision.tables import HUMAN_TRACK_BOXES, HUMAN_TRACKS
 from hvbench_assets.defs.labels import descriptions
 from hvbench_assets.defs.labels.descriptions import (
     appearance,
@@ -159,6 +160,31 @@ def test_outage_fails_the_partition_and_a_refusal_becomes_a_failed_row(tmp_path,
     assert row["status"] == "failed" and "content policy" in row["reason"] and row["text"] is None
 
 
+def test_appearance_cuts_the_body_clip_l1_did_not_write(tmp_path, server, clip_with_tracks, man_talking_head):
+    """L1 writes body-crop clips only in runs that also describe appearance; L4 run later cuts them itself from
+    the clip and the track's stored body boxes (and a rerun replaces its own cuts)."""
+    info = probe_video(man_talking_head)
+    n = 40
+    boxes = [{"track_id": 0, "frame": f, "t": f / info.fps, "face_x1": 100.0, "face_y1": 50.0, "face_x2": 200.0,
+              "face_y2": 150.0, "body_x1": 60.0 + f, "body_y1": 20.0, "body_x2": 260.0 + f, "body_y2": 340.0,
+              "face_source": "detected", "body_source": "detected", "score": 0.9, "detector": "primary"}
+             for f in range(n)]
+    clip_with_tracks.replace(HUMAN_TRACKS, {"video_id": KEY}, [{"track_id": 0, "status": "ok", "fps": info.fps,
+                                                                "face_clip_path": None, "body_clip_path": None}])
+    clip_with_tracks.replace(HUMAN_TRACK_BOXES, {"video_id": KEY}, boxes)
+    res = resources(tmp_path, write_registry(tmp_path, server))
+    assert run([appearance], res).success
+    (row,) = clip_with_tracks.rows(APPEARANCE_TABLE, video_id=KEY)
+    assert row["status"] == "ok" and len(server.requests) == 1
+    cut = Path(row["clip_path"])
+    assert cut.is_file() and (tmp_path / "data" / "media" / KEY / "appearance") in cut.parents
+    got = probe_video(cut, count_frames=True)
+    assert (got.width, got.height, got.frame_count) == (256, 384, n)
+    assert run([appearance], res).success  # a rerun cuts again and removes the first run's folder
+    (again,) = clip_with_tracks.rows(APPEARANCE_TABLE, video_id=KEY)
+    assert Path(again["clip_path"]).is_file() and not cut.exists()
+
+
 def test_missing_crop_file_fails_naming_it(tmp_path, server, clip_with_tracks):
     clip_with_tracks.replace(HUMAN_TRACKS, {"video_id": KEY},
                              [{"track_id": 0, "status": "ok", "face_clip_path": str(tmp_path / "gone.mp4")}])
@@ -224,7 +250,8 @@ def _invoke(asset, res):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("videos", [KEY])
     ctx = dg.build_asset_context(partition_key=KEY, instance=instance)
-    return asset(ctx, warehouse=res["warehouse"], mllm=res["mllm"])
+    extra = {"settings": res["settings"]} if asset is appearance else {}
+    return asset(ctx, **extra, warehouse=res["warehouse"], mllm=res["mllm"])
 
 
 @pytest.mark.parametrize("asset", [video_caption, appearance], ids=["L11", "L4"])

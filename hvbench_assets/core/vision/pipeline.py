@@ -25,7 +25,7 @@ import numpy as np
 
 from hvbench_assets.core.media import iter_frames, probe_video, source_audio
 from hvbench_assets.core.media.encode import AUDIO_RATE
-from hvbench_assets.core.media.crops import CropClipWriter, crop_to
+from hvbench_assets.core.media.crops import CropClipWriter, crop_to, render_crop
 from hvbench_assets.core.vision.backends import VisionBackend
 from hvbench_assets.core.vision.body import contains_face, estimate_body, fill_missing, match_body
 from hvbench_assets.core.vision.boxes import clip, lerp, overlaps, scale, size, square_around
@@ -69,6 +69,7 @@ class TrackingParams:
     face_crop: int = 224
     face_margin: float = 0.25  # face crop side = (1 + 2 * margin) * face size
     body_crop: tuple[int, int] = (256, 384)  # w, h
+    body_clips: bool = True  # write body-crop clips (only L4's MLLM reads them; 2/3 of the crop encoding cost)
     crop_smoothing: float = 0.35  # per-frame weight of the new box in the crop window (1 = no smoothing)
     embed_every_s: float = 1.5
     embed_first_every_s: float = 0.5  # the first `embed_first` descriptors come faster: short tracks need
@@ -101,13 +102,29 @@ class TrackingResult:
         return self.frames_with_face / self.frame_count if self.frame_count else 0.0
 
 
+class NoClip:
+    """The body writer when body clips are off: takes nothing, writes nothing."""
+
+    def __init__(self, dst: Path):
+        self.dst = dst
+
+    def push(self, image: np.ndarray) -> None:
+        pass
+
+    def close(self) -> None:
+        return None
+
+    def abort(self) -> None:
+        pass
+
+
 @dataclass
 class _State:
     """A live track's writing side: what has been emitted and the crop writers."""
 
     track: LiveTrack
     face_writer: CropClipWriter
-    body_writer: CropClipWriter
+    body_writer: CropClipWriter | NoClip
     written: int  # last frame emitted
     last_body: tuple[Box, str, Box] | None = None  # body box, its source and the face at the last emitted detection
     rows: list[dict] = field(default_factory=list)
@@ -161,7 +178,8 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
         st = _State(track, None, None, written=frame - 1)  # type: ignore[arg-type]
         span = audio_span(st)
         st.face_writer = CropClipWriter(out_dir / f"live{track.key}_face.mp4", fps, span)
-        st.body_writer = CropClipWriter(out_dir / f"live{track.key}_body.mp4", fps, span)
+        st.body_writer = (CropClipWriter(out_dir / f"live{track.key}_body.mp4", fps, span) if params.body_clips
+                          else NoClip(out_dir / f"live{track.key}_body.mp4"))
         return st
 
     def emit(st: _State, frame: int, det: Detection, prev: int | None, body: Box | None) -> None:
@@ -184,7 +202,8 @@ def track_video(src: str | Path, out_dir: str | Path, backend: VisionBackend,
             st.face_view = _smooth(st.face_view, square_around(face, params.face_margin), params.crop_smoothing)
             st.body_view = _smooth(st.body_view, body_box, params.crop_smoothing)
             st.face_writer.push(crop_to(img, scale(st.face_view, 1 / to_src), params.face_crop, params.face_crop))
-            st.body_writer.push(crop_to(img, scale(st.body_view, 1 / to_src), *params.body_crop))
+            if params.body_clips:
+                st.body_writer.push(crop_to(img, scale(st.body_view, 1 / to_src), *params.body_crop))
             st.rows.append({
                 "frame": f, "t": times.get(f, f / fps), "face": face, "body": body_box,
                 "face_source": "detected" if f == frame else "interpolated", "body_source": body_src,
@@ -378,6 +397,18 @@ def _track_body_source(rows: list[dict]) -> str:
     return "estimated" if 2 * estimated >= len(rows) else "detected"
 
 
+def body_clip(src: str | Path, box_rows, dst: str | Path, fps: float,
+              params: TrackingParams = TrackingParams()) -> Path:
+    """One track's body-crop clip cut again from the source and its stored `human_track_boxes` rows, with the
+    smoothed window L1 uses: for L4 on a clip whose L1 ran without body clips (a second decode of the clip,
+    paid only when appearance is described later than the tracks)."""
+    view, windows = None, {}
+    for r in sorted(box_rows, key=lambda r: r["frame"]):
+        view = _smooth(view, (r["body_x1"], r["body_y1"], r["body_x2"], r["body_y2"]), params.crop_smoothing)
+        windows[int(r["frame"])] = view
+    return render_crop(src, dst, windows, *params.body_crop, fps=fps)
+
+
 def _smooth(view: Box | None, box: Box, weight: float) -> Box:
     """Exponential smoothing of a crop window: detectors snap between scales every few frames, which
     would make the crop clip zoom in and out. Stored boxes stay unsmoothed."""
@@ -432,7 +463,7 @@ def _finalize(states: list[_State], out_dir: Path, fps: float, frame_count: int,
     tracks, boxes, covered = [], [], set()
     for tid, st in enumerate(keep):
         face_path = st.face_writer.dst.rename(out_dir / f"track{tid:02d}_face.mp4")
-        body_path = st.body_writer.dst.rename(out_dir / f"track{tid:02d}_body.mp4")
+        body_path = st.body_writer.dst.rename(out_dir / f"track{tid:02d}_body.mp4") if params.body_clips else None
         dets = st.track.detections.values()
         first, last = st.rows[0], st.rows[-1]
         n_frames = last["frame"] - first["frame"] + 1
@@ -444,8 +475,8 @@ def _finalize(states: list[_State], out_dir: Path, fps: float, frame_count: int,
             "face_size_median": float(statistics.median(size(r["face"]) for r in st.rows)),
             "score_mean": float(np.mean([d.score for d in dets])),
             "body_source": _track_body_source(st.rows),
-            "face_clip_path": str(face_path), "body_clip_path": str(body_path),
-            "face_clip_size": [params.face_crop, params.face_crop], "body_clip_size": list(params.body_crop),
+            "face_clip_path": str(face_path), "body_clip_path": str(body_path) if body_path else None,
+            "face_clip_size": [params.face_crop, params.face_crop], "body_clip_size": list(params.body_crop) if body_path else None,
             "fps": fps,
             "face_embedding": np.mean(st.embeddings, axis=0).round(6).tolist() if st.embeddings else None,
             "n_embeddings": len(st.embeddings), "params": params.as_dict(),

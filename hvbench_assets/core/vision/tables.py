@@ -11,7 +11,9 @@ Contract (other labels depend on it):
   `faceless_bodies` counts them per clip.
 - Crop clips (`face_clip_path`, `body_clip_path`): mp4 at the clip's real fps holding every source frame
   from first_frame to last_frame (crop frame i = source frame first_frame + i), fixed size, with the
-  matching audio segment when the clip has audio. Written in the tracking decode pass.
+  matching audio segment when the clip has audio. Written in the tracking decode pass; the body-crop clip
+  only when the run also describes appearance (L4, the one reader of body clips: they are 2/3 of the
+  crop encoding), otherwise `body_clip_path` is null and L4 cuts the clip itself when it runs.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ rerun pays only for the calls that are not cached yet. A 401/403, a wrong route 
 weights fail the step at once with `allow_retries=False`, naming the setting to fix.
 """
 
+from pathlib import Path
 
 import dagster as dg
 
@@ -28,15 +29,20 @@ from hvbench_assets.core.mllm.descriptions import (
     describe_video,
     preview_markdown,
 )
-from hvbench_assets.core.vision.tables import HUMAN_TRACKS
+from hvbench_assets.core.media import MediaError
+from hvbench_assets.core.media.paths import resolve, to_stored
+from hvbench_assets.core.media.run_folders import remove_replaced, run_folder
+from hvbench_assets.core.vision.pipeline import body_clip
+from hvbench_assets.core.vision.tables import HUMAN_TRACK_BOXES, HUMAN_TRACKS
 from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
 from hvbench_assets.defs.metadata import table_schema
 from hvbench_assets.defs.partitions import videos_partitions
-from hvbench_assets.defs.resources import MllmResource, WarehouseResource, configured_describer
+from hvbench_assets.defs.resources import MllmResource, SettingsResource, WarehouseResource, configured_describer
+from hvbench_assets.defs.run_tags import run_in_progress
 
 
 _DESCRIBER = configured_describer()
-APPEARANCE_VERSION = code_version("l4.1", APPEARANCE, _DESCRIBER)
+APPEARANCE_VERSION = code_version("l4.2", APPEARANCE, _DESCRIBER)  # l4.2: cuts the body-crop clips L1 did not write
 FACIAL_DESCRIPTION_VERSION = code_version("l5.1", FACIAL_DESCRIPTION, _DESCRIBER)
 VIDEO_CAPTION_VERSION = code_version("l11.1", VIDEO_CAPTION, _DESCRIBER)
 
@@ -75,13 +81,18 @@ def _track_asset(label: str, version: str):
         metadata={"prompt_hash": prompt.fingerprint, "table": table.name, "dagster/column_schema": table_schema(table)},
     )
     @per_clip
-    def _asset(context: dg.AssetExecutionContext, warehouse: WarehouseResource, mllm: MllmResource) -> dg.MaterializeResult:
+    def _asset(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
+               mllm: MllmResource) -> dg.MaterializeResult:
         video_id = context.partition_key
         wh = warehouse.get()
         tracks = wh.rows(HUMAN_TRACKS, video_id=video_id, order_by="track_id")
         if not tracks:
             raise dg.Failure(description=f"clip {video_id!r} has no human_tracks rows: materialize human_tracks first")
         spec = _describer(mllm)
+        media = settings.media_dir(video_id) / label
+        cut = run_folder(media, context.run_id) if crop == "body" else None
+        if cut is not None:
+            tracks = _with_body_clips(wh, video_id, tracks, cut)
         client = mllm.client(wh)
         try:
             rows, results = describe_tracks(client, spec, label, video_id, tracks)
@@ -96,6 +107,8 @@ def _track_asset(label: str, version: str):
                 context.log.warning(f"{label} call {r.call_id[:12]} failed: {r.error}")
         wh.replace(table, {"video_id": video_id}, rows,
                    provenance={"backend": spec.backend, "model": spec.provenance_model, "code_version": version})
+        if cut is not None:  # the rows name this run's cuts now
+            remove_replaced(media, cut, lambda run_id: run_in_progress(context.instance, run_id))
         statuses = {s: sum(r["status"] == s for r in rows) for s in sorted({r["status"] for r in rows})}
         return dg.MaterializeResult(metadata={
             "rows": len(rows), "statuses": dg.MetadataValue.json(statuses),
@@ -106,6 +119,24 @@ def _track_asset(label: str, version: str):
         })
 
     return _asset
+
+
+def _with_body_clips(wh, video_id: str, tracks: list[dict], out_dir: Path) -> list[dict]:
+    """Tracks whose body-crop clip L1 did not write (its run had no L4) or that is gone get one cut now from the
+    clip and the track's stored boxes (a track without boxes stays without a clip: its row says so)."""
+    cut = {}
+    try:
+        for t in tracks:
+            if t.get("status") != "ok" or t.get("track_id") is None or (
+                    t.get("body_clip_path") and resolve(t["body_clip_path"]).exists()):
+                continue
+            boxes = wh.rows(HUMAN_TRACK_BOXES, video_id=video_id, track_id=t["track_id"])
+            if boxes:
+                path = out_dir / f"track{t['track_id']:02d}_body.mp4"
+                cut[t["track_id"]] = to_stored(body_clip(load_clip(wh, video_id).path, boxes, path, t["fps"]))
+    except (ClipNotFound, MediaError) as exc:
+        raise dg.Failure(description=f"appearance of {video_id}: cannot cut body-crop clips: {exc}") from exc
+    return [{**t, "body_clip_path": cut.get(t["track_id"], t.get("body_clip_path"))} for t in tracks]
 
 
 appearance = _track_asset("appearance", APPEARANCE_VERSION)

@@ -2,6 +2,7 @@
 checks."""
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
@@ -31,16 +32,18 @@ from hvbench_assets.core.vision.detectors import BackendUnavailable
 from hvbench_assets.core.vision.pipeline import track_video
 from hvbench_assets.core.vision.realness import RealHumanParams, real_human_asker, verdict_rows
 from hvbench_assets.core.vision.realness import version as realness_version
-from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip, per_clip_check
+from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip, per_clip_check, run_plans
 from hvbench_assets.defs.metadata import image, materialization, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
+from hvbench_assets.defs.run_tags import run_in_progress
 from hvbench_assets.defs.resources import (MllmResource, SettingsResource, VisionResource, WarehouseResource,
                                           configured_describer, profiled)
 
-HUMAN_TRACKS_VERSION = profiled("9")  # 5: YuNet faces by default (small and turned faces); 6: YuNet at 480 px;
+HUMAN_TRACKS_VERSION = profiled("10")  # 5: YuNet faces by default (small and turned faces); 6: YuNet at 480 px;
 # 7: YuNet at 320 px between full passes while every face is large; 8: face descriptors from dlib's network in numpy
 # (dlib's own within 1e-6); 9: offline body boxes from YOLOX-nano persons (was: estimated from the face),
-# a box holding the face only near its bottom no longer matches it, faceless_bodies per clip
+# a box holding the face only near its bottom no longer matches it, faceless_bodies per clip; 10: body-crop clips
+# only in runs that also describe appearance (L4 cuts them itself otherwise)
 PERSON_COUNT_VERSION = profiled("1")
 DEMOGRAPHICS_VERSION = profiled("2")  # 2: offline SSR-Net estimator, low_confidence rule, age class
 # the verdict's rule and coefficients, and the describer's prompt and model (asked when one is configured)
@@ -76,7 +79,8 @@ def _preview(rows: list[dict], cols: list[str]) -> dg.MetadataValue:
     kinds={"python", "duckdb", "video"},
     code_version=HUMAN_TRACKS_VERSION,
     pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
-    description="L1: face tracks with body boxes per person, frame-level boxes, face- and body-crop clips",
+    description="L1: face tracks with body boxes per person, frame-level boxes, face-crop clips (and body-crop "
+                "clips when the run describes appearance)",
     metadata=table_definition(HUMAN_TRACKS, HUMAN_TRACK_BOXES),
 )
 @per_clip
@@ -90,7 +94,8 @@ def human_tracks(context: dg.AssetExecutionContext, settings: SettingsResource, 
         backend = vision.backend(_profile(settings))
         # crops go beside the previous ones: the stored rows keep naming existing files until the new rows commit
         out_dir = run_folder(media, context.run_id)
-        result = track_video(clip.path, out_dir, backend, vision.tracking_params())
+        params = replace(vision.tracking_params(), body_clips=run_plans(context, "appearance"))
+        result = track_video(clip.path, out_dir, backend, params)
     except (ClipNotFound, BackendUnavailable, MediaError) as exc:
         raise dg.Failure(description=f"human_tracks for {vid}: {exc}") from exc
     tracks = [{**stored_columns(t, ("face_clip_path", "body_clip_path")), "faceless_bodies": result.faceless_bodies}
@@ -106,7 +111,7 @@ def human_tracks(context: dg.AssetExecutionContext, settings: SettingsResource, 
     wh.replace_tables([(HUMAN_TRACKS, {"video_id": vid}, tracks, prov),  # tracks and boxes change together
                        (HUMAN_TRACK_BOXES, {"video_id": vid}, result.boxes, prov)])
     # the rows name this run's files now; older crops go (a run killed before the commit left them in place)
-    remove_replaced(media, out_dir, lambda run_id: _in_progress(context.instance, run_id))
+    remove_replaced(media, out_dir, lambda run_id: run_in_progress(context.instance, run_id))
     stored = load_tracks(wh, vid)
     letters = letter_tracks(stored)
     return dg.MaterializeResult(metadata=materialization({
@@ -128,11 +133,6 @@ def human_tracks(context: dg.AssetExecutionContext, settings: SettingsResource, 
                             ["track_id", "letter", "status", "first_s", "last_s", "coverage", "face_size_median",
                                      "n_detections", "face_clip_path"]),
     }))
-
-
-def _in_progress(instance: dg.DagsterInstance, run_id: str) -> bool:
-    run = instance.get_run_by_id(run_id)
-    return run is not None and not run.is_finished
 
 
 def _key_frame(context: dg.AssetExecutionContext, clip: Path, tracks, out_dir: Path, kept) -> dict:
@@ -286,7 +286,8 @@ def face_presence_ratio(context: dg.AssetCheckExecutionContext, warehouse: Wareh
 
 
 @dg.asset_check(asset=human_tracks, partitions_def=videos_partitions,
-                description="Every track has one box row per frame from its first to last frame, and its crop clips exist")
+                description="Every track has one box row per frame from its first to last frame, its face-crop clip "
+                            "exists, and so does the body-crop clip its row names")
 @per_clip_check
 def track_boxes_complete(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
     vid = context.partition_key
@@ -294,7 +295,8 @@ def track_boxes_complete(context: dg.AssetCheckExecutionContext, warehouse: Ware
     for tr in load_tracks(warehouse.get(), vid):
         if len(tr.boxes) != tr.n_frames:
             problems.append(f"track {tr.track_id}: {len(tr.boxes)} box rows for {tr.n_frames} frames")
-        for p in (tr.face_clip_path, tr.body_clip_path):
-            if p is None or not Path(p).is_file():
-                problems.append(f"track {tr.track_id}: crop clip missing ({p})")
+        if tr.face_clip_path is None or not Path(tr.face_clip_path).is_file():
+            problems.append(f"track {tr.track_id}: face-crop clip missing ({tr.face_clip_path})")
+        if tr.body_clip_path is not None and not Path(tr.body_clip_path).is_file():  # none: the run had no L4
+            problems.append(f"track {tr.track_id}: body-crop clip missing ({tr.body_clip_path})")
     return dg.AssetCheckResult(passed=not problems, metadata={"problems": dg.MetadataValue.json(problems)})
