@@ -22,7 +22,8 @@ skipped); the parent's steps go on. Steps leading to a forkable step are taken f
 and a ready forkable step before any of them (an in-process step blocks the loop until it ends). A forkable
 step that finds the child slot busy waits for it while the run's process computes the other ready steps (so
 a cheap forked step cannot push a heavy one into the run's process); it runs in the run's process only when
-nothing else is ready. Waiting steps of the `cpu` pool get the slot first.
+nothing else is ready. Forkable steps of the `cpu` pool (L7) get the slot first, ready or waiting: a cheap
+forked task step taking it first kept L7, the run's longest step, waiting for it.
 A process holding an attached DuckLake catalog is not forked (ducklake.fork_safe: such a child crashed); the
 step then runs in the run's process like the others.
 
@@ -137,7 +138,8 @@ class MachineSizedExecutor(Executor):
         with InstanceConcurrencyContext(job_context.instance, job_context.dagster_run) as concurrency, \
                 execution_plan.start(retry_mode=job_context.retry_mode, instance_concurrency_context=concurrency,
                                      sort_key_fn=lambda s: -int(s.tags.get("dagster/priority", 0))
-                                     - 0.5 * (s.key in lead) - 0.25 * _forkable(s),
+                                     - 0.5 * (s.key in lead) - 0.25 * _forkable(s)
+                                     - 0.125 * (_forkable(s) and s.pool == CPU_POOL),
                                      step_dependency_config=job_context.step_dependency_config) as active:
             log_key = logs.build_log_key_for_run(job_context.run_id, create_compute_log_file_key())
             with logs.capture_logs(log_key) as log_context:

@@ -58,6 +58,8 @@ class OnnxAsdNet:
             providers.insert(0, "CUDAExecutionProvider")
         opts = ort.SessionOptions()
         opts.log_severity_level = 3
+        # idle pool threads sleep instead of spinning: L7 runs beside the run's other steps and other runs
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.enc = ort.InferenceSession(str(encoder_path), opts, providers=providers)
         self.hd = ort.InferenceSession(str(head_path), opts, providers=providers)
         self.device = "cuda" if "CUDAExecutionProvider" in self.enc.get_providers() else "cpu"

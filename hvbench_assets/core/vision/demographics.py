@@ -10,6 +10,7 @@ otherwise `low_confidence`, which AVSM and the L7 voice/face veto do not read (c
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -164,8 +165,10 @@ MEASURED: dict[tuple[str, float], tuple[float, float]] = {
 }
 
 
+@functools.lru_cache(maxsize=4)  # built once per process: reading the weights cost 57 ms per clip of a batch
 def build_estimator(name: str, margin: float | None = None) -> DemographicsEstimator:
-    """An offline estimator by name (`ssrnet` | `utkface-tflite`), with its default crop margin unless given."""
+    """An offline estimator by name (`ssrnet` | `utkface-tflite`), with its default crop margin unless given.
+    Shared: estimators keep no state between calls."""
     if name not in OFFLINE_ESTIMATORS:
         raise ValueError(f"offline demographics model must be one of {sorted(OFFLINE_ESTIMATORS)}, got {name!r}")
     cls = OFFLINE_ESTIMATORS[name]
