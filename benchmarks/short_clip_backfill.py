@@ -17,8 +17,11 @@ the executor forks). A clip is decoded once for its labels (L1) and once more fo
 drawn boxes (see docs/performance.md), so the per-clip figures are compared variant against variant. Variants are interleaved over `--repeat` rounds, each on fresh media folders, so load from other
 processes hits all alike (odd rounds run them in reverse order); the last lines give each variant's wall as a ratio of the per-clip run's.
 
+`--steps`: where a batch's CPU goes instead; each batch size's runs execute one after the other in this process
+(no daemon), and every run prints its steps' wall and CPU seconds, as `clip_job.py --steps` does for one clip.
+
 Run: PYTHONPATH=. .venv/bin/python benchmarks/short_clip_backfill.py [--lengths 2 3 4 5 6 2.5 3.5 4.5]
-     [--batch 4 --batch 8] [--repeat 1]
+     [--batch 4 --batch 8] [--repeat 1] [--steps]
 """
 
 from __future__ import annotations
