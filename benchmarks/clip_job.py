@@ -101,6 +101,15 @@ def ingest(files: list[Path]) -> dict[str, float]:
     return {r["video_id"]: float(r["d"]) for r in rows}
 
 
+def teardown(submitter, instance, daemon: "Daemon", tmp: Path, keep: bool) -> None:
+    """Stop what a daemon benchmark started and remove its instance folder unless `keep`."""
+    submitter.close()
+    instance.dispose()
+    daemon.stop()
+    if not keep:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def host_reference(path: Path) -> float:
     """Seconds for a plain decode of `path` on one thread (best of 3): how fast this host is now."""
     from baselines import plain_decode
@@ -431,11 +440,7 @@ def main() -> int:
             for name, cfg in variants.items():
                 backfill(instance, submitter, daemon, gen_keys, durations, tmp, name, cfg)
     finally:
-        submitter.close()
-        instance.dispose()
-        daemon.stop()
-        if not args.keep:
-            shutil.rmtree(tmp, ignore_errors=True)
+        teardown(submitter, instance, daemon, tmp, args.keep)
     print(f"load average {os.getloadavg()[0]:.1f} at the end; host reference {host_reference(ref_clip):.2f} s now "
           f"({ref:.2f} s at the start)")
     return 0

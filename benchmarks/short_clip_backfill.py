@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from clip_job import (SHARED, Daemon, StepSampler, Submitter, _fresh_media, host_reference, ingest,  # noqa: E402
-                      run_stats, wait_for)
+                      run_stats, teardown, wait_for)
 from decodes import SITECUSTOMIZE  # noqa: E402
 from decodes import setup as decode_setup  # noqa: E402
 
@@ -183,11 +183,7 @@ def main() -> int:
                       f"duration  CPU {r['cpu']:6.1f} s  peak PSS {r['pss']:5.0f} MB  frames decoded / frames per clip "
                       f"{min(per_clip):.2f}-{max(per_clip):.2f}  load {os.getloadavg()[0]:.1f}", flush=True)
     finally:
-        submitter.close()
-        instance.dispose()
-        daemon.stop()
-        if not args.keep:
-            shutil.rmtree(tmp, ignore_errors=True)
+        teardown(submitter, instance, daemon, tmp, args.keep)
     base = sum(r["wall"] for r in results["per-clip"])
     base_cpu = sum(r["cpu"] for r in results["per-clip"])
     print(f"\nclips: {len(keys)}, {total:.1f} s of video; host reference {host_reference(ref_clip):.2f} s now "
