@@ -25,7 +25,7 @@ import numpy as np
 
 from hvbench_assets.core.media import iter_frames, probe_video, source_audio
 from hvbench_assets.core.media.encode import AUDIO_RATE
-from hvbench_assets.core.media.crops import CropClipWriter, crop_to, render_crop
+from hvbench_assets.core.media.crops import CropClipWriter, crop_to
 from hvbench_assets.core.vision.backends import VisionBackend
 from hvbench_assets.core.vision.body import contains_face, estimate_body, fill_missing, match_body
 from hvbench_assets.core.vision.boxes import clip, lerp, overlaps, scale, size, square_around
@@ -397,16 +397,39 @@ def _track_body_source(rows: list[dict]) -> str:
     return "estimated" if 2 * estimated >= len(rows) else "detected"
 
 
-def body_clip(src: str | Path, box_rows, dst: str | Path, fps: float,
-              params: TrackingParams = TrackingParams()) -> Path:
-    """One track's body-crop clip cut again from the source and its stored `human_track_boxes` rows, with the
-    smoothed window L1 uses: for L4 on a clip whose L1 ran without body clips (a second decode of the clip,
-    paid only when appearance is described later than the tracks)."""
-    view, windows = None, {}
-    for r in sorted(box_rows, key=lambda r: r["frame"]):
-        view = _smooth(view, (r["body_x1"], r["body_y1"], r["body_x2"], r["body_y2"]), params.crop_smoothing)
-        windows[int(r["frame"])] = view
-    return render_crop(src, dst, windows, *params.body_crop, fps=fps)
+def body_clips(src: str | Path, boxes_by_track, out_dir: str | Path, fps: float,
+               params: TrackingParams = TrackingParams()) -> dict[int, Path]:
+    """Body-crop clips cut again from the source and the stored `human_track_boxes` rows ({track_id: rows}), with
+    the smoothed window L1 uses, all in one decode of the clip's span: for L4 on a clip whose L1 ran without body
+    clips (the one extra decode, paid only when appearance is described later than the tracks)."""
+    windows: dict[int, dict[int, Box]] = {}
+    for tid, rows in boxes_by_track.items():
+        view, windows[tid] = None, {}
+        for r in sorted(rows, key=lambda r: r["frame"]):
+            view = _smooth(view, (r["body_x1"], r["body_y1"], r["body_x2"], r["body_y2"]), params.crop_smoothing)
+            windows[tid][int(r["frame"])] = view
+    windows = {tid: w for tid, w in windows.items() if w}
+    if not windows:
+        return {}
+    out_dir = Path(out_dir)
+    audio = source_audio(src, rate=AUDIO_RATE) if probe_video(src, count_frames=False).has_audio else None
+
+    def span(w: dict[int, Box]):
+        a, b = int(min(w) / fps * AUDIO_RATE), int((max(w) + 1) / fps * AUDIO_RATE)
+        return None if audio is None else (lambda: audio[a:b])
+
+    writers = {tid: CropClipWriter(out_dir / f"track{tid:02d}_body.mp4", fps, span(w)) for tid, w in windows.items()}
+    first, last = min(min(w) for w in windows.values()), max(max(w) for w in windows.values())
+    try:
+        for fr in iter_frames(src, start_s=max(0.0, (first - 0.5) / fps), end_s=(last + 1) / fps):
+            for tid, w in windows.items():
+                if fr.index in w:
+                    writers[tid].push(crop_to(fr.image, w[fr.index], *params.body_crop))
+    except BaseException:
+        for wr in writers.values():
+            wr.abort()
+        raise
+    return {tid: wr.close() for tid, wr in writers.items()}
 
 
 def _smooth(view: Box | None, box: Box, weight: float) -> Box:

@@ -32,7 +32,7 @@ from hvbench_assets.core.mllm.descriptions import (
 from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.media.paths import resolve, to_stored
 from hvbench_assets.core.media.run_folders import remove_replaced, run_folder
-from hvbench_assets.core.vision.pipeline import body_clip
+from hvbench_assets.core.vision.pipeline import body_clips
 from hvbench_assets.core.vision.tables import HUMAN_TRACK_BOXES, HUMAN_TRACKS
 from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
 from hvbench_assets.defs.metadata import table_schema
@@ -124,19 +124,17 @@ def _track_asset(label: str, version: str):
 def _with_body_clips(wh, video_id: str, tracks: list[dict], out_dir: Path) -> list[dict]:
     """Tracks whose body-crop clip L1 did not write (its run had no L4) or that is gone get one cut now from the
     clip and the track's stored boxes (a track without boxes stays without a clip: its row says so)."""
-    cut = {}
+    todo = [t for t in tracks if t.get("status") == "ok" and t.get("track_id") is not None
+            and not (t.get("body_clip_path") and resolve(t["body_clip_path"]).exists())]
+    if not todo:
+        return tracks
+    boxes = {t["track_id"]: wh.rows(HUMAN_TRACK_BOXES, video_id=video_id, track_id=t["track_id"]) for t in todo}
     try:
-        for t in tracks:
-            if t.get("status") != "ok" or t.get("track_id") is None or (
-                    t.get("body_clip_path") and resolve(t["body_clip_path"]).exists()):
-                continue
-            boxes = wh.rows(HUMAN_TRACK_BOXES, video_id=video_id, track_id=t["track_id"])
-            if boxes:
-                path = out_dir / f"track{t['track_id']:02d}_body.mp4"
-                cut[t["track_id"]] = to_stored(body_clip(load_clip(wh, video_id).path, boxes, path, t["fps"]))
+        cut = body_clips(load_clip(wh, video_id).path, boxes, out_dir, todo[0]["fps"]) if any(boxes.values()) else {}
     except (ClipNotFound, MediaError) as exc:
         raise dg.Failure(description=f"appearance of {video_id}: cannot cut body-crop clips: {exc}") from exc
-    return [{**t, "body_clip_path": cut.get(t["track_id"], t.get("body_clip_path"))} for t in tracks]
+    return [{**t, "body_clip_path": to_stored(cut[t["track_id"]]) if t.get("track_id") in cut else t.get("body_clip_path")}
+            for t in tracks]
 
 
 appearance = _track_asset("appearance", APPEARANCE_VERSION)
