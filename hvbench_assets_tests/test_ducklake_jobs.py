@@ -60,21 +60,17 @@ def _comparable(wh: Warehouse, table: str) -> list[str]:
     return sorted(RUN_FOLDER.sub("run-*", json.dumps(_stable(r), sort_keys=True, default=str)) for r in rows)
 
 
-def _stable(value, key: str | None = None):
+def _stable(value):
     """`value` without the volatile keys, also inside JSON text (questions.label_rows names when each label row
-    was written). Per-frame speaker scores are compared by sign (speaking or not; the runs and flags built on them
-    are compared exactly): they are measured on L1's crop clips, and libx264 (PyAV's build) does not give the same
-    bytes for the same frames every time (seen in CI: 0.251 vs 0.261; here on repeated encodes, even with one
-    encoder thread), so two runs are not bit-equal there."""
-    if key == "scores" and isinstance(value, list):
-        return [("+" if v > 0 else "-") if isinstance(v, (int, float)) else v for v in value]
+    was written). Everything else compares exactly, per-frame speaker scores too: equal frames give equal clips and
+    crops (core/media/encode.py), so the two runs measure the same pictures."""
     if isinstance(value, str) and value[:1] in "[{":
         try:
-            return _stable(json.loads(value), key)
+            return _stable(json.loads(value))
         except ValueError:
             return value
     if isinstance(value, dict):
-        return {k: _stable(v, k) for k, v in value.items() if k not in VOLATILE}
+        return {k: _stable(v) for k, v in value.items() if k not in VOLATILE}
     if isinstance(value, list):
         return [_stable(v) for v in value]
     return value

@@ -74,7 +74,7 @@ def make_samples(inbox: Path) -> list[Path]:
 
     inbox.mkdir(parents=True, exist_ok=True)
     two_shots, static = inbox / "Sample – two shots.mp4", inbox / "sample_static.mp4"
-    if two_shots.is_file() and static.is_file():  # a rerun keeps the same data (the encoder's bytes vary per run)
+    if two_shots.is_file() and static.is_file():  # kept as they are (their mtime too): the sensors see nothing new
         return [two_shots, static]
     fps, w, h, talk_s, shapes_s = 25, 480, 360, 9.0, 4.0
     n = int(shapes_s * fps)

@@ -32,10 +32,10 @@ def crop_to(image: np.ndarray, box: Box, out_w: int, out_h: int) -> np.ndarray:
     return cv2.warpAffine(image, m, (out_w, out_h), flags=interp, borderMode=cv2.BORDER_CONSTANT, borderValue=BLACK)
 
 
-# Crop clips are what L3 and L7 measure, so equal frames must give equal files. With x264's lookahead and
-# MB-tree, the dozen crop encoders of one L1 pass wrote different pictures from identical frames in 3-4 of 6 face
-# clips per run, and L7's verdict on a borderline face followed them; without them 5 runs gave identical files.
-REPEATABLE_X264 = "threads=1:rc-lookahead=0:no-mbtree=1"
+# Crop clips are what L3 and L7 measure: with MB-tree the dozen crop encoders of one L1 pass wrote different
+# pictures from identical frames in 3-4 of 6 face clips per run (every encode goes without it: encode.py), and
+# L7's verdict on a borderline face followed them. One thread and no lookahead each: many encoders run at once.
+CROP_X264 = "threads=1:rc-lookahead=0"
 
 
 class CropClipWriter:
@@ -61,7 +61,7 @@ class CropClipWriter:
 
     def _run(self, fps, audio) -> None:
         try:
-            write_video(self.dst, self._iter(), fps=fps, audio=audio, x264_params=REPEATABLE_X264)
+            write_video(self.dst, self._iter(), fps=fps, audio=audio, x264_params=CROP_X264)
         except BaseException as exc:  # surfaced by push/close in the caller's thread
             self._error = exc
             while not self._ended:  # drain so the producer never blocks
@@ -102,4 +102,4 @@ def render_crop(src: str | Path, dst: str | Path, boxes: Mapping[int, Box], out_
     frames = (crop_to(f.image, boxes[f.index], out_w, out_h)
               for f in iter_frames(src, start_s=max(0.0, start - 0.5 / fps), end_s=end) if f.index in boxes)
     return write_video(dst, frames, fps=fps, audio=source_audio(src, start, end),
-                       x264_params=REPEATABLE_X264)
+                       x264_params=CROP_X264)

@@ -16,12 +16,18 @@ from hvbench_assets.core.media.errors import MediaError, NoAudioError
 from hvbench_assets.core.media.frames import Frame, iter_frames
 
 AUDIO_RATE = 48_000
+# Equal frames must give equal files: clips, crops and question videos are what the labels and the models see, so
+# a rerun must not change them. x264's MB-tree wrote different pictures from identical frames (12 encodes of the
+# same 200 frames: 2-4 distinct outputs with it, 1 without, with one thread or several; benchmarks/encodes.py);
+# without it files are ~30 % larger at the same CRF.
+REPEATABLE_X264 = "no-mbtree=1"
 _I, _ANY = av.video.frame.PictureType.I, av.video.frame.PictureType.NONE
 
 
 class VideoEncoder:
     """H.264 (yuv420p, faststart) written frame by frame, with optional mono audio at the end.
-    Frames are BGR arrays or decoded PyAV frames (passed on without a round trip through BGR).
+    Frames are BGR arrays or decoded PyAV frames (passed on without a round trip through BGR); equal frames give
+    equal files (REPEATABLE_X264).
     `gop` forces a keyframe exactly every `gop` frames and nowhere else, so the file can later be
     split at those frames by copying packets (see copy_packets). Written to a temporary name and
     renamed by close(), so readers never see half a file."""
@@ -47,7 +53,7 @@ class VideoEncoder:
         vs.width, vs.height = w - w % 2, h - h % 2
         vs.pix_fmt = "yuv420p"
         options = {"crf": str(self.crf), "preset": self.preset}
-        params = [self.x264_params] if self.x264_params else []
+        params = [REPEATABLE_X264] + ([self.x264_params] if self.x264_params else [])
         if self.gop:
             vs.codec_context.gop_size = self.gop
             params.append(f"keyint={self.gop}:min-keyint={self.gop}:scenecut=0")
