@@ -515,9 +515,7 @@ class Warehouse:
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         def run() -> list[dict[str, Any]]:
             with self.connect() as con:
-                cur = con.execute(sql, list(params))
-                cols = [d[0] for d in cur.description] if cur.description else []
-                return [dict(zip(cols, r)) for r in cur.fetchall()]
+                return _dict_rows(con, sql, params)
 
         return self._retrying(run)
 
@@ -539,9 +537,7 @@ class Warehouse:
                 if not con.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = ? AND database_name = "
                                    "current_database()", [name]).fetchall():
                     return None
-                cur = con.execute(sql, list(params))
-                cols = [d[0] for d in cur.description] if cur.description else []
-                return [dict(zip(cols, r)) for r in cur.fetchall()]
+                return _dict_rows(con, sql, params)
 
         return self._retrying(run)
 
@@ -555,6 +551,12 @@ class Warehouse:
         clause = " AND ".join(f'"{k}" = ?' for k in where) or "TRUE"
         found = self._if_table(spec.name, f'SELECT count(*) AS n FROM "{spec.name}" WHERE {clause}', list(where.values()))
         return int(found[0]["n"]) if found else 0
+
+
+def _dict_rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+    cur = con.execute(sql, list(params))
+    cols = [d[0] for d in cur.description] if cur.description else []
+    return [dict(zip(cols, r)) for r in cur.fetchall()]
 
 
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:
