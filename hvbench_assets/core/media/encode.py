@@ -17,9 +17,9 @@ from hvbench_assets.core.media.frames import Frame, iter_frames
 
 AUDIO_RATE = 48_000
 # Equal frames must give equal files: clips, crops and question videos are what the labels and the models see, so
-# a rerun must not change them. x264's MB-tree wrote different pictures from identical frames (12 encodes of the
-# same 200 frames: 2-4 distinct outputs with it, 1 without, with one thread or several; benchmarks/encodes.py);
-# without it files are ~30 % larger at the same CRF.
+# a rerun must not change them. x264's MB-tree wrote different pictures from identical frames, on one thread or
+# several (benchmarks/encodes.py: 4-6 distinct outputs of 8 encodes of 200 frames with it, 1 without); without it
+# files are 1.1-1.9x larger at the same CRF.
 REPEATABLE_X264 = "no-mbtree=1"
 _I, _ANY = av.video.frame.PictureType.I, av.video.frame.PictureType.NONE
 
