@@ -412,7 +412,7 @@ def body_clips(src: str | Path, boxes_by_track, out_dir: str | Path, fps: float,
     if not windows:
         return {}
     out_dir = Path(out_dir)
-    audio = source_audio(src, rate=AUDIO_RATE) if probe_video(src, count_frames=False).has_audio else None
+    audio = source_audio(src)  # None without a sound track
 
     def span(w: dict[int, Box]):
         a, b = int(min(w) / fps * AUDIO_RATE), int((max(w) + 1) / fps * AUDIO_RATE)

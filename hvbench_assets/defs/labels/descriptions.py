@@ -128,7 +128,8 @@ def _with_body_clips(wh, video_id: str, tracks: list[dict], out_dir: Path) -> li
             and not (t.get("body_clip_path") and resolve(t["body_clip_path"]).exists())]
     if not todo:
         return tracks
-    boxes = {t["track_id"]: wh.rows(HUMAN_TRACK_BOXES, video_id=video_id, track_id=t["track_id"]) for t in todo}
+    stored = wh.rows(HUMAN_TRACK_BOXES, video_id=video_id)  # one read for every track
+    boxes = {t["track_id"]: [r for r in stored if r["track_id"] == t["track_id"]] for t in todo}
     try:
         cut = body_clips(load_clip(wh, video_id).path, boxes, out_dir, todo[0]["fps"]) if any(boxes.values()) else {}
     except (ClipNotFound, MediaError) as exc:
