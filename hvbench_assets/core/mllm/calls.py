@@ -55,11 +55,14 @@ _LIVE: weakref.WeakSet = weakref.WeakSet()
 
 @atexit.register
 def _flush_all() -> None:
-    for log in list(_LIVE):
+    logs = list(_LIVE)
+    for log in logs:
         try:
             log.flush()
         except Exception:  # noqa: BLE001 - best effort at exit; the rows are a cache and a log
             pass
+    for log in logs:
+        log.stop_writer()
 
 
 class CallLog:
@@ -81,6 +84,7 @@ class CallLog:
         self._wake = threading.Condition(self._lock)
         self._writer: threading.Thread | None = None
         self._flushing = 0  # callers waiting for a commit: skip the linger
+        self._stopping = False
         self.linger_s = 2.0  # rows nobody waits for commit in batches: one DuckDB open per ~2 s, not per row
 
     def _load(self) -> dict[str, dict[str, Any]]:
@@ -142,11 +146,25 @@ class CallLog:
             waiters = [(d, f) for _, d, f in self._pending] + list(self._writing)
         self._wait(waiters)
 
+    def stop_writer(self, timeout_s: float = 30.0) -> None:
+        """Ends the idle writer thread now (it ends by itself 5 s after its last row). At exit this runs before
+        the interpreter shuts down: a writer ending later dropped the last reference to a DuckDB connection
+        (a DuckLake catalog's) in its own thread during shutdown, which aborts the process."""
+        with self._lock:
+            self._stopping = True
+            self._wake.notify_all()
+            writer = self._writer
+        if writer is not None and writer is not threading.current_thread():
+            writer.join(timeout_s)
+        with self._lock:
+            self._stopping = False
+
     def _write_loop(self) -> None:
         while True:
             with self._lock:
                 if not self._pending:
-                    self._wake.wait(timeout=5.0)
+                    if not self._stopping:
+                        self._wake.wait(timeout=5.0)
                     if not self._pending:
                         self._writer = None
                         return

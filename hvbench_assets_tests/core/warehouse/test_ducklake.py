@@ -255,6 +255,32 @@ def test_model_calls_from_two_writers_all_land_on_ducklake(lake):
     assert Warehouse(location).count(MODEL_CALLS) == 30
 
 
+def test_a_process_exiting_right_after_a_model_call_ends_cleanly(lake):
+    """The log's writer thread, idle, ends 5 s after its last row; when the process exited first, the thread
+    ended during interpreter shutdown and dropped the last reference to the DuckLake connection there, which
+    aborted the process (exit 134, 'terminate called without an active exception'). At exit the writer is
+    now flushed and joined first."""
+    import subprocess
+    import sys
+
+    from hvbench_assets.core.mllm.calls import MODEL_CALLS, CallLog
+
+    location, files = lake
+    Warehouse(location, data_path=files).ensure(MODEL_CALLS)
+    script = ("import sys, threading\n"
+              "from hvbench_assets.core.mllm.calls import CallLog, _flush_all\n"
+              "from hvbench_assets.core.warehouse import Warehouse\n"
+              "log = CallLog(Warehouse(sys.argv[1]))\n"
+              "log.record({'id': 'late', 'model': 'm', 'text': 'kept', 'error': None}, wait=False)\n"
+              "_flush_all()\n"
+              "print(sum(t.name == 'model-calls-writer' for t in threading.enumerate()))\n")
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", script, location], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.strip() == "0"  # joined before the interpreter shuts down
+    assert CallLog(Warehouse(location)).lookup("late")["text"] == "kept"
+
+
 def test_a_process_holding_an_attached_catalog_forks_no_step(lake):
     # the executor forks `transcript` only while fork_safe(): a child forked from a process with an attached
     # DuckLake catalog crashed (SIGSEGV) on the Ray cluster
