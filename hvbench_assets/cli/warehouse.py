@@ -1,5 +1,6 @@
-"""`hvbench warehouse info|copy`: which backend a warehouse location is, its tables, and copying all tables
-between a DuckDB file and a DuckLake (catalog in Postgres)."""
+"""`hvbench warehouse info|copy|upgrade`: which backend a warehouse location is, its tables, copying all tables
+between a DuckDB file and a DuckLake (catalog in Postgres), and rewriting an older DuckDB file in the current
+storage format."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ def _args(p: argparse.ArgumentParser) -> None:
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     info = actions.add_parser("info", help="backend, tables and row counts, package versions")
     info.add_argument("location", nargs="?", default=None, help=LOCATION_HELP)
+    upgrade = actions.add_parser("upgrade", help="rewrite an older DuckDB file in the current storage format "
+                                 "(openings cost a third; stop runs and the UI first)")
+    upgrade.add_argument("location", nargs="?", default=None, help=LOCATION_HELP)
     copy = actions.add_parser("copy", help="copy every table from one warehouse into another (DuckDB <-> DuckLake)")
     copy.add_argument("source", help="warehouse to read (DuckDB file or ducklake:postgres:<conninfo>)")
     copy.add_argument("target", help="warehouse to write (DuckDB file or ducklake:postgres:<conninfo>)")
@@ -24,7 +28,8 @@ def _args(p: argparse.ArgumentParser) -> None:
     copy.add_argument("--replace", action="store_true", help="overwrite tables the target already has")
 
 
-@command("warehouse", "warehouse backends: `info` (tables, versions), `copy SRC DST` (DuckDB <-> DuckLake)", _args)
+@command("warehouse", "warehouse backends: `info` (tables, versions), `copy SRC DST` (DuckDB <-> DuckLake), "
+         "`upgrade` (storage format)", _args)
 def _run(args: argparse.Namespace) -> int:
     from hvbench_assets.core.environment import package_versions
     from hvbench_assets.core.warehouse import WarehouseError
@@ -32,12 +37,18 @@ def _run(args: argparse.Namespace) -> int:
     from hvbench_assets.settings_table import open_warehouse
 
     try:
-        if args.action == "info":
+        if args.action in ("info", "upgrade"):
             wh = open_warehouse(args.location)
             if wh.backend == "duckdb" and not wh.path.exists():
                 print(f"no warehouse at {wh.path} (set HVBENCH_WAREHOUSE or pass a location)", file=sys.stderr)
                 return 1
-            print(f"warehouse: {wh.path} ({wh.backend})")
+            if args.action == "upgrade":
+                return _upgrade(wh)
+            fmt = wh.storage_format()
+            print(f"warehouse: {wh.path} ({wh.backend}" + (f", storage format {fmt}" if fmt else "") + ")")
+            if not wh.storage_current():
+                print(f"  older than {wh.STORAGE_VERSION}: every opening costs about 3x; `hvbench warehouse upgrade` "
+                      "rewrites it (stop runs first)")
             for t in wh.table_names():
                 n = wh.query(f'SELECT count(*) AS n FROM "{t}"')[0]["n"]
                 print(f"  {t:32s} {n:>10,d} rows")
@@ -54,3 +65,15 @@ def _run(args: argparse.Namespace) -> int:
     print(f"copied {len(counts)} tables ({sum(counts.values()):,d} rows) from {source.path} to {target.path}")
     return 0
 
+
+
+def _upgrade(wh) -> int:
+    if wh.backend != "duckdb":
+        print(f"{wh.path}: a DuckLake has no DuckDB file format to upgrade")
+        return 0
+    before, after = wh.upgrade_storage()
+    if before == after:
+        print(f"{wh.path}: storage format {before} is current, nothing to do")
+    else:
+        print(f"{wh.path}: storage format {before} -> {after} ({len(wh.table_names())} tables, rows unchanged)")
+    return 0

@@ -96,11 +96,12 @@ class _Instance:
         with self._lock:
             if self._con is None:
                 con = duckdb.connect(":memory:")
-                # Detaching folded the WAL into the file at every close, reads included. The WAL stays instead,
-                # replayed by the next attach and folded in once it outgrows WAL_LIMIT (small: replaying is
-                # paid at every opening). Readers of the file see it all either way.
+                # Detaching would fold the WAL into the file at every close, reads included. Only a commit that
+                # takes the WAL past WAL_LIMIT folds it; readers of the file see it all either way.
                 con.execute("PRAGMA disable_checkpoint_on_shutdown")
                 con.execute(f"SET checkpoint_threshold = '{Warehouse.WAL_LIMIT}'")
+                # the format files created from here on get (see Warehouse.STORAGE_VERSION)
+                con.execute(f"SET storage_compatibility_version = '{Warehouse.STORAGE_VERSION}'")
                 # an in-memory instance would spill into ./.tmp of whatever folder the user started from
                 con.execute(f"SET temp_directory = {ducklake._quote(os.path.join(tempfile.gettempdir(), 'hvbench-duckdb'))}")
                 self._con = con
@@ -183,10 +184,14 @@ class Warehouse:
 
     MAX_CONFLICT_RETRIES = 30  # DuckLake: attempts after a lost commit race, with growing random back-off
     # DuckDB file: the WAL is folded into the file at the commit that takes it past this size (see _Instance). Every
-    # opening replays the WAL (~0.06 ms per KB: 30 ms at 440 KB, 3 ms empty) and a clip's job opens the file ~200
-    # times, while folding costs ~8 ms plus ~0.13 ms per KB, once: 32 KB is near the cheapest sum for a job's
-    # 100-400 KB of writes (2 MB let every run of a backfill slow the next; docs/performance.md, fifth round)
-    WAL_LIMIT = "32KB"
+    # opening replays the WAL, ~3 ms more for even a few KB of a job's writes, and a batch of 8 short clips opens
+    # the file ~700 times: folding at every commit (a few ms per write) took 0.66x the CPU inside openings that a
+    # 32 KB limit did (benchmarks/warehouse_openings.py; docs/performance.md)
+    WAL_LIMIT = "0KB"
+    # DuckDB's default format (v1.0.0+) stores each column's distinct-count sketch in a legacy layout rebuilt at
+    # every attach (most of a clean attach's CPU); files of this version store the compact one and attach in a
+    # third of the time. Older files keep their format until `hvbench warehouse upgrade` (upgrade_storage).
+    STORAGE_VERSION = "v1.2.0"
 
     def __init__(self, path: str | os.PathLike, lock_timeout_s: float = 900.0,
                  data_path: str | os.PathLike | None = None, catalog_wait_s: float | None = None):
@@ -238,7 +243,7 @@ class Warehouse:
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
         """Calls of this thread inside share one connection, opened once under the file lock: for a few quick
-        reads in a row (a task loading its labels makes 10-20 calls, and opening the file costs ~40 ms each).
+        reads in a row (a task loading its labels makes 10-20 calls, and each opening attaches the file).
         Other processes wait meanwhile, so never hold it across slow work. DuckLake: no effect."""
         key = threading.get_ident()
         if self._catalog is not None or key in self._held:
@@ -334,6 +339,49 @@ class Warehouse:
         if self._catalog is None:
             with self.connect() as con:
                 con.execute("CHECKPOINT")
+
+    def storage_format(self) -> str | None:
+        """The DuckDB file's storage version as DuckDB names it (`v1.0.0+`, `v1.2.0+`); None on DuckLake."""
+        if self._catalog is not None:
+            return None
+        rows = self.query("SELECT tags['storage_version'] AS v FROM duckdb_databases() WHERE database_name = "
+                          "current_database()")
+        return rows[0]["v"] if rows else None
+
+    def storage_current(self) -> bool:
+        """Whether the file is in STORAGE_VERSION's format or newer (always True on DuckLake)."""
+        found = self.storage_format()
+        return found is None or _version_key(found) >= _version_key(self.STORAGE_VERSION)
+
+    def upgrade_storage(self) -> tuple[str | None, str | None]:
+        """Rewrites an older DuckDB file in STORAGE_VERSION's format (tables and rows unchanged); returns the
+        format before and after. The file lock is held throughout, so hvbench processes wait; the copy is
+        written beside the file and renamed over it only when complete. Nothing to do on DuckLake."""
+        before = self.storage_format()
+        if before is None or self.storage_current():
+            return before, before
+        new = self.path.with_name(self.path.name + ".upgrade")
+        with self._file_lock() as deadline:
+            con, alias = self._open(deadline)
+            try:
+                con.execute("CHECKPOINT")  # the WAL belongs to the old file: fold it in first
+            finally:
+                _INSTANCE.detach(con, alias)
+            for leftover in (new, new.with_name(new.name + ".wal")):
+                leftover.unlink(missing_ok=True)
+            con = duckdb.connect(":memory:")
+            try:
+                con.execute(f"ATTACH {ducklake._quote(str(self.path))} AS old_file (READ_ONLY)")
+                con.execute(f"ATTACH {ducklake._quote(str(new))} AS new_file (STORAGE_VERSION '{self.STORAGE_VERSION}')")
+                con.execute("COPY FROM DATABASE old_file TO new_file")
+                con.execute("CHECKPOINT new_file")
+            except duckdb.Error as exc:
+                con.close()
+                new.unlink(missing_ok=True)
+                raise WarehouseError(f"warehouse {self.path}: upgrade failed, the file is unchanged: {exc}") from exc
+            con.close()
+            os.replace(new, self.path)
+        return before, self.storage_format()
 
     def _open(self, deadline: float) -> tuple[duckdb.DuckDBPyConnection, str]:
         delay = 0.05
@@ -565,3 +613,8 @@ def _rollback(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("ROLLBACK")
     except duckdb.Error:
         pass
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    """`v1.2.0+` -> (1, 2, 0)."""
+    return tuple(int(p) for p in version.strip("v+").split(".") if p.isdigit())
