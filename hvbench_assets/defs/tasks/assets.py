@@ -162,9 +162,11 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Settin
             _write(wh, vid, family, failed, None, prov)
             raise dg.Failure(description=f"{family.asset} of {vid}: {failed['reason']}") from exc
     calls = outcome.result.call_ids if outcome.result is not None else []
-    tags = tag_run(context, clip_source_tags(wh, settings.inbox, vid))
+    with wh.batch():  # the metadata's quick reads in one opening of the file (16 tasks x every clip)
+        source, overview = clip_source_tags(wh, settings.inbox, vid), task_overview(wh, family)
+    tags = tag_run(context, source)
     return dg.MaterializeResult(tags=tags, check_results=[question_check(family, question)], metadata={
-        **task_overview(wh, family),
+        **overview,
         **(question_pointers(context, question, marking, clip.path, labels.tracks, out_dir, settings.review_url)
            if question else {}),
         "status": candidate["status"], "rule": candidate["rule"], "reason": candidate["reason"] or "",
