@@ -75,13 +75,28 @@ class OneClip:
         return dg.PartitionKeyRange(self._key, self._key)
 
     def add_asset_metadata(self, metadata, asset_key=None, partition_key=None) -> None:
-        self._context.add_asset_metadata(metadata, asset_key=asset_key, partition_key=partition_key or self._key)
+        partition_metadata(self._context, partition_key or self._key, metadata, asset_key)
 
     def add_output_metadata(self, metadata, output_name=None, mapping_key=None) -> None:
-        self._context.add_asset_metadata(metadata, partition_key=self._key)
+        partition_metadata(self._context, self._key, metadata)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._context, name)
+
+
+def partition_metadata(context: Any, key: str, metadata, asset_key=None) -> None:
+    """`context.add_asset_metadata(metadata, partition_key=key)` for a key of the step's own range, without the
+    check that resolves the whole range again from the instance (3 queries per call, ~600 per batch of 8 clips,
+    about 2 CPU-s). Only the step's metadata accumulator is touched (Dagster is pinned); where it is missing the
+    public call runs instead."""
+    step = context.get_step_execution_context() if hasattr(context, "get_step_execution_context") else None
+    accumulated = getattr(step, "_metadata_accumulator", None)
+    if accumulated is None or not hasattr(accumulated, "with_additional_asset_metadata"):
+        context.add_asset_metadata(metadata, asset_key=asset_key, partition_key=key)
+        return
+    step._metadata_accumulator = accumulated.with_additional_asset_metadata(  # noqa: SLF001
+        asset_key=dg.AssetKey.from_coercible(asset_key) if asset_key else context.assets_def.key,
+        partition_key=key, metadata=metadata)
 
 
 def run_plans(context: Any, asset_name: str) -> bool:
@@ -134,10 +149,10 @@ def _asset_batch(context: dg.AssetExecutionContext, keys: Sequence[str], body) -
             failed[key] = _error_text(exc)
             context.log.error(f"{context.assets_def.key.to_user_string()} of clip {key} failed (the batch's other "
                               f"clips go on): {failed[key]}\n{traceback.format_exc(limit=3)}")
-            context.add_asset_metadata({STATUS: "failed", ERROR: failed[key]}, partition_key=key)
+            partition_metadata(context, key, {STATUS: "failed", ERROR: failed[key]})
             evaluations += [_failed_evaluation(ck, key, failed[key]) for ck in checks]
             continue
-        context.add_asset_metadata({**dict(result.metadata or {}), STATUS: "ok"}, partition_key=key)
+        partition_metadata(context, key, {**dict(result.metadata or {}), STATUS: "ok"})
         evaluations += [_evaluation(cr, key, context) for cr in result.check_results or []]
     if len(failed) == len(keys):
         raise dg.Failure(description=f"every clip of the batch failed: {failed}",

@@ -103,3 +103,33 @@ def test_run_plans_follows_the_run_selection():
     assert dg.materialize([appearance_stand_in, reader], selection=["reader"], instance=instance).success
     assert defs.resolve_job_def("both").execute_in_process(instance=instance).success
     assert seen == [True, False, True]
+
+
+def test_per_clip_metadata_does_not_resolve_the_range_again_for_each_clip(dagster_home):
+    """Each clip's metadata lands on its own partition; adding it does not ask the instance for the run's whole key
+    range again (Dagster's public call does, 3 queries per call: ~600 per batch of 8 clips), so the instance's
+    partition lookups do not grow with the clips of the range."""
+    from hvbench_assets.defs.batch import per_clip
+    from hvbench_assets.defs.partitions import videos_partitions
+
+    @dg.asset(partitions_def=videos_partitions)
+    @per_clip
+    def tiny(context):
+        return dg.MaterializeResult(metadata={"clip": context.partition_key})
+
+    lookups = []
+    with dg.DagsterInstance.get() as instance:
+        keys = [f"clip_{i}" for i in range(8)]
+        instance.add_dynamic_partitions("videos", keys)
+        real = instance.has_dynamic_partition
+        instance.has_dynamic_partition = lambda *a, **kw: lookups.append(a) or real(*a, **kw)
+        counts = []
+        for last in (keys[1], keys[7]):
+            lookups.clear()
+            assert dg.materialize([tiny], instance=instance, tags={
+                "dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": last}).success
+            counts.append(len(lookups))
+        assert counts[0] == counts[1], counts
+        for key in keys:
+            meta = _meta(instance, "tiny", key)
+            assert meta["clip"] == key and meta[STATUS] == "ok"
