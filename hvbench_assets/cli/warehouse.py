@@ -47,8 +47,8 @@ def _run(args: argparse.Namespace) -> int:
             fmt = wh.storage_format()
             print(f"warehouse: {wh.path} ({wh.backend}" + (f", storage format {fmt}" if fmt else "") + ")")
             if not wh.storage_current():
-                print(f"  older than {wh.STORAGE_VERSION}: each attach of the file costs about 3x; `hvbench warehouse upgrade` "
-                      "rewrites it (stop runs first)")
+                print(f"  older than {wh.STORAGE_VERSION}: each attach of the file costs about 3x; "
+                      "`hvbench warehouse upgrade` rewrites it (stop runs first)")
             for t in wh.table_names():
                 n = wh.query(f'SELECT count(*) AS n FROM "{t}"')[0]["n"]
                 print(f"  {t:32s} {n:>10,d} rows")

@@ -372,7 +372,8 @@ class Warehouse:
             con = duckdb.connect(":memory:")
             try:
                 con.execute(f"ATTACH {ducklake._quote(str(self.path))} AS old_file (READ_ONLY)")
-                con.execute(f"ATTACH {ducklake._quote(str(new))} AS new_file (STORAGE_VERSION '{self.STORAGE_VERSION}')")
+                con.execute(f"ATTACH {ducklake._quote(str(new))} AS new_file "
+                            f"(STORAGE_VERSION '{self.STORAGE_VERSION}')")
                 con.execute("COPY FROM DATABASE old_file TO new_file")
                 con.execute("CHECKPOINT new_file")
             except duckdb.Error as exc:
