@@ -185,8 +185,8 @@ class Warehouse:
     MAX_CONFLICT_RETRIES = 30  # DuckLake: attempts after a lost commit race, with growing random back-off
     # DuckDB file: the WAL is folded into the file at the commit that takes it past this size (see _Instance). Every
     # opening replays the WAL, ~3 ms more for even a few KB of a job's writes, and a batch of 8 short clips opens
-    # the file ~700 times: folding at every commit (a few ms per write) took 0.66x the CPU inside openings that a
-    # 32 KB limit did (benchmarks/warehouse_openings.py; docs/performance.md)
+    # the file ~700 times: folding at every commit (a few ms per write) took 0.88x the CPU inside openings of a
+    # 32 KB limit, 0.68x with STORAGE_VERSION too (benchmarks/warehouse_openings.py; docs/performance.md)
     WAL_LIMIT = "0KB"
     # DuckDB's default format (v1.0.0+) stores each column's distinct-count sketch in a legacy layout rebuilt at
     # every attach (most of a clean attach's CPU); files of this version store the compact one and attach in a
