@@ -18,7 +18,7 @@ def _args(p: argparse.ArgumentParser) -> None:
     info = actions.add_parser("info", help="backend, tables and row counts, package versions")
     info.add_argument("location", nargs="?", default=None, help=LOCATION_HELP)
     upgrade = actions.add_parser("upgrade", help="rewrite an older DuckDB file in the current storage format "
-                                 "(openings cost a third; stop runs and the UI first)")
+                                 "(an attach costs a third; stop runs and the UI first)")
     upgrade.add_argument("location", nargs="?", default=None, help=LOCATION_HELP)
     copy = actions.add_parser("copy", help="copy every table from one warehouse into another (DuckDB <-> DuckLake)")
     copy.add_argument("source", help="warehouse to read (DuckDB file or ducklake:postgres:<conninfo>)")
@@ -64,7 +64,6 @@ def _run(args: argparse.Namespace) -> int:
         print(f"  {t:32s} {n:>10,d} rows")
     print(f"copied {len(counts)} tables ({sum(counts.values()):,d} rows) from {source.path} to {target.path}")
     return 0
-
 
 
 def _upgrade(wh) -> int:

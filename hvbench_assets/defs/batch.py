@@ -87,7 +87,7 @@ class OneClip:
 def partition_metadata(context: Any, key: str, metadata, asset_key=None) -> None:
     """`context.add_asset_metadata(metadata, partition_key=key)` for a key of the step's own range, without the
     check that resolves the whole range again from the instance (3 queries per call, ~600 per batch of 8 clips,
-    about 2 CPU-s). Only the step's metadata accumulator is touched (Dagster is pinned); where it is missing the
+    about 1 % of its CPU). Only the step's metadata accumulator is touched (Dagster is pinned); where it is missing the
     public call runs instead."""
     step = context.get_step_execution_context() if hasattr(context, "get_step_execution_context") else None
     accumulated = getattr(step, "_metadata_accumulator", None)
