@@ -18,6 +18,8 @@ from hvbench_assets.core.tasks.store import TASK_CANDIDATES
 from hvbench_assets.core.vision.tables import HUMAN_TRACKS
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.executor import machine_cores
+from hvbench_assets.defs.instance import PooledSqliteEventLogStorage
+from hvbench_assets.core.settings import PROJECT_ROOT
 from hvbench_assets_tests.pipeline_runs import ingest_inbox, new_clips, talking_clip, use_data_root
 
 ASSETS = ["video_probe", "audio_tags", "transcript", "human_tracks"]
@@ -46,11 +48,13 @@ def _rows(wh: Warehouse, clip: str) -> dict[str, list[dict]]:
 @pytest.mark.slow
 @pytest.mark.skipif(machine_cores() < 2, reason="a forked step needs a second core")
 def test_transcript_forked_beside_l1_materializes_the_rows_of_the_sequential_run(tmp_path, monkeypatch, dagster_home):
+    shutil.copy(PROJECT_ROOT / "dagster_home" / "dagster.yaml", dagster_home / "dagster.yaml")  # the pooled event log
     data = tmp_path / "hvdata"
     use_data_root(monkeypatch, data)
     talking_clip(data / "inbox" / "talk.mp4", seconds=3.0)
     wh = Warehouse(data / "hvbench.duckdb")
     with dg.DagsterInstance.get() as instance:
+        assert isinstance(instance.event_log_storage, PooledSqliteEventLogStorage)
         assert ingest_inbox(instance) == ["talk"]
         (clip,) = new_clips(instance)
 
