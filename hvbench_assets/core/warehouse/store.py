@@ -576,17 +576,20 @@ class Warehouse:
         return decode_json(spec, found or [])
 
     def has_table(self, name: str) -> bool:
-        return self._if_table(name, "SELECT 1") is not None
+        return self._if_table(name, f'SELECT 1 FROM "{name}" LIMIT 0') is not None
 
     def _if_table(self, name: str, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]] | None:
-        """`sql`'s rows when table `name` exists, else None: both in one opening of the file (opening it is most
-        of a small read's cost; a clip's labels made ~700 such checks)."""
+        """`sql`'s rows when table `name` exists, else None: in one opening of the file (opening it is most of a
+        small read's cost; a clip's labels made ~700 such checks). The query itself finds a missing table: asking
+        duckdb_tables() first cost more than the read (0.76 vs 0.58 ms), for tables that nearly always exist."""
         def run() -> list[dict[str, Any]] | None:
             with self.connect() as con:
-                if not con.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = ? AND database_name = "
-                                   "current_database()", [name]).fetchall():
-                    return None
-                return _dict_rows(con, sql, params)
+                try:
+                    return _dict_rows(con, sql, params)
+                except duckdb.CatalogException as exc:
+                    if _missing_table(exc, name):
+                        return None
+                    raise
 
         return self._retrying(run)
 
@@ -606,6 +609,11 @@ def _dict_rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) 
     cur = con.execute(sql, list(params))
     cols = [d[0] for d in cur.description] if cur.description else []
     return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+def _missing_table(exc: duckdb.CatalogException, name: str) -> bool:
+    """DuckDB's error for a table that does not exist (not for a missing column or function)."""
+    return f"Table with name {name} does not exist" in str(exc)
 
 
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:
