@@ -177,8 +177,9 @@ class Catalog:
 
     def _attach(self) -> duckdb.DuckDBPyConnection:
         folder = extension_directory()
-        config = {"autoinstall_known_extensions": False} if folder else {}
+        config: dict = {"python_enable_replacements": False}  # see store._Instance.attach
         if folder:
+            config["autoinstall_known_extensions"] = False
             config["extension_directory"] = folder
         con = duckdb.connect(":memory:", config=config)
         try:

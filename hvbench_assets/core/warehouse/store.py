@@ -95,7 +95,9 @@ class _Instance:
         """A connection whose default database is `path`, and its alias (for detach)."""
         with self._lock:
             if self._con is None:
-                con = duckdb.connect(":memory:")
+                # no replacement scans: a table missing from the file must be an error, never a Python variable of
+                # that name found in the caller's frames (`annotations`, from `from __future__ import annotations`)
+                con = duckdb.connect(":memory:", config={"python_enable_replacements": False})
                 # Detaching would fold the WAL into the file at every close, reads included. Only a commit that
                 # takes the WAL past WAL_LIMIT folds it; readers of the file see it all either way.
                 con.execute("PRAGMA disable_checkpoint_on_shutdown")

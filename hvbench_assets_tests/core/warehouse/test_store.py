@@ -273,3 +273,18 @@ def test_every_call_detaches_the_file_even_after_a_failure(tmp_path):
              "con.execute(\"INSERT INTO labels_demo (video_id, track_id) VALUES ('w', 5)\"); con.close()")
     subprocess.run([sys.executable, "-c", write, str(tmp_path / "w.duckdb")], check=True, timeout=120)
     assert wh.count(LABELS, video_id="w") == 1
+
+
+def test_a_missing_table_reads_empty_and_never_a_python_variable_of_its_name(warehouse):
+    import numpy as np
+
+    spec = TableSpec("annotations", (("video_id", "VARCHAR"), ("kind", "VARCHAR")))
+    annotations = np.arange(3)  # noqa: F841 - DuckDB's replacement scans would have read this as the table
+    assert warehouse.rows(spec, video_id="v") == [] and warehouse.count(spec) == 0
+    assert not warehouse.has_table("annotations")
+    with pytest.raises(Exception, match="not found|does not exist"):  # other errors still raise
+        warehouse.query('SELECT nope FROM "annotations"')
+    warehouse.replace(spec, {"video_id": "v"}, [{"kind": "k"}])
+    assert warehouse.has_table("annotations") and warehouse.count(spec) == 1
+    with pytest.raises(Exception, match="not found"):
+        warehouse.rows(spec, order_by="missing_column", video_id="v")
