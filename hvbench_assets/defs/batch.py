@@ -12,17 +12,23 @@ caught, logged, and recorded on that partition's materialization as metadata `hv
 written as usual and their events carry `hvbench/status` = `ok` plus their own metadata (partition-scoped
 metadata, `add_asset_metadata(partition_key=...)`). Asset checks are evaluated per clip and recorded per
 partition. The step fails only when every clip of the range failed. A one-clip run behaves exactly as before
-(the body runs unwrapped, failures fail the step).
+(the body runs unwrapped, failures fail the step). A step tagged `hvbench/split: clips` (L7: the batch's longest
+step, on one core) hands the second half of its clips to a forked helper process (`_outcomes`).
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import pickle
+import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import dagster as dg
+
+from hvbench_assets.defs.executor import die_with_parent, fork_safe, machine_cores
 
 BATCH_MAX = 8  # clips per run in a backfill (BackfillPolicy) and per clip_sensor batch
 SHORT_CLIP_S = 8.0  # clip_sensor batches clips up to this long; a longer clip's labels outweigh a run's fixed cost
@@ -33,6 +39,9 @@ BATCH_TAG = "hvbench/batch"  # run tag of a clip_sensor batch: how many clips
 CLIP_BACKFILL_POLICY: dg.BackfillPolicy | None = None
 STATUS = "hvbench/status"
 ERROR = "hvbench/error"
+# op tag; value "clips": a batch step hands the second half of its clips to a process forked for them (see _outcomes)
+SPLIT_TAG = "hvbench/split"
+SPLIT_MIN_CLIPS = 4  # fewer clips: the fork and a second model load would cost more than they save
 
 
 def range_tags(first: str, last: str) -> dict[str, str]:
@@ -54,9 +63,10 @@ class OneClip:
 
     batched = True
 
-    def __init__(self, context: Any, key: str):
+    def __init__(self, context: Any, key: str, recorded: list | None = None):
         self._context = context
         self._key = key
+        self._recorded = recorded  # in a split's helper process: metadata to hand back instead of storing it
 
     @property
     def partition_key(self) -> str:
@@ -75,10 +85,16 @@ class OneClip:
         return dg.PartitionKeyRange(self._key, self._key)
 
     def add_asset_metadata(self, metadata, asset_key=None, partition_key=None) -> None:
-        partition_metadata(self._context, partition_key or self._key, metadata, asset_key)
+        self._metadata(partition_key or self._key, metadata, asset_key)
 
     def add_output_metadata(self, metadata, output_name=None, mapping_key=None) -> None:
-        partition_metadata(self._context, self._key, metadata)
+        self._metadata(self._key, metadata, None)
+
+    def _metadata(self, key: str, metadata, asset_key) -> None:
+        if self._recorded is not None:
+            self._recorded.append((key, dict(metadata), asset_key))
+        else:
+            partition_metadata(self._context, key, metadata, asset_key)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._context, name)
@@ -142,23 +158,79 @@ def _asset_batch(context: dg.AssetExecutionContext, keys: Sequence[str], body) -
     failed: dict[str, str] = {}
     evaluations: list[dg.AssetCheckEvaluation] = []
     checks = {k for k in context.selected_asset_check_keys}
-    for key in keys:
-        try:
-            result = body(OneClip(context, key))
-        except Exception as exc:  # noqa: BLE001 - one clip's failure is recorded on its partition, the rest go on
-            failed[key] = _error_text(exc)
+    for key, outcome in _outcomes(context, keys, body):
+        for clip, metadata, asset_key in outcome.get("recorded", ()):  # what a helper process's clip added
+            partition_metadata(context, clip, metadata, asset_key)
+        if "error" in outcome:
+            failed[key] = outcome["error"]
             context.log.error(f"{context.assets_def.key.to_user_string()} of clip {key} failed (the batch's other "
-                              f"clips go on): {failed[key]}\n{traceback.format_exc(limit=3)}")
+                              f"clips go on): {failed[key]}\n{outcome['trace']}")
             partition_metadata(context, key, {STATUS: "failed", ERROR: failed[key]})
             evaluations += [_failed_evaluation(ck, key, failed[key]) for ck in checks]
             continue
-        partition_metadata(context, key, {**dict(result.metadata or {}), STATUS: "ok"})
-        evaluations += [_evaluation(cr, key, context) for cr in result.check_results or []]
+        partition_metadata(context, key, {**outcome["metadata"], STATUS: "ok"})
+        evaluations += outcome["evaluations"]
     if len(failed) == len(keys):
         raise dg.Failure(description=f"every clip of the batch failed: {failed}",
                          metadata={"failed": dg.MetadataValue.json(failed)})
     return _events(context, evaluations, checks, dg.MaterializeResult(metadata={
         "hvbench/batch_clips": len(keys), "hvbench/batch_failed": len(failed)}))
+
+
+def _outcome(context, key: str, body, recorded: list | None = None) -> dict:
+    """One clip's metadata and check evaluations, or its error text and traceback (a clip's failure never stops
+    the batch); plain values and Dagster records that pickle (a helper process sends them back)."""
+    try:
+        result = body(OneClip(context, key, recorded))
+        return {"metadata": dict(result.metadata or {}), "recorded": recorded or [],
+                "evaluations": [_evaluation(cr, key, context) for cr in result.check_results or []]}
+    except Exception as exc:  # noqa: BLE001 - recorded on the clip's partition by _asset_batch
+        return {"error": _error_text(exc), "trace": traceback.format_exc(limit=3), "recorded": recorded or []}
+
+
+def _outcomes(context, keys: Sequence[str], body) -> list[tuple[str, dict]]:
+    """Each clip's outcome, in key order. A step tagged `hvbench/split: clips` with at least SPLIT_MIN_CLIPS clips
+    on a machine with a second core hands the second half of its clips to a process forked for them, so the
+    batch's slowest label (L7, one core at a time) uses both cores while the run's other steps wait for it. The
+    helper writes its clips' rows itself (the warehouse serializes writers), records their metadata instead of
+    storing it and sends its outcomes back through a pipe; a helper that dies leaves its clips to this process."""
+    tags = getattr(getattr(context, "op_def", None), "tags", None) or {}
+    if tags.get(SPLIT_TAG) != "clips" or len(keys) < SPLIT_MIN_CLIPS or machine_cores() < 2 or not fork_safe():
+        return [(k, _outcome(context, k, body)) for k in keys]
+    mine, theirs = list(keys[:(len(keys) + 1) // 2]), list(keys[(len(keys) + 1) // 2:])
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the helper: its clips, then their outcomes down the pipe
+        os.close(read)
+        code = 0
+        try:
+            die_with_parent()
+            data = pickle.dumps([(k, _outcome(context, k, body, recorded=[])) for k in theirs])
+        except BaseException:  # noqa: BLE001 - the parent runs these clips itself
+            data, code = b"", 1
+        try:
+            with os.fdopen(write, "wb") as pipe:
+                pipe.write(data)
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+        finally:
+            os._exit(code)
+    os.close(write)
+    outcomes = [(k, _outcome(context, k, body)) for k in mine]
+    with os.fdopen(read, "rb") as pipe:  # the helper blocks on a full pipe until this read: no deadlock
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    try:
+        helped = pickle.loads(data) if data else None
+    except Exception:  # noqa: BLE001 - a truncated message: the helper died while writing
+        helped = None
+    if helped is None or [k for k, _ in helped] != theirs:
+        context.log.warning(f"the helper process for clips {theirs[0]}..{theirs[-1]} ended without their results; "
+                            "running them here")
+        helped = [(k, _outcome(context, k, body)) for k in theirs]
+    return outcomes + helped
 
 
 def _events(context, evaluations, checks, last) -> Iterator[Any]:

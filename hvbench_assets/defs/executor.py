@@ -262,7 +262,7 @@ class _Child:
         if pid == 0:  # the child: run the step, write its events, and leave without the parent's clean-up
             code = 0
             try:
-                _die_with_parent()
+                die_with_parent()
                 with os.fdopen(fd, "w") as out:
                     events = []
                     for event in dagster_event_sequence_for_step(step_context):
@@ -326,7 +326,7 @@ class _Child:
         self.path.unlink(missing_ok=True)
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Linux: the child gets SIGTERM when the run's process dies (a killed run worker leaves no step running)."""
     try:
         import ctypes

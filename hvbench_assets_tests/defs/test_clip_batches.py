@@ -133,3 +133,59 @@ def test_per_clip_metadata_does_not_resolve_the_range_again_for_each_clip(dagste
         for key in keys:
             meta = _meta(instance, "tiny", key)
             assert meta["clip"] == key and meta[STATUS] == "ok"
+
+
+def test_a_split_batch_shares_its_clips_with_a_helper_process(dagster_home, tmp_path):
+    """A step tagged `hvbench/split: clips` runs the second half of its clips in a forked helper: every clip's
+    metadata (returned and added) lands on its own partition, a clip failing in the helper fails alone, and when
+    the helper dies its clips run in the step's own process."""
+    import os
+
+    from hvbench_assets.defs.batch import SPLIT_TAG, per_clip
+    from hvbench_assets.defs.executor import machine_cores
+    from hvbench_assets.defs.partitions import videos_partitions
+
+    if machine_cores() < 2:
+        pytest.skip("a split needs a second core")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+
+    @dg.asset(partitions_def=videos_partitions, op_tags={SPLIT_TAG: "clips"},
+              check_specs=[dg.AssetCheckSpec("fine", asset="halves")])
+    @per_clip
+    def halves(context):
+        key = context.partition_key
+        (marks / key).write_text(str(os.getpid()))  # a row written by whichever process ran the clip
+        if key == "clip_6":
+            raise ValueError(f"clip {key}: unreadable")
+        if key == "clip_5" and (tmp_path / "die").exists() and os.getpid() != int((tmp_path / "parent").read_text()):
+            os._exit(3)  # the helper dies mid-batch
+        context.add_asset_metadata({"added": key})
+        return dg.MaterializeResult(metadata={"pid": os.getpid()},
+                                    check_results=[dg.AssetCheckResult(check_name="fine", passed=True)])
+
+    keys = [f"clip_{i}" for i in range(8)]
+    tags = {"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1]}
+    with dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("videos", keys)
+        (tmp_path / "parent").write_text(str(os.getpid()))
+        assert dg.materialize([halves], instance=instance, tags=tags).success
+        pids = {k: int((marks / k).read_text()) for k in keys}
+        assert {pids[k] for k in keys[:4]} == {os.getpid()} and len({pids[k] for k in keys[4:]}) == 1
+        assert pids["clip_4"] != os.getpid()
+        for key in keys:
+            meta = _meta(instance, "halves", key)
+            if key == "clip_6":
+                assert meta[STATUS] == "failed" and "clip_6: unreadable" in meta[ERROR]
+            else:
+                assert meta[STATUS] == "ok" and meta["added"] == key and meta["pid"] == pids[key]
+        checks = {r.partition: r.status.value for r in instance.event_log_storage.get_asset_check_execution_history(
+            dg.AssetCheckKey(dg.AssetKey("halves"), "fine"), limit=20)}
+        assert checks["clip_6"] == "FAILED" and checks["clip_0"] == checks["clip_7"] == "SUCCEEDED"
+
+        (tmp_path / "die").write_text("")  # now the helper dies at clip_5: the step's process runs its clips
+        result = dg.materialize([halves], instance=instance, tags=tags)
+        assert result.success
+        assert all(int((marks / k).read_text()) == os.getpid() for k in keys[4:] if k != "clip_6")
+        assert any("ended without their results" in (e.message or "") for e in instance.all_logs(result.run_id))
+        assert _meta(instance, "halves", "clip_5")[STATUS] == "ok"

@@ -12,7 +12,7 @@ from hvbench_assets.core.speakers.plot import line_label, render_score_plot
 from hvbench_assets.core.speakers.scoring import TrackFrames, clip_rows
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
 from hvbench_assets.core.vision.tables import DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, letter_tracks, load_tracks
-from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
+from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, SPLIT_TAG, per_clip
 from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.labels.audio import load_clip_audio, run_backend
 from hvbench_assets.defs.metadata import image, row_counts, table_definition
@@ -32,7 +32,8 @@ SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
     code_version=SPEAKER_SCORES_VERSION,
     metadata=table_definition(SPEAKER_SCORES),
     pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
-    op_tags={FORK_TAG: "fork"},  # beside the task steps that do not read L7
+    # beside the task steps that do not read L7; a batch's clips shared with a helper process (defs/batch.py)
+    op_tags={FORK_TAG: "fork", SPLIT_TAG: "clips"},
     description="L7: per-track active-speaker score per frame (default: Light-ASD, kept where a voice is heard, lip-sync "
                 "finds a speaker in the clip and no other face's lips follow the voice better), longest positive run, "
                 "speaking flag (with the voice/face veto), per L2 person",
