@@ -12,8 +12,8 @@ caught, logged, and recorded on that partition's materialization as metadata `hv
 written as usual and their events carry `hvbench/status` = `ok` plus their own metadata (partition-scoped
 metadata, `add_asset_metadata(partition_key=...)`). Asset checks are evaluated per clip and recorded per
 partition. The step fails only when every clip of the range failed. A one-clip run behaves exactly as before
-(the body runs unwrapped, failures fail the step). A step tagged `hvbench/split: clips` (L7: the batch's longest
-step, on one core) hands the second half of its clips to a forked helper process (`_outcomes`).
+(the body runs unwrapped, failures fail the step). A step tagged `hvbench/split: clips` (L1 and L7, the batch's
+longest steps) hands the second half of its clips to a forked helper process (`_outcomes`).
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ def _outcome(context, key: str, body, recorded: list | None = None) -> dict:
 def _outcomes(context, keys: Sequence[str], body) -> list[tuple[str, dict]]:
     """Each clip's outcome, in key order. A step tagged `hvbench/split: clips` with at least SPLIT_MIN_CLIPS clips
     on a machine with a second core hands the second half of its clips to a process forked for them, so the
-    batch's slowest label (L7, one core at a time) uses both cores while the run's other steps wait for it. The
+    batch's longest labels (L1, L7; their clips are independent) use both cores while later steps wait. The
     helper writes its clips' rows itself (the warehouse serializes writers), records their metadata instead of
     storing it and sends its outcomes back through a pipe; a helper that dies leaves its clips to this process."""
     tags = getattr(getattr(context, "op_def", None), "tags", None) or {}
