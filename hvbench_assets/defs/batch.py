@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import pickle
+import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -218,9 +219,14 @@ def _outcomes(context, keys: Sequence[str], body) -> list[tuple[str, dict]]:
         finally:
             os._exit(code)
     os.close(write)
-    outcomes = [(k, _outcome(context, k, body)) for k in mine]
-    with os.fdopen(read, "rb") as pipe:  # the helper blocks on a full pipe until this read: no deadlock
-        data = pipe.read()
+    with os.fdopen(read, "rb") as pipe:
+        try:
+            outcomes = [(k, _outcome(context, k, body)) for k in mine]
+            data = pipe.read()  # the helper blocks on a full pipe until this read: no deadlock
+        except BaseException:  # the run is being stopped: so is the helper
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise
     os.waitpid(pid, 0)
     try:
         helped = pickle.loads(data) if data else None

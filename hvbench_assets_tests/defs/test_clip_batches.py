@@ -189,3 +189,36 @@ def test_a_split_batch_shares_its_clips_with_a_helper_process(dagster_home, tmp_
         assert all(int((marks / k).read_text()) == os.getpid() for k in keys[4:] if k != "clip_6")
         assert any("ended without their results" in (e.message or "") for e in instance.all_logs(result.run_id))
         assert _meta(instance, "halves", "clip_5")[STATUS] == "ok"
+
+
+def test_a_stopped_split_batch_stops_its_helper(dagster_home, tmp_path):
+    """When the step's own half is interrupted (the run being stopped), the helper is killed, not left writing."""
+    import os
+    import time
+
+    from hvbench_assets.defs.batch import SPLIT_TAG, per_clip
+    from hvbench_assets.defs.executor import machine_cores
+    from hvbench_assets.defs.partitions import videos_partitions
+
+    if machine_cores() < 2:
+        pytest.skip("a split needs a second core")
+    parent = os.getpid()
+
+    @dg.asset(partitions_def=videos_partitions, op_tags={SPLIT_TAG: "clips"})
+    @per_clip
+    def stopped(context):
+        if os.getpid() == parent:
+            time.sleep(0.5)  # the helper has started on its first clip
+            raise KeyboardInterrupt
+        (tmp_path / context.partition_key).write_text("")
+        time.sleep(2.0)
+        return dg.MaterializeResult()
+
+    keys = [f"clip_{i}" for i in range(4)]
+    with dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("videos", keys)
+        with pytest.raises(BaseException):
+            dg.materialize([stopped], instance=instance, tags={
+                "dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1]})
+    time.sleep(2.5)
+    assert (tmp_path / "clip_2").exists() and not (tmp_path / "clip_3").exists()  # killed during its first clip
