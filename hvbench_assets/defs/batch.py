@@ -12,8 +12,8 @@ caught, logged, and recorded on that partition's materialization as metadata `hv
 written as usual and their events carry `hvbench/status` = `ok` plus their own metadata (partition-scoped
 metadata, `add_asset_metadata(partition_key=...)`). Asset checks are evaluated per clip and recorded per
 partition. The step fails only when every clip of the range failed. A one-clip run behaves exactly as before
-(the body runs unwrapped, failures fail the step). A step tagged `hvbench/split: clips` (L1 and L7, the batch's
-longest steps) hands the second half of its clips to a forked helper process (`_outcomes`).
+(the body runs unwrapped, failures fail the step). A step tagged `hvbench/split: clips` (L7, the batch's longest
+step after L1) hands the second half of its clips to a forked helper process (`_outcomes`).
 """
 
 from __future__ import annotations
@@ -192,11 +192,14 @@ def _outcome(context, key: str, body, recorded: list | None = None) -> dict:
 def _outcomes(context, keys: Sequence[str], body) -> list[tuple[str, dict]]:
     """Each clip's outcome, in key order. A step tagged `hvbench/split: clips` with at least SPLIT_MIN_CLIPS clips
     on a machine with a second core hands the second half of its clips to a process forked for them, so the
-    batch's longest labels (L1, L7; their clips are independent) use both cores while later steps wait. The
+    batch's L7 (its clips are independent) uses both cores while later steps wait. The
     helper writes its clips' rows itself (the warehouse serializes writers), records their metadata instead of
-    storing it and sends its outcomes back through a pipe; a helper that dies leaves its clips to this process."""
+    storing it and sends its outcomes back through a pipe; a helper that dies leaves its clips to this process.
+    Not for L1: yuface's bundled OpenMP crashed a helper forked from a process that had used it (SIGSEGV), and
+    not after CUDA was initialized here (a forked child cannot use it)."""
     tags = getattr(getattr(context, "op_def", None), "tags", None) or {}
-    if tags.get(SPLIT_TAG) != "clips" or len(keys) < SPLIT_MIN_CLIPS or machine_cores() < 2 or not fork_safe():
+    if (tags.get(SPLIT_TAG) != "clips" or len(keys) < SPLIT_MIN_CLIPS or machine_cores() < 2 or not fork_safe()
+            or _cuda_initialized()):
         return [(k, _outcome(context, k, body)) for k in keys]
     mine, theirs = list(keys[:(len(keys) + 1) // 2]), list(keys[(len(keys) + 1) // 2:])
     for stream in (sys.stdout, sys.stderr):
@@ -237,6 +240,11 @@ def _outcomes(context, keys: Sequence[str], body) -> list[tuple[str, dict]]:
                             "running them here")
         helped = [(k, _outcome(context, k, body)) for k in theirs]
     return outcomes + helped
+
+
+def _cuda_initialized() -> bool:
+    torch = sys.modules.get("torch")
+    return bool(torch is not None and torch.cuda.is_initialized())
 
 
 def _events(context, evaluations, checks, last) -> Iterator[Any]:

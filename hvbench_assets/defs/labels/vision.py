@@ -32,7 +32,7 @@ from hvbench_assets.core.vision.detectors import BackendUnavailable
 from hvbench_assets.core.vision.pipeline import track_video
 from hvbench_assets.core.vision.realness import RealHumanParams, real_human_asker, verdict_rows
 from hvbench_assets.core.vision.realness import version as realness_version
-from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, SPLIT_TAG, per_clip, per_clip_check, run_plans
+from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip, per_clip_check, run_plans
 from hvbench_assets.defs.metadata import image, materialization, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.run_tags import run_in_progress
@@ -79,7 +79,6 @@ def _preview(rows: list[dict], cols: list[str]) -> dg.MetadataValue:
     kinds={"python", "duckdb", "video"},
     code_version=HUMAN_TRACKS_VERSION,
     pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
-    op_tags={SPLIT_TAG: "clips"},  # a batch's clips shared with a helper process (defs/batch.py)
     description="L1: face tracks with body boxes per person, frame-level boxes, face-crop clips (and body-crop "
                 "clips when the run describes appearance)",
     metadata=table_definition(HUMAN_TRACKS, HUMAN_TRACK_BOXES),
