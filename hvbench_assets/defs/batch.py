@@ -29,7 +29,7 @@ from typing import Any
 
 import dagster as dg
 
-from hvbench_assets.defs.executor import die_with_parent, fork_safe, machine_cores
+from hvbench_assets.defs.executor import die_with_parent, flush_std_streams, fork_safe, machine_cores
 
 BATCH_MAX = 8  # clips per run in a backfill (BackfillPolicy) and per clip_sensor batch
 SHORT_CLIP_S = 8.0  # clip_sensor batches clips up to this long; a longer clip's labels outweigh a run's fixed cost
@@ -202,8 +202,7 @@ def _outcomes(context, keys: Sequence[str], body) -> list[tuple[str, dict]]:
             or _cuda_initialized()):
         return [(k, _outcome(context, k, body)) for k in keys]
     mine, theirs = list(keys[:(len(keys) + 1) // 2]), list(keys[(len(keys) + 1) // 2:])
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
+    flush_std_streams()
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the helper: its clips, then their outcomes down the pipe
@@ -217,9 +216,8 @@ def _outcomes(context, keys: Sequence[str], body) -> list[tuple[str, dict]]:
         try:
             with os.fdopen(write, "wb") as pipe:
                 pipe.write(data)
-            for stream in (sys.stdout, sys.stderr):
-                stream.flush()
         finally:
+            flush_std_streams()
             os._exit(code)
     os.close(write)
     with os.fdopen(read, "rb") as pipe:

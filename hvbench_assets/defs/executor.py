@@ -256,8 +256,7 @@ class _Child:
     @classmethod
     def fork(cls, step_context) -> "_Child":
         fd, name = tempfile.mkstemp(prefix=f"hvbench-step-{step_context.step.key}-", suffix=".events")
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
+        flush_std_streams()
         pid = os.fork()
         if pid == 0:  # the child: run the step, write its events, and leave without the parent's clean-up
             code = 0
@@ -275,11 +274,7 @@ class _Child:
                 code = 1
                 traceback.print_exc()
             finally:
-                for stream in (sys.stdout, sys.stderr):
-                    try:
-                        stream.flush()
-                    except Exception:  # noqa: BLE001
-                        pass
+                flush_std_streams()
                 os._exit(code)
         os.close(fd)
         return cls(step_context.step.key, pid, Path(name))
@@ -324,6 +319,15 @@ class _Child:
             except ChildProcessError:
                 pass
         self.path.unlink(missing_ok=True)
+
+
+def flush_std_streams() -> None:
+    """Before a fork (the child would print the parent's buffered output again) and before a child's os._exit."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed or broken stream: nothing to keep
+            pass
 
 
 def die_with_parent() -> None:
