@@ -8,7 +8,9 @@ or a clip_sensor tick does:
 
 - `per-clip`: one run per clip (what a backfill did before key ranges: the baseline);
 - `batch N`: runs over key ranges of at most N clips (defs/batch.py; what BackfillPolicy.multi_run(N) and
-  clip_sensor's batches launch).
+  clip_sensor's batches launch);
+- `batch N unsplit` (`--unsplit`): the same runs tagged `hvbench/split=off`, so L1 and L7 keep all their clips in
+  one process (no helper).
 
 Per variant it prints the wall (first submission -> last run finished) ÷ the clips' total duration, the CPU
 seconds of all the instance's processes, and frames of each clip decoded ÷ frames in the clip, counted by a
@@ -21,7 +23,7 @@ processes hits all alike (odd rounds run them in reverse order); the last lines 
 (no daemon), and every run prints its steps' wall and CPU seconds, as `clip_job.py --steps` does for one clip.
 
 Run: PYTHONPATH=. .venv/bin/python benchmarks/short_clip_backfill.py [--lengths 2 3 4 5 6 2.5 3.5 4.5]
-     [--batch 4 --batch 8] [--repeat 1] [--steps]
+     [--batch 4 --batch 8] [--repeat 1] [--unsplit] [--steps]
 """
 
 from __future__ import annotations
@@ -92,12 +94,14 @@ def _decodes(log: Path) -> dict[str, int]:
 
 
 def run_variant(name: str, batch: int | None, keys: list[str], instance, submitter, daemon, tmp: Path,
-                log: Path) -> dict:
+                log: Path, split: bool = True) -> dict:
     _fresh_media(tmp)
     for f in log.glob("*.json"):
         f.unlink()
     chunks = [keys[i:i + (batch or 1)] for i in range(0, len(keys), batch or 1)]
-    tag = {"dagster/backfill": f"bench{int(time.time() * 1000)}"}
+    from hvbench_assets.defs.batch import SPLIT_TAG
+
+    tag = {"dagster/backfill": f"bench{int(time.time() * 1000)}", **({} if split else {SPLIT_TAG: "off"})}
     t0 = time.time()
     rids = [submitter.submit(c[0], {}, tag, last_key=c[-1] if len(c) > 1 else None) for c in chunks]
     m = wait_for(instance, rids, daemon)
@@ -134,6 +138,8 @@ def main() -> int:
     ap.add_argument("--batch", type=int, action="append", default=[], help="clips per run (repeatable); default 4 and 8")
     ap.add_argument("--repeat", type=int, default=1, help="rounds of all variants, interleaved")
     ap.add_argument("--keep", action="store_true", help="keep the temporary instance folder")
+    ap.add_argument("--unsplit", action="store_true",
+                    help="also each batch size with its runs tagged hvbench/split=off (no helper processes)")
     ap.add_argument("--steps", action="store_true",
                     help="only where the CPU goes: each batch size's runs in this process, step by step")
     args = ap.parse_args()
@@ -163,23 +169,24 @@ def main() -> int:
     total = sum(durations[k] for k in keys)
     wh = Warehouse(tmp / "data" / "hvbench.duckdb")
     print(f"{len(keys)} clips, {total:.1f} s of video: " + ", ".join(f"{durations[k]:.1f}" for k in keys))
-    variants = [("per-clip", None)] + [(f"batch {n}", n) for n in (args.batch or [4, 8])]
+    variants = [("per-clip", None, True)] + [(f"batch {n}", n, True) for n in (args.batch or [4, 8])]
+    variants += [(f"batch {n} unsplit", n, False) for n in (args.batch or [4, 8]) if args.unsplit]
     if args.steps:
-        return step_profile(instance, keys, total, [v for v in variants if v[1]], tmp, args.keep)
+        return step_profile(instance, keys, total, [v[:2] for v in variants if v[1]], tmp, args.keep)
     submitter = Submitter(instance, workspace)
     submitter.stop_sensors()
     daemon = Daemon(workspace, tmp / "daemon.log")
-    results: dict[str, list[dict]] = {name: [] for name, _ in variants}
+    results: dict[str, list[dict]] = {name: [] for name, _, _ in variants}
     try:
         for round_ in range(args.repeat):
-            for name, batch in variants if round_ % 2 == 0 else variants[::-1]:  # odd rounds backwards: drift
-                r = run_variant(name, batch, keys, instance, submitter, daemon, tmp, log)
+            for name, batch, split in variants if round_ % 2 == 0 else variants[::-1]:  # odd rounds backwards: drift
+                r = run_variant(name, batch, keys, instance, submitter, daemon, tmp, log, split)
                 results[name].append(r)
                 frames = {os.path.realpath(resolve(row["path"])): row["frame_count"]
                           for row in wh.query("SELECT path, frame_count FROM video_probe WHERE status = 'ok'")}
                 per_clip = [r["decoded"].get(p, 0) / n for p, n in frames.items()]
                 r["per_clip"] = {Path(p).stem: round(r["decoded"].get(p, 0) / n, 2) for p, n in frames.items()}
-                print(f"{name:9s} {r['runs']:2d} runs  wall {r['wall']:6.1f} s = {r['wall'] / total:5.2f}x the clips' "
+                print(f"{name:16s} {r['runs']:2d} runs  wall {r['wall']:6.1f} s = {r['wall'] / total:5.2f}x the clips' "
                       f"duration  CPU {r['cpu']:6.1f} s  peak PSS {r['pss']:5.0f} MB  frames decoded / frames per clip "
                       f"{min(per_clip):.2f}-{max(per_clip):.2f}  load {os.getloadavg()[0]:.1f}", flush=True)
     finally:
@@ -193,7 +200,7 @@ def main() -> int:
     for name, rs in results.items():
         wall = sum(r["wall"] for r in rs)
         cpu = sum(r["cpu"] for r in rs)
-        print(f"{name:9s} wall / duration {wall / len(rs) / total:.2f}  wall / per-clip runs' wall {wall / base:.2f}  "
+        print(f"{name:16s} wall / duration {wall / len(rs) / total:.2f}  wall / per-clip runs' wall {wall / base:.2f}  "
               f"CPU / per-clip runs' CPU {cpu / base_cpu:.2f}")
     return 0
 

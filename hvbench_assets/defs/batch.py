@@ -12,8 +12,8 @@ caught, logged, and recorded on that partition's materialization as metadata `hv
 written as usual and their events carry `hvbench/status` = `ok` plus their own metadata (partition-scoped
 metadata, `add_asset_metadata(partition_key=...)`). Asset checks are evaluated per clip and recorded per
 partition. The step fails only when every clip of the range failed. A one-clip run behaves exactly as before
-(the body runs unwrapped, failures fail the step). A step tagged `hvbench/split: clips` (L7, the batch's longest
-step after L1) hands the second half of its clips to a forked helper process (`_outcomes`).
+(the body runs unwrapped, failures fail the step). A step tagged `hvbench/split: clips` (L1 and L7, the batch's
+longest steps) hands the second half of its clips to a forked helper process (`_outcomes`).
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ import pickle
 import signal
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import dagster as dg
 
+from hvbench_assets.core.processes import has_run
 from hvbench_assets.defs.executor import die_with_parent, flush_std_streams, fork_safe, machine_cores
 
 BATCH_MAX = 8  # clips per run in a backfill (BackfillPolicy) and per clip_sensor batch
@@ -41,7 +42,8 @@ CLIP_BACKFILL_POLICY: dg.BackfillPolicy | None = None
 STATUS = "hvbench/status"
 ERROR = "hvbench/error"
 # op tag; value "clips": a batch step hands the second half of its clips to a process forked for them (see _outcomes)
-SPLIT_TAG = "hvbench/split"
+SPLIT_TAG = "hvbench/split"  # as a run tag, "off": no step of the run splits
+SPLIT_FRESH_TAG = "hvbench/split_fresh"  # op tag: a native runtime (core/processes.py) that must not have run yet
 SPLIT_MIN_CLIPS = 4  # fewer clips: the fork and a second model load would cost more than they save
 
 
@@ -141,25 +143,31 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def per_clip(fn: Callable[..., dg.MaterializeResult]) -> Callable[..., Any]:
+def per_clip(fn: Callable[..., dg.MaterializeResult] | None = None, *,
+             cost: Callable[..., Mapping[str, float]] | None = None) -> Any:
     """Asset body for one clip -> asset body for one clip or a key range of clips (see the module docstring).
-    Put it under `@dg.asset`; the signature Dagster reads (context and resources) is the body's."""
+    Put it under `@dg.asset`; the signature Dagster reads (context and resources) is the body's. `cost(keys,
+    **resources)` weighs the clips (e.g. seconds, track frames) for a split step's two halves; without it, or when
+    it fails, each clip weighs the same."""
+    if fn is None:
+        return functools.partial(per_clip, cost=cost)
 
     @functools.wraps(fn)
     def run(context: dg.AssetExecutionContext, *args, **kwargs):
         keys = _keys(context)
         if len(keys) == 1:
             return fn(context, *args, **kwargs)
-        return _asset_batch(context, keys, lambda c: fn(c, *args, **kwargs))
+        weigh = (lambda ks: cost(ks, **kwargs)) if cost else None
+        return _asset_batch(context, keys, lambda c: fn(c, *args, **kwargs), weigh)
 
     return run
 
 
-def _asset_batch(context: dg.AssetExecutionContext, keys: Sequence[str], body) -> Iterator[Any]:
+def _asset_batch(context: dg.AssetExecutionContext, keys: Sequence[str], body, weigh=None) -> Iterator[Any]:
     failed: dict[str, str] = {}
     evaluations: list[dg.AssetCheckEvaluation] = []
     checks = {k for k in context.selected_asset_check_keys}
-    for key, outcome in _outcomes(context, keys, body):
+    for key, outcome in _outcomes(context, keys, body, weigh):
         for clip, metadata, asset_key in outcome.get("recorded", ()):  # what a helper process's clip added
             partition_metadata(context, clip, metadata, asset_key)
         if "error" in outcome:
@@ -189,19 +197,19 @@ def _outcome(context, key: str, body, recorded: list | None = None) -> dict:
         return {"error": _error_text(exc), "trace": traceback.format_exc(limit=3), "recorded": recorded or []}
 
 
-def _outcomes(context, keys: Sequence[str], body) -> list[tuple[str, dict]]:
+def _outcomes(context, keys: Sequence[str], body, weigh=None) -> list[tuple[str, dict]]:
     """Each clip's outcome, in key order. A step tagged `hvbench/split: clips` with at least SPLIT_MIN_CLIPS clips
     on a machine with a second core hands the second half of its clips to a process forked for them, so the
-    batch's L7 (its clips are independent) uses both cores while later steps wait. The
+    batch's longest labels (L1, L7; their clips are independent) use both cores while later steps wait. The
     helper writes its clips' rows itself (the warehouse serializes writers), records their metadata instead of
     storing it and sends its outcomes back through a pipe; a helper that dies leaves its clips to this process.
-    Not for L1: yuface's bundled OpenMP crashed a helper forked from a process that had used it (SIGSEGV), and
-    not after CUDA was initialized here (a forked child cannot use it)."""
-    tags = getattr(getattr(context, "op_def", None), "tags", None) or {}
-    if (tags.get(SPLIT_TAG) != "clips" or len(keys) < SPLIT_MIN_CLIPS or machine_cores() < 2 or not fork_safe()
-            or _cuda_initialized()):
+    `_no_split` says when it is not done."""
+    why = _no_split(context, keys)
+    if why:
+        if why is not _UNTAGGED:
+            context.log.info(f"clips {keys[0]}..{keys[-1]} in one process: {why}")
         return [(k, _outcome(context, k, body)) for k in keys]
-    mine, theirs = list(keys[:(len(keys) + 1) // 2]), list(keys[(len(keys) + 1) // 2:])
+    mine, theirs = halves(keys, _weights(context, keys, weigh))
     flush_std_streams()
     read, write = os.pipe()
     pid = os.fork()
@@ -220,6 +228,7 @@ def _outcomes(context, keys: Sequence[str], body) -> list[tuple[str, dict]]:
             flush_std_streams()
             os._exit(code)
     os.close(write)
+    context.log.info(f"clips {', '.join(theirs)} in a helper process (pid {pid}); {', '.join(mine)} here")
     with os.fdopen(read, "rb") as pipe:
         try:
             outcomes = [(k, _outcome(context, k, body)) for k in mine]
@@ -237,7 +246,73 @@ def _outcomes(context, keys: Sequence[str], body) -> list[tuple[str, dict]]:
         context.log.warning(f"the helper process for clips {theirs[0]}..{theirs[-1]} ended without their results; "
                             "running them here")
         helped = [(k, _outcome(context, k, body)) for k in theirs]
-    return outcomes + helped
+    order = {k: i for i, k in enumerate(keys)}
+    return sorted(outcomes + helped, key=lambda kv: order[kv[0]])
+
+
+def halves(keys: Sequence[str], weights: Mapping[str, float]) -> tuple[list[str], list[str]]:
+    """Two non-empty sets of clips of about equal weight (heaviest first, each to the lighter side), each in key
+    order; the first stays in the step's process. Halves by count had put 16.5 of a batch's 29.8 s in one.
+    Without weights: the first and the second half of the keys."""
+    if not weights:
+        cut = (len(keys) + 1) // 2
+        return list(keys[:cut]), list(keys[cut:])
+    sides: tuple[list[str], list[str]] = ([], [])
+    load = [0.0, 0.0]
+    for k in sorted(keys, key=lambda k: -weights.get(k, 1.0)):
+        i = 0 if load[0] <= load[1] else 1
+        sides[i].append(k)
+        load[i] += weights.get(k, 1.0)
+    if not sides[1]:
+        sides[1].append(sides[0].pop())
+    order = {k: i for i, k in enumerate(keys)}
+    return sorted(sides[0], key=order.get), sorted(sides[1], key=order.get)
+
+
+def _weights(context, keys: Sequence[str], weigh) -> Mapping[str, float]:
+    """The clips' weights; a clip it misses weighs their mean, and a failing estimate weighs them all alike."""
+    if weigh is None:
+        return {}
+    try:
+        known = {k: float(v) for k, v in weigh(keys).items() if k in keys and v and v > 0}
+    except Exception as exc:  # noqa: BLE001 - an estimate never fails the batch
+        context.log.warning(f"clip weights for the split unavailable ({type(exc).__name__}: {exc}); halves by count")
+        return {}
+    mean = sum(known.values()) / len(known) if known else 1.0
+    return {k: known.get(k, mean) for k in keys}
+
+
+_UNTAGGED = "the step is not tagged for it"
+
+
+def _no_split(context, keys: Sequence[str]) -> str | None:
+    """Why this step keeps all its clips (None: it splits them). A run tagged `hvbench/split: off` splits nothing
+    (the helper needs 0.3-0.4 GB more). An op tagged `hvbench/split_fresh: <runtime>` splits only before that
+    native runtime ran here: yuface's OpenMP crashed (SIGSEGV) in a helper forked from a process that had used it,
+    so L1 splits in a run worker (its first detection) but not in a process that detected faces before. Nor
+    after CUDA was initialized here (a forked child cannot use it), nor from a process holding DuckLake."""
+    tags = getattr(getattr(context, "op_def", None), "tags", None) or {}
+    if tags.get(SPLIT_TAG) != "clips":
+        return _UNTAGGED
+    if len(keys) < SPLIT_MIN_CLIPS or machine_cores() < 2:
+        return _UNTAGGED  # the usual case for a short range or a one-core machine: nothing to report
+    if _run_tags(context).get(SPLIT_TAG) == "off":
+        return f"the run is tagged {SPLIT_TAG}=off"
+    fresh = tags.get(SPLIT_FRESH_TAG)
+    if fresh and has_run(fresh):
+        return f"{fresh} already ran in this process (pid {os.getpid()}); a forked helper could not use it"
+    if _cuda_initialized():
+        return "CUDA is initialized in this process; a forked helper could not use it"
+    if not fork_safe():
+        return "this process holds an attached DuckLake catalog"
+    return None
+
+
+def _run_tags(context) -> dict:
+    try:
+        return dict(context.run.tags)
+    except Exception:  # noqa: BLE001 - a context without a run (direct invocation)
+        return {}
 
 
 def _cuda_initialized() -> bool:

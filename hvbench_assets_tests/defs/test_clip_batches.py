@@ -222,3 +222,174 @@ def test_a_stopped_split_batch_stops_its_helper(dagster_home, tmp_path):
                 "dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1]})
     time.sleep(2.5)
     assert (tmp_path / "clip_2").exists() and not (tmp_path / "clip_3").exists()  # killed during its first clip
+
+
+def test_a_split_waits_for_a_fresh_runtime_and_a_run_can_turn_it_off(dagster_home, tmp_path):
+    """An op tagged `hvbench/split_fresh: <runtime>` splits only while that native runtime has not run in the
+    process (yuface's OpenMP crashed helpers forked after it ran); a run tagged `hvbench/split: off` splits nothing.
+    Each refusal is logged with its reason."""
+    import os
+
+    from hvbench_assets.core.processes import has_run, mark_ran
+    from hvbench_assets.defs.batch import SPLIT_FRESH_TAG, SPLIT_TAG, per_clip
+    from hvbench_assets.defs.executor import machine_cores
+    from hvbench_assets.defs.partitions import videos_partitions
+
+    if machine_cores() < 2:
+        pytest.skip("a split needs a second core")
+    runtime = f"test-runtime-{tmp_path.name}"
+    pids: dict[str, int] = {}
+
+    @dg.asset(partitions_def=videos_partitions, op_tags={SPLIT_TAG: "clips", SPLIT_FRESH_TAG: runtime})
+    @per_clip
+    def fresh(context):
+        mark_ran(runtime)
+        (tmp_path / context.partition_key).write_text(str(os.getpid()))
+        return dg.MaterializeResult()
+
+    keys = [f"clip_{i}" for i in range(4)]
+    tags = {"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1]}
+
+    def run(extra=None):
+        result = dg.materialize([fresh], instance=instance, tags={**tags, **(extra or {})})
+        assert result.success
+        pids.update({k: int((tmp_path / k).read_text()) for k in keys})
+        return [e.message or "" for e in instance.all_logs(result.run_id)]
+
+    with dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("videos", keys)
+        assert not has_run(runtime)
+        logs = run({SPLIT_TAG: "off"})  # turned off for the run: everything here
+        assert set(pids.values()) == {os.getpid()}
+        assert any("in one process: the run is tagged hvbench/split=off" in m for m in logs)
+
+        mark_ran.__globals__["_RAN"].discard(runtime)  # as if this process had not run it yet
+        logs = run()
+        assert {pids[k] for k in keys[:2]} == {os.getpid()} and os.getpid() not in {pids[k] for k in keys[2:]}
+        assert any("clips clip_2, clip_3 in a helper process" in m for m in logs)
+
+        assert has_run(runtime)  # this process's half ran it: the next run keeps its clips here
+        logs = run()
+        assert set(pids.values()) == {os.getpid()}
+        assert any(f"{runtime} already ran in this process" in m for m in logs)
+
+
+SPLIT_L1 = '''
+import json, os, sys
+import dagster as dg
+from hvbench_assets.core.processes import has_run
+from hvbench_assets.core.vision.detectors import YuNetFaceDetector
+from hvbench_assets.core.vision.tables import HUMAN_TRACK_BOXES, HUMAN_TRACKS
+from hvbench_assets.core.warehouse import Warehouse
+from hvbench_assets.defs.batch import SPLIT_TAG
+from hvbench_assets.demo.main import clip_offline_labels_job
+
+keys = json.loads(sys.argv[1])
+wh = Warehouse(os.environ["HVBENCH_WAREHOUSE"])
+tags = {"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1]}
+out = {"fresh": not has_run(YuNetFaceDetector.RUNTIME)}
+with dg.DagsterInstance.get() as instance:
+    for name, extra in (("split", {}), ("unsplit", {SPLIT_TAG: "off"})):
+        result = dg.execute_job(dg.reconstructable(clip_offline_labels_job), instance=instance,
+                                asset_selection=[dg.AssetKey("video_probe"), dg.AssetKey("human_tracks")],
+                                tags={**tags, **extra})
+        logs = [e.message or "" for e in instance.all_logs(result.run_id)]
+        out[name] = {
+            "success": result.success,
+            "helper": any("in a helper process" in m for m in logs),
+            "tracks": {k: sorted((r["track_id"], r["first_frame"], r["last_frame"], r["n_detections"], r["score_mean"])
+                           for r in wh.rows(HUMAN_TRACKS, video_id=k))
+                       for k in keys},
+            "boxes": {k: len(wh.rows(HUMAN_TRACK_BOXES, video_id=k)) for k in keys},
+        }
+print("RESULT " + json.dumps(out))
+'''
+
+
+@pytest.mark.slow
+def test_l1_splits_a_batch_in_a_fresh_process_with_the_same_rows(tmp_path, monkeypatch, dagster_home):
+    """L1 hands half a batch to a helper when its process has not detected faces yet (a run worker); the tracks
+    and boxes equal those of the same batch in one process (`hvbench/split: off`). In a subprocess, because this
+    test process has usually run YuNet already."""
+    import json
+    import subprocess
+    import sys
+
+    from hvbench_assets.defs.executor import machine_cores
+
+    if machine_cores() < 2:
+        pytest.skip("a split needs a second core")
+    data = tmp_path / "hvdata"
+    use_data_root(monkeypatch, data)
+    for name in ("a_talk", "b_talk", "c_talk", "d_talk"):
+        talking_clip(data / "inbox" / f"{name}.mp4", seconds=2.0)
+    with dg.DagsterInstance.get() as instance:
+        assert len(ingest_inbox(instance)) == 4
+        keys = list(instance.get_dynamic_partitions("videos"))
+    proc = subprocess.run([sys.executable, "-c", SPLIT_L1, json.dumps(keys)], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    out = json.loads(line[len("RESULT "):])
+    assert out["fresh"]
+    split, unsplit = out["split"], out["unsplit"]
+    assert split["success"] and unsplit["success"]
+    assert split["helper"] and not unsplit["helper"]
+    assert split["tracks"] == unsplit["tracks"] and split["boxes"] == unsplit["boxes"]
+    assert all(len(split["tracks"][k]) == 2 for k in keys), split["tracks"]
+
+
+def test_halves_balance_the_clips_weights():
+    from hvbench_assets.defs.batch import halves
+
+    keys = [f"c{i}" for i in range(8)]
+    seconds = dict(zip(keys, [2.0, 3.0, 3.4, 5.0, 6.0, 2.5, 3.5, 4.5]))  # the short-clip benchmark's batch
+    mine, theirs = halves(keys, seconds)
+    assert sorted(mine + theirs) == keys and mine == sorted(mine) and theirs == sorted(theirs)
+    load = [sum(seconds[k] for k in side) for side in (mine, theirs)]
+    assert abs(load[0] - load[1]) <= 0.2, load  # by count: 13.4 against 16.5
+    assert halves(keys, {}) == (keys[:4], keys[4:])  # no weights: by count, in key order
+    one_heavy = {**dict.fromkeys(keys, 1.0), "c3": 100.0}
+    assert halves(keys, one_heavy) == (["c3"], [k for k in keys if k != "c3"])
+
+
+def test_a_split_weighs_its_clips_and_survives_a_failing_estimate(dagster_home, tmp_path):
+    import os
+
+    from hvbench_assets.defs.batch import SPLIT_TAG, per_clip
+    from hvbench_assets.defs.executor import machine_cores
+    from hvbench_assets.defs.partitions import videos_partitions
+
+    if machine_cores() < 2:
+        pytest.skip("a split needs a second core")
+
+    def cost(keys):
+        if (tmp_path / "broken").exists():
+            raise RuntimeError("no table yet")
+        return {"clip_0": 10.0, "clip_1": 1.0, "clip_2": 1.0, "clip_3": 1.0, "other": 50.0}
+
+    @dg.asset(partitions_def=videos_partitions, op_tags={SPLIT_TAG: "clips"})
+    @per_clip(cost=lambda keys, **_: cost(keys))
+    def weighed(context):
+        (tmp_path / context.partition_key).write_text(str(os.getpid()))
+        return dg.MaterializeResult(metadata={"clip": context.partition_key})
+
+    keys = [f"clip_{i}" for i in range(4)]
+    tags = {"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1]}
+    with dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("videos", keys)
+        result = dg.materialize([weighed], instance=instance, tags=tags)
+        assert result.success
+        pids = {k: int((tmp_path / k).read_text()) for k in keys}
+        assert pids["clip_0"] == os.getpid() and {pids[k] for k in keys[1:]} != {os.getpid()}
+        assert len({pids[k] for k in keys[1:]}) == 1  # the three light clips together in the helper
+        assert [_meta(instance, "weighed", k)["clip"] for k in keys] == keys
+
+        (tmp_path / "broken").write_text("")
+        result = dg.materialize([weighed], instance=instance, tags=tags)
+        assert result.success
+        logs = [e.message or "" for e in instance.all_logs(result.run_id)]
+        assert any("clip weights for the split unavailable (RuntimeError: no table yet); halves by count" in m
+                   for m in logs)
+        pids = {k: int((tmp_path / k).read_text()) for k in keys}
+        assert {pids["clip_0"], pids["clip_1"]} == {os.getpid()} and os.getpid() not in {pids["clip_2"], pids["clip_3"]}

@@ -231,6 +231,42 @@ def test_a_ready_forkable_step_is_forked_before_in_process_steps_start(instance)
     assert order.index("fork z_forked") < order.index("a_heavy"), order
 
 
+@dg.asset(deps=[first])
+def a_verdict_like() -> None:
+    """Only a cheap forkable step waits for it (as the task steps wait for the verdicts)."""
+
+
+@dg.asset(deps=[a_verdict_like], op_tags=FORK)
+def a_cheap_task() -> None:
+    pass
+
+
+@dg.asset(deps=[first])
+def b_heavy_input() -> None:
+    """A heavy forkable step (`cpu` pool, as L7) waits for it: taken before `a_verdict_like`."""
+
+
+@dg.asset(deps=[b_heavy_input], op_tags=FORK, pool=CPU_POOL)
+def b_heavy_label() -> None:
+    pass
+
+
+def heavy_lead_job() -> dg.JobDefinition:
+    defs = dg.Definitions(assets=[first, a_verdict_like, a_cheap_task, b_heavy_input, b_heavy_label],
+                          executor=machine_sized_executor, jobs=[dg.define_asset_job("heavy_lead", selection="*")])
+    return defs.resolve_job_def("heavy_lead")
+
+
+def test_the_steps_a_heavy_forkable_step_waits_for_are_taken_first(instance):
+    """Of the ready steps that lead to forkable ones, those upstream of a `cpu`-pool forkable step go first (after
+    L1 the verdicts, read only by task steps, had run before L7's inputs and held L7 back)."""
+    result = dg.execute_job(dg.reconstructable(heavy_lead_job), instance=instance)
+    assert result.success
+    order = [r.dagster_event.step_key for r in instance.all_logs(result.run_id)
+             if r.dagster_event and r.dagster_event.is_step_start]
+    assert order.index("b_heavy_input") < order.index("a_verdict_like"), order
+
+
 def _marker() -> Path:
     return Path(os.environ["HVBENCH_TEST_MARKER"])
 

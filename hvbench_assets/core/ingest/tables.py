@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,3 +116,10 @@ def load_clip(warehouse: Warehouse, video_id: str) -> ClipInfo:
         frame_count=r["frame_count"], width=r["width"], height=r["height"], has_audio=r["has_audio"],
         sha256=r["sha256"],
     )
+
+
+def clip_seconds(warehouse: Warehouse, video_ids: Sequence[str]) -> dict[str, float]:
+    """Each kept clip's duration, seconds (what a batch's split weighs L1's clips by)."""
+    rows = warehouse.query("SELECT video_id, duration_s FROM clips WHERE kept AND video_id IN (SELECT unnest(?))",
+                           [list(video_ids)])
+    return {r["video_id"]: float(r["duration_s"] or 0.0) for r in rows}

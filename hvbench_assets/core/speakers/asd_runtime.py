@@ -50,7 +50,7 @@ class TorchAsdNet:
 class OnnxAsdNet:
     """The exported halves (scripts/convert_light_asd_onnx.py) in onnxruntime."""
 
-    def __init__(self, encoder_path, head_path, device: str = "auto"):
+    def __init__(self, encoder_path, head_path, device: str = "auto", threads: int = 1):
         import onnxruntime as ort
 
         providers = ["CPUExecutionProvider"]
@@ -60,6 +60,11 @@ class OnnxAsdNet:
         opts.log_severity_level = 3
         # idle pool threads sleep instead of spinning: L7 runs beside the run's other steps and other runs
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # One thread: L7 shares the cores with the run's other steps (and a batch's L7 with its helper process);
+        # on a batch of 8 short clips two threads cost 1-1.3 more CPU seconds of 13-16. Without a pool, a process
+        # forked after the session was built can use it too (onnxruntime's pool threads do not survive a fork).
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
         self.enc = ort.InferenceSession(str(encoder_path), opts, providers=providers)
         self.hd = ort.InferenceSession(str(head_path), opts, providers=providers)
         self.device = "cuda" if "CUDAExecutionProvider" in self.enc.get_providers() else "cpu"

@@ -18,6 +18,7 @@ Contract (other labels depend on it):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -187,6 +188,13 @@ class Track:
         if 0 <= i < len(self.boxes) and self.boxes[i].frame == frame:
             return self.boxes[i]
         return next((b for b in self.boxes if b.frame == frame), None)
+
+
+def track_frames(warehouse: Warehouse, video_ids: Sequence[str]) -> dict[str, float]:
+    """Frames of all face tracks per clip (what a batch's split weighs L7's clips by: it scores every track)."""
+    rows = warehouse.query("SELECT video_id, sum(n_frames) AS n FROM human_tracks WHERE video_id IN (SELECT unnest(?)) "
+                           "GROUP BY video_id", [list(video_ids)])
+    return {r["video_id"]: float(r["n"] or 0.0) for r in rows}
 
 
 def load_tracks(warehouse: Warehouse, video_id: str) -> list[Track]:

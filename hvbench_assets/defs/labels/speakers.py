@@ -11,7 +11,8 @@ from hvbench_assets.core.speakers.persons import person_groups, person_of, speak
 from hvbench_assets.core.speakers.plot import line_label, render_score_plot
 from hvbench_assets.core.speakers.scoring import TrackFrames, clip_rows
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
-from hvbench_assets.core.vision.tables import DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, letter_tracks, load_tracks
+from hvbench_assets.core.vision.tables import (DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, letter_tracks, load_tracks,
+                                              track_frames)
 from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, SPLIT_TAG, per_clip
 from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.labels.audio import load_clip_audio, run_backend
@@ -38,7 +39,7 @@ SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
                 "finds a speaker in the clip and no other face's lips follow the voice better), longest positive run, "
                 "speaking flag (with the voice/face veto), per L2 person",
 )
-@per_clip
+@per_clip(cost=lambda keys, warehouse, **_: track_frames(warehouse.get(), keys))  # a split's halves: track frames
 def speaker_scores(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                    audio_models: AudioModelsResource) -> dg.MaterializeResult:
     video_id = context.partition_key

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
+from hvbench_assets.core.ingest.tables import ClipNotFound, clip_seconds, load_clip
 from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.media.paths import stored_columns
 from hvbench_assets.core.media.run_folders import remove_replaced, run_folder
@@ -28,11 +28,12 @@ from hvbench_assets.core.vision import (
 )
 from hvbench_assets.core.vision.count import TrackSpan, count_people
 from hvbench_assets.core.vision.demographics import demographics_rows
-from hvbench_assets.core.vision.detectors import BackendUnavailable
+from hvbench_assets.core.vision.detectors import BackendUnavailable, YuNetFaceDetector
 from hvbench_assets.core.vision.pipeline import track_video
 from hvbench_assets.core.vision.realness import RealHumanParams, real_human_asker, verdict_rows
 from hvbench_assets.core.vision.realness import version as realness_version
-from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip, per_clip_check, run_plans
+from hvbench_assets.defs.batch import (CLIP_BACKFILL_POLICY, SPLIT_FRESH_TAG, SPLIT_TAG, per_clip, per_clip_check,
+                                      run_plans)
 from hvbench_assets.defs.metadata import image, materialization, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.run_tags import run_in_progress
@@ -79,11 +80,13 @@ def _preview(rows: list[dict], cols: list[str]) -> dg.MetadataValue:
     kinds={"python", "duckdb", "video"},
     code_version=HUMAN_TRACKS_VERSION,
     pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
+    # a batch's clips shared with a helper process, unless this process detected faces before (defs/batch.py)
+    op_tags={SPLIT_TAG: "clips", SPLIT_FRESH_TAG: YuNetFaceDetector.RUNTIME},
     description="L1: face tracks with body boxes per person, frame-level boxes, face-crop clips (and body-crop "
                 "clips when the run describes appearance)",
     metadata=table_definition(HUMAN_TRACKS, HUMAN_TRACK_BOXES),
 )
-@per_clip
+@per_clip(cost=lambda keys, warehouse, **_: clip_seconds(warehouse.get(), keys))  # a split's halves by seconds
 def human_tracks(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                  vision: VisionResource) -> dg.MaterializeResult:
     vid = context.partition_key
