@@ -13,7 +13,7 @@ written as usual and their events carry `hvbench/status` = `ok` plus their own m
 metadata, `add_asset_metadata(partition_key=...)`). Asset checks are evaluated per clip and recorded per
 partition. The step fails only when every clip of the range failed. A one-clip run behaves exactly as before
 (the body runs unwrapped, failures fail the step). A step tagged `hvbench/split: clips` (L1 and L7, the batch's
-longest steps) hands the second half of its clips to a forked helper process (`_outcomes`).
+longest steps) hands about half of its clips (by weight) to a forked helper process (`_outcomes`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ BATCH_TAG = "hvbench/batch"  # run tag of a clip_sensor batch: how many clips
 CLIP_BACKFILL_POLICY: dg.BackfillPolicy | None = None
 STATUS = "hvbench/status"
 ERROR = "hvbench/error"
-# op tag; value "clips": a batch step hands the second half of its clips to a process forked for them (see _outcomes)
+# op tag; value "clips": a batch step hands about half of its clips to a process forked for them (see _outcomes)
 SPLIT_TAG = "hvbench/split"  # as a run tag, "off": no step of the run splits
 SPLIT_FRESH_TAG = "hvbench/split_fresh"  # op tag: a native runtime (core/processes.py) that must not have run yet
 SPLIT_MIN_CLIPS = 4  # fewer clips: the fork and a second model load would cost more than they save
@@ -199,7 +199,7 @@ def _outcome(context, key: str, body, recorded: list | None = None) -> dict:
 
 def _outcomes(context, keys: Sequence[str], body, weigh=None) -> list[tuple[str, dict]]:
     """Each clip's outcome, in key order. A step tagged `hvbench/split: clips` with at least SPLIT_MIN_CLIPS clips
-    on a machine with a second core hands the second half of its clips to a process forked for them, so the
+    on a machine with a second core hands about half of its clips (`halves`) to a process forked for them, so the
     batch's longest labels (L1, L7; their clips are independent) use both cores while later steps wait. The
     helper writes its clips' rows itself (the warehouse serializes writers), records their metadata instead of
     storing it and sends its outcomes back through a pipe; a helper that dies leaves its clips to this process.
@@ -243,7 +243,7 @@ def _outcomes(context, keys: Sequence[str], body, weigh=None) -> list[tuple[str,
     except Exception:  # noqa: BLE001 - a truncated message: the helper died while writing
         helped = None
     if helped is None or [k for k, _ in helped] != theirs:
-        context.log.warning(f"the helper process for clips {theirs[0]}..{theirs[-1]} ended without their results; "
+        context.log.warning(f"the helper process for clips {', '.join(theirs)} ended without their results; "
                             "running them here")
         helped = [(k, _outcome(context, k, body)) for k in theirs]
     order = {k: i for i, k in enumerate(keys)}
