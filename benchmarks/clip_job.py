@@ -122,21 +122,68 @@ def _add_partitions(result, instance) -> None:
         instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
 
 
-class Daemon:
-    """`dagster-daemon run` in its own session; its process tree holds every run worker and step process."""
+class CodeServer:
+    """`dagster code-server start` serving the project's definitions, as `dagster dev` starts one per code location
+    (the webserver and the daemon share it; it keeps its loaded code, and hvbench's preloaded run-worker process,
+    defs/run_workers.py, until it is stopped or reloaded). The workspace file is rewritten to point at it: with a
+    `python_module` entry the daemon starts code servers of its own and replaces them every 60 s."""
 
     def __init__(self, workspace: Path, log: Path):
+        import socket
+
+        from dagster._grpc.client import DagsterGrpcClient
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
         self.log = log.open("w")
+        self.proc = subprocess.Popen(
+            [str(VENV_BIN / "dagster"), "code-server", "start", "-m", "hvbench_assets.definitions", "-d", str(ROOT),
+             "-h", "127.0.0.1", "-p", str(port), "--location-name", "hvbench"],
+            cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        workspace.write_text(f"load_from:\n  - grpc_server:\n      host: 127.0.0.1\n      port: {port}\n"
+                             "      location_name: hvbench\n")
+        client, deadline = DagsterGrpcClient(port=port, host="127.0.0.1"), time.time() + 180
+        while True:
+            try:
+                client.ping("")
+                return
+            except Exception:  # noqa: BLE001 - not serving yet
+                if self.proc.poll() is not None or time.time() > deadline:
+                    raise SystemExit(f"the code server did not start (log: {log})") from None
+                time.sleep(0.2)
+
+    def stop(self) -> None:
+        _stop(self.proc)
+        self.log.close()
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+class Daemon:
+    """`dagster-daemon run` in its own session; its process tree and the code server's hold every run worker and
+    step process."""
+
+    def __init__(self, workspace: Path, log: Path, code_server: CodeServer):
+        self.log = log.open("w")
+        self.code_server = code_server
         self.proc = subprocess.Popen([str(VENV_BIN / "dagster-daemon"), "run", "-w", str(workspace)], cwd=ROOT,
                                      stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
 
+    @property
+    def roots(self) -> list[int]:
+        return [self.proc.pid, self.code_server.proc.pid]
+
     def stop(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=30)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        _stop(self.proc)
         self.log.close()
+        self.code_server.stop()
 
 
 class Submitter:
@@ -181,8 +228,8 @@ class Submitter:
         self._cm.__exit__(None, None, None)
 
 
-def _tree(root: int) -> dict[int, str]:
-    """{pid: /proc/pid/stat text} of every descendant of root."""
+def _tree(*roots: int) -> dict[int, str]:
+    """{pid: /proc/pid/stat text} of every descendant of the roots."""
     stats = {}
     for p in Path("/proc").iterdir():
         if p.name.isdigit():
@@ -193,7 +240,7 @@ def _tree(root: int) -> dict[int, str]:
     children: dict[int, list[int]] = {}
     for pid, st in stats.items():
         children.setdefault(int(st.rsplit(")", 1)[1].split()[1]), []).append(pid)
-    out, todo = {}, [root]
+    out, todo = {}, list(roots)
     while todo:
         for pid in children.get(todo.pop(), ()):
             out[pid] = stats[pid]
@@ -222,13 +269,13 @@ def wait_for(instance, run_ids: list[str], daemon: Daemon, timeout_s: float = 36
     this script ~0.4 of a core beside the runs it measures)."""
     from dagster import DagsterRunStatus
 
-    first = {pid: _cpu_s(st) for pid, st in _tree(daemon.proc.pid).items()}
+    first = {pid: _cpu_s(st) for pid, st in _tree(*daemon.roots).items()}
     cpu = dict(first)
     peak_pss = peak_rss = 0
     done = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
     deadline = time.time() + timeout_s
     for tick in itertools.count():
-        tree = _tree(daemon.proc.pid)
+        tree = _tree(*daemon.roots)
         for pid, st in tree.items():
             cpu[pid] = max(cpu.get(pid, 0.0), _cpu_s(st))
         if tick % 5 == 0:
@@ -430,9 +477,10 @@ def main() -> int:
                 shutil.rmtree(tmp, ignore_errors=True)
         return 0
     instance = dg.DagsterInstance.get()
+    code_server = CodeServer(workspace, tmp / "code_server.log")
     submitter = Submitter(instance, workspace)
     submitter.stop_sensors()
-    daemon = Daemon(workspace, tmp / "daemon.log")
+    daemon = Daemon(workspace, tmp / "daemon.log", code_server)
     try:
         if shared_keys and args.repeat:
             single_runs(instance, submitter, daemon, variants, shared_keys, durations, args.repeat, tmp, ref)

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from clip_job import (SHARED, Daemon, StepSampler, Submitter, _fresh_media, host_reference, ingest,  # noqa: E402
+from clip_job import (SHARED, CodeServer, Daemon, StepSampler, Submitter, _fresh_media, host_reference, ingest,  # noqa: E402
                       run_stats, teardown, wait_for)
 from decodes import SITECUSTOMIZE  # noqa: E402
 from decodes import setup as decode_setup  # noqa: E402
@@ -173,9 +173,10 @@ def main() -> int:
     variants += [(f"batch {n} unsplit", n, False) for n in (args.batch or [4, 8]) if args.unsplit]
     if args.steps:
         return step_profile(instance, keys, total, [v[:2] for v in variants if v[1]], tmp, args.keep)
+    code_server = CodeServer(workspace, tmp / "code_server.log")
     submitter = Submitter(instance, workspace)
     submitter.stop_sensors()
-    daemon = Daemon(workspace, tmp / "daemon.log")
+    daemon = Daemon(workspace, tmp / "daemon.log", code_server)
     results: dict[str, list[dict]] = {name: [] for name, _, _ in variants}
     try:
         for round_ in range(args.repeat):

@@ -188,6 +188,9 @@ SETTINGS: tuple[Setting, ...] = (
        "scale"),
     _s("HVBENCH_RAY_JOBS_ADDRESS", "", "the Ray head's job server, e.g. `http://ray-head:8265` "
        "(deploy/cluster/dagster.yaml)", "scale"),
+    _s("HVBENCH_RUN_WORKERS", "preloaded", "`preloaded`: the code server forks each run's worker from a process that "
+       "imported the definitions once; `spawn`: Dagster's fresh interpreter per run ([configuration.md]"
+       "(configuration.md#run-workers))", "scale"),
     _s("HVBENCH_RAY_GPU", "auto", "`on`, `off` or `auto` (GPU placement with the full profile)", "scale"),
     # -- the test suite ----------------------------------------------------------------------------------
     _s("HVBENCH_CLUSTER_TEST", True, "`0` leaves the two-node cluster scenario out of a local run "

@@ -15,7 +15,7 @@ modules (settings.py, devices.py, ...) are the ground floor and each subpackage 
           < scoring curation           reports over a benchmark; review states
           < evaluation                 asking models, then the report
     package: core weights < settings_table (the settings, read from the environment) < scale review < defs
-             < definitions < demo < cli
+             < definitions < demo preload (what the run workers' fork server imports) < cli
 
 Every function-level import counts too: a lazy import is still a dependency.
 """
@@ -40,7 +40,8 @@ CORE_FLOORS = [
     {"scoring", "curation"},
     {"evaluation"},
 ]
-PACKAGE_FLOORS = [{"core", "weights"}, {"settings_table"}, {"scale", "review"}, {"defs"}, {"definitions"}, {"demo"}, {"cli"}]
+PACKAGE_FLOORS = [{"core", "weights"}, {"settings_table"}, {"scale", "review"}, {"defs"}, {"definitions"},
+                  {"demo", "preload"}, {"cli"}]
 
 # (importing module, imported module or package): why this arrow up is right. Keep it short.
 ALLOWED_UP = {

@@ -1,0 +1,84 @@
+"""A real code server for tests and benchmarks: `dagster api grpc` on loopback serving run_worker_probe.py, a
+workspace of it, and runs of its probe job launched through it (Dagster's DefaultRunLauncher -> StartRun)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def code_server(home: Path, mode: str | None, data_dir: Path | None = None):
+    """`dagster api grpc` serving run_worker_probe.py (HVBENCH_RUN_WORKERS=`mode`, unset: the default), and a
+    workspace of it on the instance at `home`; hvbench's data folder is `data_dir` (default: beside `home`)."""
+    from dagster._core.workspace.context import WorkspaceProcessContext
+    from dagster._core.workspace.load_target import WorkspaceFileTarget
+    from dagster._grpc.client import DagsterGrpcClient
+
+    port = _free_port()
+    env = {**os.environ, "DAGSTER_HOME": str(home), "PYTHONPATH": str(ROOT),
+           "HVBENCH_DATA_DIR": str(data_dir or home.parent / "data")}
+    env.pop("HVBENCH_RUN_WORKERS", None)
+    if mode:
+        env["HVBENCH_RUN_WORKERS"] = mode
+    server = subprocess.Popen([sys.executable, "-m", "dagster", "api", "grpc", "--module-name",
+                               "hvbench_assets_tests.defs.run_worker_probe", "--host", "127.0.0.1", "--port",
+                               str(port)], env=env, cwd=ROOT, start_new_session=True)
+    try:
+        client = DagsterGrpcClient(port=port, host="127.0.0.1")
+        deadline = time.time() + 120
+        while True:
+            try:
+                client.ping("")
+                break
+            except Exception:  # noqa: BLE001 - not listening yet
+                assert server.poll() is None, "the code server exited"
+                assert time.time() < deadline, "the code server did not start in 120 s"
+                time.sleep(0.2)
+        workspace = home / "workspace.yaml"
+        workspace.write_text(f"load_from:\n  - grpc_server:\n      host: 127.0.0.1\n      port: {port}\n"
+                             "      location_name: probe\n")
+        with dg.DagsterInstance.from_config(str(home)) as instance, \
+                WorkspaceProcessContext(instance, WorkspaceFileTarget([str(workspace)])) as context:
+            yield server.pid, instance, context
+    finally:
+        os.killpg(server.pid, 15)
+        server.wait(timeout=30)
+
+
+def launch_probe(instance, context) -> dict:
+    """One run of the probe job launched through the code server; its worker's report, plus `start_s`: from the
+    launch to the op's start."""
+    from dagster._cli.job import _create_run
+
+    request = context.create_request_context()
+    location = request.get_code_location("probe")
+    repo = next(iter(location.get_repositories().values()))
+    run = _create_run(instance=instance, code_location=location, remote_repo=repo,
+                      remote_job=repo.get_full_job("run_worker_probe"), run_config={}, tags={}, op_selection=None,
+                      run_id=None)
+    launched = time.time()
+    instance.launch_run(run.run_id, request)
+    deadline = time.time() + 120
+    while instance.get_run_by_id(run.run_id).status not in (dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE):
+        assert time.time() < deadline, "the probe run did not finish in 120 s"
+        time.sleep(0.2)
+    assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.SUCCESS
+    record = instance.fetch_observations(dg.AssetKey("run_worker"), limit=1).records[0]
+    report = {k: v.value for k, v in record.asset_observation.metadata.items()}
+    return {**report, "start_s": report["op_started_at"] - launched}

@@ -1,0 +1,60 @@
+"""Run workers started by a real code server (`dagster api grpc` on loopback): forked from the preloaded process by
+default, spawned with HVBENCH_RUN_WORKERS=spawn; and the switch to spawn once the package's files change."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+
+import pytest
+
+from hvbench_assets.defs import run_workers
+from hvbench_assets_tests.code_server import code_server, launch_probe
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(), reason="no forkserver here")
+def test_run_workers_are_forked_from_the_preloaded_process_by_default(dagster_home):
+    with code_server(dagster_home, None) as (server_pid, instance, context):
+        first, second = launch_probe(instance, context), launch_probe(instance, context)
+    for report in (first, second):
+        # hvbench's definitions were imported before the job's module: the worker came from the fork server
+        assert report["preloaded"] is True
+        assert report["ppid"] != server_pid
+    assert first["ppid"] == second["ppid"]  # one fork server for every run
+    assert first["pid"] != second["pid"]
+
+
+@pytest.mark.slow
+def test_spawn_keeps_dagsters_own_start(dagster_home):
+    with code_server(dagster_home, "spawn") as (server_pid, instance, context):
+        report = launch_probe(instance, context)
+    assert report["preloaded"] is False
+    assert report["ppid"] == server_pid
+
+
+def test_a_changed_package_is_spawned_from_then_on(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    method = run_workers.StartMethod(lambda: run_workers.source_stamp(tmp_path))
+    assert method.context().get_start_method() == "forkserver"
+    assert method.context().get_start_method() == "forkserver"
+    os.utime(tmp_path / "a.py", ns=(time.time_ns(), time.time_ns() + 10**9))
+    assert method.context().get_start_method() == "spawn"
+    assert method.stale
+    os.utime(tmp_path / "a.py", ns=(0, 0))  # even back as it was: the fork server's copy may be either
+    assert method.context().get_start_method() == "spawn"
+
+
+def test_an_added_module_changes_the_stamp(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    before = run_workers.source_stamp(tmp_path)
+    (tmp_path / "b.py").write_text("y = 1\n")
+    os.utime(tmp_path / "b.py", ns=(0, 0))  # older than a.py: only the count tells
+    assert run_workers.source_stamp(tmp_path) != before
+
+
+def test_an_unknown_mode_is_refused():
+    with pytest.raises(ValueError, match="HVBENCH_RUN_WORKERS='fork'"):
+        run_workers.install("fork")
+    assert run_workers.install("spawn") is False
