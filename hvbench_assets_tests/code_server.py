@@ -61,24 +61,37 @@ def code_server(home: Path, mode: str | None, data_dir: Path | None = None):
         server.wait(timeout=30)
 
 
-def launch_probe(instance, context) -> dict:
-    """One run of the probe job launched through the code server; its worker's report, plus `start_s`: from the
-    launch to the op's start."""
+def launch(instance, context, job: str = "run_worker_probe", until=(dg.DagsterRunStatus.SUCCESS,
+                                                                    dg.DagsterRunStatus.FAILURE)) -> str:
+    """Launches a run of `job` through the code server; returns its id once its status is one of `until`."""
     from dagster._cli.job import _create_run
 
     request = context.create_request_context()
     location = request.get_code_location("probe")
     repo = next(iter(location.get_repositories().values()))
-    run = _create_run(instance=instance, code_location=location, remote_repo=repo,
-                      remote_job=repo.get_full_job("run_worker_probe"), run_config={}, tags={}, op_selection=None,
-                      run_id=None)
-    launched = time.time()
+    run = _create_run(instance=instance, code_location=location, remote_repo=repo, remote_job=repo.get_full_job(job),
+                      run_config={}, tags={}, op_selection=None, run_id=None)
     instance.launch_run(run.run_id, request)
-    deadline = time.time() + 120
-    while instance.get_run_by_id(run.run_id).status not in (dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE):
-        assert time.time() < deadline, "the probe run did not finish in 120 s"
+    wait_for_status(instance, run.run_id, until)
+    return run.run_id
+
+
+def wait_for_status(instance, run_id: str, until, timeout_s: float = 120) -> dg.DagsterRunStatus:
+    deadline = time.time() + timeout_s
+    while (status := instance.get_run_by_id(run_id).status) not in until:
+        if time.time() > deadline:
+            raise TimeoutError(f"run {run_id} still {status} after {timeout_s:.0f} s")
         time.sleep(0.2)
-    assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.SUCCESS
+    return status
+
+
+def launch_probe(instance, context) -> dict:
+    """One run of the probe job launched through the code server; its worker's report, plus `start_s`: from the
+    launch to the op's start."""
+    launched = time.time()
+    run_id = launch(instance, context)
+    if instance.get_run_by_id(run_id).status != dg.DagsterRunStatus.SUCCESS:
+        raise RuntimeError(f"the probe run {run_id} failed")
     record = instance.fetch_observations(dg.AssetKey("run_worker"), limit=1).records[0]
     report = {k: v.value for k, v in record.asset_observation.metadata.items()}
     return {**report, "start_s": report["op_started_at"] - launched}

@@ -1,5 +1,6 @@
 """A code location for test_run_workers.py and benchmarks/run_worker_start.py: hvbench's definitions (whose module
-installs the run-worker start method in a code server) plus one job that reports how its run worker started."""
+installs the run-worker start method in a code server) plus probe jobs: one reports how its run worker started,
+one fails, one waits until the run is terminated."""
 
 import os
 import sys
@@ -27,7 +28,29 @@ def run_worker_probe():
     where_am_i()
 
 
+@dg.op
+def fails() -> None:
+    raise ValueError("the probe failed on purpose")
+
+
+@dg.job
+def run_worker_failure():
+    fails()
+
+
+@dg.op
+def waits(context: dg.OpExecutionContext) -> None:
+    context.log.info("waiting to be terminated")
+    time.sleep(120)
+
+
+@dg.job
+def run_worker_waits():
+    waits()
+
+
 @dg.definitions
 def defs() -> dg.Definitions:
     # all of hvbench's definitions, so a worker loads (or inherits) as much as a real run's
-    return dg.Definitions.merge(hvbench.defs(), dg.Definitions(jobs=[run_worker_probe]))
+    return dg.Definitions.merge(hvbench.defs(), dg.Definitions(
+        jobs=[run_worker_probe, run_worker_failure, run_worker_waits]))

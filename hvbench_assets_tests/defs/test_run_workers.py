@@ -10,7 +10,7 @@ import time
 import pytest
 
 from hvbench_assets.defs import run_workers
-from hvbench_assets_tests.code_server import code_server, launch_probe
+from hvbench_assets_tests.code_server import code_server, launch, launch_probe, wait_for_status
 
 
 @pytest.mark.slow
@@ -24,6 +24,27 @@ def test_run_workers_are_forked_from_the_preloaded_process_by_default(dagster_ho
         assert report["ppid"] != server_pid
     assert first["ppid"] == second["ppid"]  # one fork server for every run
     assert first["pid"] != second["pid"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(), reason="no forkserver here")
+def test_a_preloaded_worker_reports_its_failure_and_can_be_terminated(dagster_home):
+    import dagster as dg
+
+    with code_server(dagster_home, None) as (_, instance, context):
+        failed = launch(instance, context, "run_worker_failure")
+        run_id = launch(instance, context, "run_worker_waits", until=(dg.DagsterRunStatus.STARTED,))
+        deadline = time.time() + 60
+        while not any("waiting to be terminated" in (e.message or "") for e in instance.all_logs(run_id)):
+            assert time.time() < deadline, "the waiting op never started"
+            time.sleep(0.2)
+        assert instance.run_launcher.terminate(run_id)
+        status = wait_for_status(instance, run_id, (dg.DagsterRunStatus.CANCELED, dg.DagsterRunStatus.FAILURE))
+    assert instance.get_run_by_id(failed).status == dg.DagsterRunStatus.FAILURE
+    errors = [e.dagster_event.step_failure_data.error.to_string() for e in instance.all_logs(failed)
+              if e.dagster_event and e.dagster_event.is_step_failure]
+    assert any("the probe failed on purpose" in m for m in errors)
+    assert status == dg.DagsterRunStatus.CANCELED
 
 
 @pytest.mark.slow
