@@ -1,8 +1,8 @@
 """Throughput of the per-clip job as users get it: the run queue of a real instance launching `clip_offline_labels_job`.
 
-A temporary DAGSTER_HOME gets the project's `dagster_home/dagster.yaml` and a `dagster-daemon` subprocess (the run
-queue, the run launcher and its code server, exactly what `dagster dev` starts); the sensors are stopped so that
-only the runs submitted here execute. Clips are ingested in this process first (inbox sensor + `scene_clips`,
+A temporary DAGSTER_HOME gets the project's `dagster_home/dagster.yaml`, a code server (`dagster code-server start`)
+and a `dagster-daemon` subprocess (the run queue and the run launcher), what `dagster dev` starts; the sensors are
+stopped so that only the runs submitted here execute. Clips are ingested in this process first (inbox sensor + `scene_clips`,
 with `HVBENCH_MIN_MOTION=0` so every window is kept), then:
 
 - single runs: one clip at a time; per run the wall time (queued -> finished, what a user waits for) ÷ the clip's

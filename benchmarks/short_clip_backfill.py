@@ -2,8 +2,8 @@
 
 Clips of 2-6 s are cut with ffmpeg out of the shared clips (real faces and speech; a different window per
 clip), ingested in this process (inbox sensor + `scene_clips`), and then labelled by `clip_offline_labels_job`
-through a temporary instance with the project's `dagster.yaml` and a `dagster-daemon` (run queue of 2 runs,
-launcher, code server), as in benchmarks/clip_job.py. Each variant submits all its runs at once, as a backfill
+through a temporary instance with the project's `dagster.yaml`, a code server and a `dagster-daemon` (run queue of
+2 runs, launcher), as in benchmarks/clip_job.py. Each variant submits all its runs at once, as a backfill
 or a clip_sensor tick does:
 
 - `per-clip`: one run per clip (what a backfill did before key ranges: the baseline);
