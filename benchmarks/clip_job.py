@@ -37,7 +37,6 @@ import itertools
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -45,6 +44,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from hvbench_assets_tests.code_server import serve, stop  # noqa: E402
+
 SHARED = ROOT.parent / "shared" / "videos"
 VENV_BIN = Path(sys.executable).parent
 JOB = "clip_offline_labels_job"
@@ -129,41 +131,13 @@ class CodeServer:
     `python_module` entry the daemon starts code servers of its own and replaces them every 60 s."""
 
     def __init__(self, workspace: Path, log: Path):
-        import socket
-
-        from dagster._grpc.client import DagsterGrpcClient
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
         self.log = log.open("w")
-        self.proc = subprocess.Popen(
-            [str(VENV_BIN / "dagster"), "code-server", "start", "-m", "hvbench_assets.definitions", "-d", str(ROOT),
-             "-h", "127.0.0.1", "-p", str(port), "--location-name", "hvbench"],
-            cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-        workspace.write_text(f"load_from:\n  - grpc_server:\n      host: 127.0.0.1\n      port: {port}\n"
-                             "      location_name: hvbench\n")
-        client, deadline = DagsterGrpcClient(port=port, host="127.0.0.1"), time.time() + 180
-        while True:
-            try:
-                client.ping("")
-                return
-            except Exception:  # noqa: BLE001 - not serving yet
-                if self.proc.poll() is not None or time.time() > deadline:
-                    raise SystemExit(f"the code server did not start (log: {log})") from None
-                time.sleep(0.2)
+        self.proc = serve(["code-server", "start", "-m", "hvbench_assets.definitions", "-d", str(ROOT),
+                           "--location-name", "hvbench"], workspace, "hvbench", log=self.log)
 
     def stop(self) -> None:
-        _stop(self.proc)
+        stop(self.proc)
         self.log.close()
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        os.killpg(proc.pid, signal.SIGKILL)
 
 
 class Daemon:
@@ -181,7 +155,7 @@ class Daemon:
         return [self.proc.pid, self.code_server.proc.pid]
 
     def stop(self) -> None:
-        _stop(self.proc)
+        stop(self.proc)
         self.log.close()
         self.code_server.stop()
 

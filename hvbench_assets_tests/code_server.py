@@ -1,9 +1,11 @@
-"""A real code server for tests and benchmarks: `dagster api grpc` on loopback serving run_worker_probe.py, a
-workspace of it, and runs of its probe job launched through it (Dagster's DefaultRunLauncher -> StartRun)."""
+"""Real code servers for tests and benchmarks, on loopback: `serve` starts one and writes a workspace of it;
+`code_server` serves run_worker_probe.py with `dagster api grpc` and `launch` runs its jobs through it (Dagster's
+DefaultRunLauncher -> StartRun)."""
 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -16,10 +18,43 @@ import dagster as dg
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _free_port() -> int:
+def serve(args: list[str], workspace: Path, location: str, env: dict | None = None, log=None,
+          timeout_s: float = 180) -> subprocess.Popen:
+    """`dagster <args> --host 127.0.0.1 --port <free port>` in its own session (its process group holds its fork
+    server and run workers), once it answers; `workspace` is written to point at it as code location `location`."""
+    from dagster._grpc.client import DagsterGrpcClient
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "dagster", *args, "--host", "127.0.0.1", "--port", str(port)],
+                              env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT if log else None,
+                              start_new_session=True)
+    client, deadline = DagsterGrpcClient(port=port, host="127.0.0.1"), time.time() + timeout_s
+    while True:
+        try:
+            client.ping("")
+            break
+        except Exception:  # noqa: BLE001 - not listening yet
+            if server.poll() is not None or time.time() > deadline:
+                stop(server)
+                raise RuntimeError(f"the code server `dagster {' '.join(args)}` did not start") from None
+            time.sleep(0.2)
+    workspace.write_text(f"load_from:\n  - grpc_server:\n      host: 127.0.0.1\n      port: {port}\n"
+                         f"      location_name: {location}\n")
+    return server
+
+
+def stop(server: subprocess.Popen) -> None:
+    """SIGTERM to the server's process group, SIGKILL when it is still there after 30 s."""
+    try:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+    except ProcessLookupError:
+        pass
 
 
 @contextmanager
@@ -28,37 +63,21 @@ def code_server(home: Path, mode: str | None, data_dir: Path | None = None):
     workspace of it on the instance at `home`; hvbench's data folder is `data_dir` (default: beside `home`)."""
     from dagster._core.workspace.context import WorkspaceProcessContext
     from dagster._core.workspace.load_target import WorkspaceFileTarget
-    from dagster._grpc.client import DagsterGrpcClient
 
-    port = _free_port()
     env = {**os.environ, "DAGSTER_HOME": str(home), "PYTHONPATH": str(ROOT),
            "HVBENCH_DATA_DIR": str(data_dir or home.parent / "data")}
     env.pop("HVBENCH_RUN_WORKERS", None)
     if mode:
         env["HVBENCH_RUN_WORKERS"] = mode
-    server = subprocess.Popen([sys.executable, "-m", "dagster", "api", "grpc", "--module-name",
-                               "hvbench_assets_tests.defs.run_worker_probe", "--host", "127.0.0.1", "--port",
-                               str(port)], env=env, cwd=ROOT, start_new_session=True)
+    workspace = home / "workspace.yaml"
+    server = serve(["api", "grpc", "--module-name", "hvbench_assets_tests.defs.run_worker_probe"], workspace,
+                   "probe", env)
     try:
-        client = DagsterGrpcClient(port=port, host="127.0.0.1")
-        deadline = time.time() + 120
-        while True:
-            try:
-                client.ping("")
-                break
-            except Exception:  # noqa: BLE001 - not listening yet
-                assert server.poll() is None, "the code server exited"
-                assert time.time() < deadline, "the code server did not start in 120 s"
-                time.sleep(0.2)
-        workspace = home / "workspace.yaml"
-        workspace.write_text(f"load_from:\n  - grpc_server:\n      host: 127.0.0.1\n      port: {port}\n"
-                             "      location_name: probe\n")
         with dg.DagsterInstance.from_config(str(home)) as instance, \
                 WorkspaceProcessContext(instance, WorkspaceFileTarget([str(workspace)])) as context:
             yield server.pid, instance, context
     finally:
-        os.killpg(server.pid, 15)
-        server.wait(timeout=30)
+        stop(server)
 
 
 def launch(instance, context, job: str = "run_worker_probe", until=(dg.DagsterRunStatus.SUCCESS,
