@@ -63,14 +63,15 @@ def voice_envelopes(audio: np.ndarray, n_frames: int, fps: float, bands=VOICE_BA
 
 
 def bandpass(x: np.ndarray, fps: float, band: tuple[float, float]) -> np.ndarray:
-    """Zero-phase FFT band-pass (the track is short, so the whole signal is filtered at once)."""
-    n = len(x)
+    """Zero-phase FFT band-pass along the last axis (the track is short, so the whole signal is filtered at once;
+    leading axes are independent signals)."""
+    n = x.shape[-1]
     if n < 4:
-        return np.zeros(n)
-    spec = np.fft.rfft(x - x.mean(), 2 * n)  # padded: no wrap-around between the track's ends
+        return np.zeros(x.shape)
+    spec = np.fft.rfft(x - x.mean(axis=-1, keepdims=True), 2 * n, axis=-1)  # padded: no wrap-around between the ends
     f = np.fft.rfftfreq(2 * n, 1 / fps)
-    spec[(f < band[0]) | (f > band[1])] = 0
-    return np.fft.irfft(spec, 2 * n)[:n]
+    spec[..., (f < band[0]) | (f > band[1])] = 0
+    return np.fft.irfft(spec, 2 * n, axis=-1)[..., :n]
 
 
 def fill_missing(x: np.ndarray, ok: np.ndarray) -> np.ndarray:
@@ -131,52 +132,55 @@ def windowed_av_sync(streams: Sequence[Stream], voice_db: np.ndarray, seen: np.n
     """Per frame: the mean over the streams and the voice's envelopes (`voice_db`: one per frame, or one
     row per band as `voice_envelopes` gives) of each pair's `windowed_sync` (each pair's best window
     covering the frame: on a long track the lips' opening and their motion may follow the voice best
-    in different seconds). NaN where a pair has no window with enough seen frames."""
-    return np.mean([_windowed(st, env, seen, fps, window_s, step_s)
-                    for st in streams for env in np.atleast_2d(voice_db)], axis=0)
+    in different seconds). NaN where a pair has no window with enough seen frames. Several voices at once:
+    `voice_db` (voices, envelopes, frames) -> (voices, frames)."""
+    voice = voice_db if voice_db.ndim > 1 else voice_db[None]
+    return np.mean(np.concatenate([_windowed(st, voice, seen, fps, window_s, step_s) for st in streams], axis=-2),
+                   axis=-2)
 
 
 def _windowed(st: Stream, voice_db: np.ndarray, seen: np.ndarray, fps: float, window_s: float,
               step_s: float) -> np.ndarray:
-    n = len(voice_db)
-    out = np.full(n, np.nan)
+    """`windowed_sync` of one stream against each voice envelope along voice_db's leading axes (..., n), at once:
+    a chance level compares one mouth with its voice at two dozen shifts."""
+    n = voice_db.shape[-1]
+    out = np.full(voice_db.shape, np.nan)
     if n < 4:
         return out
     win = min(n, max(4, int(round(window_s * fps))))
     step = max(1, int(round(step_s * fps)))
     starts = np.array(sorted(set(range(0, n - win + 1, step)) | {n - win}))
-    per_band = [_window_corrs(bandpass(fill_missing(st.signal, seen), fps, b), bandpass(voice_db.astype(np.float64), fps, b),
+    voice = voice_db.astype(np.float64)
+    per_band = [_window_corrs(bandpass(fill_missing(st.signal, seen), fps, b), bandpass(voice, fps, b),
                               seen, starts, win, st.lags, max(10, win // 2)) for b in st.bands]
-    window_sync = np.mean(per_band, axis=0)
-    for s, c in zip(starts, window_sync):
-        if not np.isnan(c):
-            seg = out[s : s + win]
-            out[s : s + win] = np.where(np.isnan(seg), c, np.maximum(seg, c))
+    window_sync = np.mean(per_band, axis=0)  # (..., windows)
+    for j, s in enumerate(starts):
+        c = window_sync[..., j, None]
+        seg = out[..., s : s + win]
+        out[..., s : s + win] = np.where(np.isnan(c), seg, np.where(np.isnan(seg), c, np.maximum(seg, c)))
     return out
 
 
 def _window_corrs(v: np.ndarray, e: np.ndarray, seen: np.ndarray, starts: np.ndarray, win: int,
                   lags: Sequence[int], min_frames: int) -> np.ndarray:
-    """`best_lag_corr` of every window [s, s + win) at once, from running sums (one pass per lag)."""
+    """`best_lag_corr` of every window [s, s + win) at once, from running sums, for every lag at once and for each
+    envelope along e's leading axes: (..., len(starts))."""
     n = len(v)
-    best = np.full(len(starts), np.nan)
-    for lag in lags:
-        idx = np.arange(n) + lag
-        ok = seen & (idx >= 0) & (idx < n)
-        a = np.where(ok, v, 0.0)
-        b = np.where(ok, e[np.clip(idx, 0, n - 1)], 0.0)
-        sums = [_window_sums(x, starts, win) for x in (ok.astype(np.float64), a, b, a * a, b * b, a * b)]
-        cnt, sa, sb, saa, sbb, sab = sums
-        with np.errstate(invalid="ignore", divide="ignore"):
-            var_a = saa / cnt - (sa / cnt) ** 2
-            var_b = sbb / cnt - (sb / cnt) ** 2
-            c = (sab / cnt - sa * sb / cnt**2) / np.sqrt(var_a * var_b)
-        c = np.where((var_a < 1e-18) | (var_b < 1e-18), 0.0, c)
-        c = np.where(cnt < min_frames, np.nan, np.clip(c, -1.0, 1.0))
-        best = np.where(np.isnan(best), c, np.where(np.isnan(c), best, np.maximum(best, c)))
-    return best
+    idx = np.arange(n)[None, :] + np.asarray(lags)[:, None]  # (lags, n)
+    ok = seen[None, :] & (idx >= 0) & (idx < n)
+    a = np.where(ok, v[None, :], 0.0)
+    b = np.where(ok, e[..., np.clip(idx, 0, n - 1)], 0.0)  # (..., lags, n)
+    cnt, sa, sb, saa, sbb, sab = (_window_sums(x, starts, win) for x in (ok.astype(np.float64), a, b, a * a, b * b, a * b))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var_a = saa / cnt - (sa / cnt) ** 2
+        var_b = sbb / cnt - (sb / cnt) ** 2
+        c = (sab / cnt - sa * sb / cnt**2) / np.sqrt(var_a * var_b)
+    c = np.where((var_a < 1e-18) | (var_b < 1e-18), 0.0, c)
+    c = np.where(cnt < min_frames, np.nan, np.clip(c, -1.0, 1.0))
+    return np.fmax.reduce(c, axis=-2)  # the best lag; NaN only where every lag is
 
 
 def _window_sums(x: np.ndarray, starts: np.ndarray, win: int) -> np.ndarray:
-    c = np.concatenate([[0.0], np.cumsum(x)])
-    return c[starts + win] - c[starts]
+    """Sums of x over [s, s + win) along its last axis, for every start."""
+    c = np.concatenate([np.zeros(x.shape[:-1] + (1,)), np.cumsum(x, axis=-1)], axis=-1)
+    return c[..., starts + win] - c[..., starts]

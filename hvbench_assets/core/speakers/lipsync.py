@@ -152,9 +152,13 @@ class LipSyncScorer:
         n = len(sig.mouth)
         lo = int(round(fps))
         shifts = np.unique(np.linspace(lo, n - lo, self.chance_shifts).astype(int)) if n > 2 * lo else []
+        if not len(shifts):
+            return -np.inf, np.full(2, -np.inf)
+        # every shift at once: (shifts, envelopes, frames) -> per mouth signal (shifts, frames)
+        shifted = np.stack([np.roll(np.atleast_2d(sig.voice_db), k, axis=-1) for k in shifts])
+        per_signal = np.array(self._stream_syncs(sig, shifted, fps))
         best = []  # per shift: the best of the mean, then of each signal
-        for k in shifts:
-            streams = self._stream_syncs(sig, np.roll(sig.voice_db, k, axis=-1), fps)
+        for streams in per_signal.transpose(1, 0, 2):
             if all(np.isfinite(x).any() for x in streams):
                 best.append([np.nanmax(np.mean(streams, axis=0)), *(np.nanmax(x) for x in streams)])
         if len(best) < 6:

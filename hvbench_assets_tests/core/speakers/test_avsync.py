@@ -107,6 +107,25 @@ def test_all_windows_at_once_equal_the_plain_best_lag_correlation():
     assert np.isnan(fast[-1])
 
 
+def test_several_voices_at_once_equal_one_voice_at_a_time():
+    """The chance level scores one mouth against its voice at two dozen shifts in one call: each voice's result
+    is bit for bit the one-voice call's, with unseen frames and both mouth streams."""
+    from hvbench_assets.core.speakers.avsync import mouth_streams, windowed_av_sync
+
+    rng = np.random.default_rng(7)
+    n = 230
+    motion, opening = np.abs(syllables(n, 3)) / 20, syllables(n, 4) / 40
+    opening[40:55] = np.nan
+    seen = np.isfinite(opening) & (rng.random(n) > 0.1)
+    voice = np.stack([syllables(n, 5), syllables(n, 6)])  # two envelopes, as voice_envelopes gives
+    shifted = np.stack([np.roll(voice, k, axis=-1) for k in (25, 60, 111, 180)])
+    for stream in mouth_streams(motion, opening):
+        together = windowed_av_sync([stream], shifted, seen, FPS)
+        assert together.shape == (4, n)
+        for one, v in zip(together, shifted):
+            np.testing.assert_array_equal(one, windowed_av_sync([stream], v, seen, FPS))
+
+
 def test_the_mans_lips_follow_his_voice_above_1_khz_better_than_its_loudness(man_talking_head):
     """Measured on the real talking head (benchmarks/speaker_sync.py): his mouth's synchrony with the voice's
     1-3 and 3-7 kHz envelopes is about 0.55, with its wideband loudness about 0.38; chance is about 0.15."""
