@@ -30,7 +30,7 @@ from typing import Any
 import dagster as dg
 
 from hvbench_assets.core.processes import has_run
-from hvbench_assets.defs.executor import die_with_parent, flush_std_streams, fork_safe, machine_cores
+from hvbench_assets.defs.executor import die_with_parent, flush_std_streams, fork_safe, forked_step, machine_cores
 
 BATCH_MAX = 8  # clips per run in a backfill (BackfillPolicy) and per clip_sensor batch
 SHORT_CLIP_S = 8.0  # clip_sensor batches clips up to this long; a longer clip's labels outweigh a run's fixed cost
@@ -290,7 +290,8 @@ def _no_split(context, keys: Sequence[str]) -> str | None:
     (the helper needs 0.3-0.4 GB more). An op tagged `hvbench/split_fresh: <runtime>` splits only before that
     native runtime ran here: yuface's OpenMP crashed (SIGSEGV) in a helper forked from a process that had used it,
     so L1 splits in a run worker (its first detection) but not in a process that detected faces before. Nor
-    after CUDA was initialized here (a forked child cannot use it), nor from a process holding DuckLake."""
+    after CUDA was initialized here (a forked child cannot use it), nor from a process holding DuckLake, nor in a
+    step's forked child (L7 beside the task steps: the run's process keeps the other core busy)."""
     tags = getattr(getattr(context, "op_def", None), "tags", None) or {}
     if tags.get(SPLIT_TAG) != "clips":
         return _UNTAGGED
@@ -298,6 +299,10 @@ def _no_split(context, keys: Sequence[str]) -> str | None:
         return _UNTAGGED  # the usual case for a short range or a one-core machine: nothing to report
     if _run_tags(context).get(SPLIT_TAG) == "off":
         return f"the run is tagged {SPLIT_TAG}=off"
+    if forked_step():
+        # the run's process computes its other steps meanwhile, so both cores are busy already; a helper only added a
+        # third process and a second model load (L7 of 8 short clips: 10.5-11.2 s alone against 11 s split, ~4 CPU-s less)
+        return "the step runs in a process forked beside the run's own, which computes the other steps meanwhile"
     fresh = tags.get(SPLIT_FRESH_TAG)
     if fresh and has_run(fresh):
         return f"{fresh} already ran in this process (pid {os.getpid()}); a forked helper could not use it"

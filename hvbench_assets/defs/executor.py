@@ -275,6 +275,7 @@ class _Child:
             code = 0
             try:
                 die_with_parent()
+                _FORKED_STEP[0] = step_context.step.key
                 with os.fdopen(fd, "w") as out:
                     events = []
                     for event in dagster_event_sequence_for_step(step_context):
@@ -332,6 +333,14 @@ class _Child:
             except ChildProcessError:
                 pass
         self.path.unlink(missing_ok=True)
+
+
+_FORKED_STEP: list[str | None] = [None]  # set in a step's forked child: the step it runs
+
+
+def forked_step() -> str | None:
+    """The step this process was forked to run beside the run's process (None in the run's own process)."""
+    return _FORKED_STEP[0]
 
 
 def flush_std_streams() -> None:

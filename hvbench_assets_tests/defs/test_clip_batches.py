@@ -224,13 +224,16 @@ def test_a_stopped_split_batch_stops_its_helper(dagster_home, tmp_path):
     assert (tmp_path / "clip_2").exists() and not (tmp_path / "clip_3").exists()  # killed during its first clip
 
 
-def test_a_split_waits_for_a_fresh_runtime_and_a_run_can_turn_it_off(dagster_home, tmp_path):
+def test_a_split_waits_for_a_fresh_runtime_and_a_run_can_turn_it_off(dagster_home, tmp_path, monkeypatch):
     """An op tagged `hvbench/split_fresh: <runtime>` splits only while that native runtime has not run in the
     process (yuface's OpenMP crashed helpers forked after it ran); a run tagged `hvbench/split: off` splits nothing.
+    Nor does a step in a process forked beside the run's own (the run's process keeps the other core busy).
     Each refusal is logged with its reason."""
     import os
 
     from hvbench_assets.core.processes import has_run, mark_ran
+    from hvbench_assets.defs import executor
+    from hvbench_assets.defs.executor import forked_step
     from hvbench_assets.defs.batch import SPLIT_FRESH_TAG, SPLIT_TAG, per_clip
     from hvbench_assets.defs.executor import machine_cores
     from hvbench_assets.defs.partitions import videos_partitions
@@ -273,6 +276,12 @@ def test_a_split_waits_for_a_fresh_runtime_and_a_run_can_turn_it_off(dagster_hom
         assert set(pids.values()) == {os.getpid()}
         assert any(f"{runtime} already ran in this process" in m for m in logs)
 
+        monkeypatch.setattr(executor, "_FORKED_STEP", ["fresh"])  # as in a step's forked child
+        assert forked_step() == "fresh"
+        mark_ran.__globals__["_RAN"].discard(runtime)
+        logs = run()
+        assert set(pids.values()) == {os.getpid()}
+        assert any("the step runs in a process forked beside the run's own" in m for m in logs)
 
 SPLIT_L1 = '''
 import json, os, sys

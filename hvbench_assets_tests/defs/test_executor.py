@@ -131,7 +131,9 @@ def forked(context) -> dg.MaterializeResult:
         raise dg.Failure(description="the forked step failed on purpose")
     if mode == "crash":
         os._exit(3)  # the process dies without recording an outcome
-    return dg.MaterializeResult(metadata={"pid": os.getpid()})
+    from hvbench_assets.defs.executor import forked_step
+
+    return dg.MaterializeResult(metadata={"pid": os.getpid(), "forked_step": forked_step() or ""})
 
 
 @dg.asset(deps=[forked])
@@ -171,6 +173,9 @@ def test_a_forked_step_runs_in_a_child_with_its_own_events(instance, monkeypatch
     assert "Forked step forked into process" in _engine_messages(result)
     child = _pid_of(instance, "forked")
     assert child != os.getpid()
+    # the child knows which step it was forked for (a batch step there keeps its clips in one process: test_clip_batches)
+    meta = instance.get_latest_materialization_event(dg.AssetKey("forked")).asset_materialization.metadata
+    assert meta["forked_step"].value == "forked"
     assert {_pid_of(instance, k) for k in ("first", "after_forked", "beside")} == {os.getpid()}
     events = _step_events(instance, result.run_id)
     for key in ("forked", "after_forked", "beside"):
