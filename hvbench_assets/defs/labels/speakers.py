@@ -33,7 +33,8 @@ SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
     code_version=SPEAKER_SCORES_VERSION,
     metadata=table_definition(SPEAKER_SCORES),
     pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
-    # beside the task steps that do not read L7; a batch's clips shared with a helper process (defs/batch.py)
+    # beside the task steps that do not read L7; a batch's clips shared with a helper process only where L7 runs in
+    # the run's own process (no fork: DuckLake, one core): a forked L7 keeps them (defs/batch.py)
     op_tags={FORK_TAG: "fork", SPLIT_TAG: "clips"},
     description="L7: per-track active-speaker score per frame (default: Light-ASD, kept where a voice is heard, lip-sync "
                 "finds a speaker in the clip and no other face's lips follow the voice better), longest positive run, "
