@@ -103,6 +103,9 @@ class Evidence:
     above_rivals: np.ndarray
 
 
+SHIFT_FRAMES = 100_000  # shifts x frames scored in one pass by chance_sync (bounds its memory on long tracks)
+
+
 @dataclass
 class LipSyncScorer:
     """Offline L7 backend over face-crop frames, audio aligned to each crop's start, the real fps."""
@@ -154,9 +157,12 @@ class LipSyncScorer:
         shifts = np.unique(np.linspace(lo, n - lo, self.chance_shifts).astype(int)) if n > 2 * lo else []
         if not len(shifts):
             return -np.inf, np.full(2, -np.inf)
-        # every shift at once: (shifts, envelopes, frames) -> per mouth signal (shifts, frames)
-        shifted = np.stack([np.roll(np.atleast_2d(sig.voice_db), k, axis=-1) for k in shifts])
-        per_signal = np.array(self._stream_syncs(sig, shifted, fps))
+        # the shifts at once: (shifts, envelopes, frames) -> per mouth signal (shifts, frames); on a long track a few
+        # at a time, so the arrays of every lag (about 40 bytes x envelopes x lags per shift and frame) stay small
+        step = max(1, SHIFT_FRAMES // n)
+        per_signal = np.concatenate([np.array(self._stream_syncs(sig, np.stack(
+            [np.roll(np.atleast_2d(sig.voice_db), k, axis=-1) for k in shifts[i : i + step]]), fps))
+            for i in range(0, len(shifts), step)], axis=1)
         best = []  # per shift: the best of the mean, then of each signal
         for streams in per_signal.transpose(1, 0, 2):
             if all(np.isfinite(x).any() for x in streams):

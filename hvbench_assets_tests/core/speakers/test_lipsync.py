@@ -83,3 +83,17 @@ def test_track_audio_starts_at_the_first_frame():
     seg = track_audio(audio, first_frame=30, n_frames=15, fps=30.0)
     assert seg[0] == 16000 and len(seg) == 8000
     assert len(track_audio(audio, 110, 30, 30.0)) == 16000  # padded past the end
+
+
+def test_the_chance_level_is_the_same_a_few_shifts_at_a_time(man_crops, monkeypatch):
+    """On a long track chance_sync scores its shifts a few at a time (bounded memory): the same level, bit for bit,
+    as all shifts in one pass, on the real talking head's mouth and voice."""
+    from hvbench_assets.core.speakers import lipsync
+
+    path, tracks, fps = man_crops
+    scorer = LipSyncScorer()
+    sig = scorer.prepare(tracks[0].frames, track_audio(load_audio(path), tracks[0].first_frame, len(tracks[0].frames), fps), fps)
+    whole, per_signal = scorer.chance_sync(sig, fps)
+    monkeypatch.setattr(lipsync, "SHIFT_FRAMES", 3 * len(sig.mouth))  # three shifts per pass
+    again, per_signal_again = scorer.chance_sync(sig, fps)
+    assert np.isfinite(whole) and whole == again and np.array_equal(per_signal, per_signal_again)
