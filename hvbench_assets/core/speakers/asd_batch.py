@@ -20,7 +20,8 @@ from collections.abc import Sequence
 import numpy as np
 
 ENCODER_REACH = 6  # three blocks of +-2-frame temporal convolutions (the audio side reaches less)
-CHUNK = 128  # frames kept per full-track encoder pass (plus the reach each side)
+CHUNK = 128  # frames kept per full-track encoder pass (plus the reach each side; the staged pass holds its
+# blocks 2 and 3's spatial outputs of a chunk meanwhile, 0.6 MB a frame)
 
 
 def window_plan(window_s: Sequence[float], fps: float) -> list[tuple[int, int]]:
@@ -44,12 +45,16 @@ def _run_batched(fn, jobs: dict[tuple, tuple[np.ndarray, ...]], max_frames: int)
     return out
 
 
-def multi_window_scores(net, tracks: Sequence[tuple[np.ndarray, np.ndarray]], fps: float,
-                        window_s: Sequence[float], max_frames: int = 160) -> list[np.ndarray]:
-    """Per-frame scores (T,) of each (faces (T, 112, 112), mfcc (4T, 13)) track: the weighted mean over the
-    window lengths of the class-1 logit, rounded to 4 decimals like the reference loop."""
+def _windows(tracks, plan) -> list[tuple[int, int, int, int]]:
+    """(window length, track, start, end) of every window of every listed length."""
+    return [(win, i, a, min(len(faces), a + win)) for i, (faces, _) in enumerate(tracks) for win, _ in plan
+            for a in range(0, len(faces), win)]
+
+
+def _patched_windows(net, tracks, plan, max_frames: int) -> dict[tuple, np.ndarray]:
+    """Each window's encoding: the whole track's, with each edge's ENCODER_REACH frames from a 12-frame patch
+    encoded on its own (any net with `encode`)."""
     r = ENCODER_REACH
-    plan = window_plan(window_s, fps)
 
     def enc_job(i: int, a: int, b: int):
         faces, feats = tracks[i]
@@ -61,44 +66,92 @@ def multi_window_scores(net, tracks: Sequence[tuple[np.ndarray, np.ndarray]], fp
         n = len(faces)
         for c0 in range(0, n, CHUNK):
             jobs[("chunk", i, max(0, c0 - r), min(n, c0 + CHUNK + r))] = enc_job(i, max(0, c0 - r), min(n, c0 + CHUNK + r))
-        for win, _ in plan:
-            for a in range(0, n, win):
-                b = min(n, a + win)
-                if b - a <= 2 * r:
-                    jobs[("whole", i, a, b)] = enc_job(i, a, b)
-                    continue
-                if a > 0:
-                    jobs[("edge", i, a, a + 2 * r)] = enc_job(i, a, a + 2 * r)
-                if b < n:
-                    jobs[("edge", i, b - 2 * r, b)] = enc_job(i, b - 2 * r, b)
+    for _, i, a, b in _windows(tracks, plan):
+        n = len(tracks[i][0])
+        if b - a <= 2 * r:
+            jobs[("whole", i, a, b)] = enc_job(i, a, b)
+            continue
+        if a > 0:
+            jobs[("edge", i, a, a + 2 * r)] = enc_job(i, a, a + 2 * r)
+        if b < n:
+            jobs[("edge", i, b - 2 * r, b)] = enc_job(i, b - 2 * r, b)
     enc = _run_batched(net.encode, jobs, max_frames)
-    full = []
-    for i, (faces, _) in enumerate(tracks):
+    full = [_assemble(enc, i, len(faces), r) for i, (faces, _) in enumerate(tracks)]
+    return {(win, i, a): _edged(full[i], enc, i, a, b, r) for win, i, a, b in _windows(tracks, plan)}
+
+
+def _staged_windows(net, tracks, plan, max_frames: int) -> dict[tuple, np.ndarray]:
+    """The same encodings, the visual side's edges re-encoded only where they change (asd_stages.py); the audio
+    encoder (a few percent of the cost) keeps the 12-frame patches."""
+    from hvbench_assets.core.speakers.asd_stages import visual_edges
+
+    r = ENCODER_REACH
+    windows = _windows(tracks, plan)
+    lefts = {(i, a) for _, i, a, b in windows if b - a > 2 * r and a > 0}
+    rights = {(i, b) for _, i, a, b in windows if b - a > 2 * r and b < len(tracks[i][0])}
+    visual, left, right = visual_edges(net, [faces for faces, _ in tracks], CHUNK, r, lefts, rights)
+    jobs: dict[tuple, tuple] = {}
+    for i, (faces, feats) in enumerate(tracks):
         n = len(faces)
-        f = np.zeros((n, 128), np.float32)
         for c0 in range(0, n, CHUNK):
             lo, hi = max(0, c0 - r), min(n, c0 + CHUNK + r)
-            c1 = min(n, c0 + CHUNK)
-            f[c0:c1] = enc[("chunk", i, lo, hi)][c0 - lo : c1 - lo]
-        full.append(f)
+            jobs[("chunk", i, lo, hi)] = (feats[4 * lo : 4 * hi].astype(np.float32),)
+    for i, a in lefts:
+        jobs[("edge", i, a, a + 2 * r)] = (tracks[i][1][4 * a : 4 * (a + 2 * r)].astype(np.float32),)
+    for i, b in rights:
+        jobs[("edge", i, b - 2 * r, b)] = (tracks[i][1][4 * (b - 2 * r) : 4 * b].astype(np.float32),)
+    short = {(i, a, b) for _, i, a, b in windows if b - a <= 2 * r}
+    for i, a, b in short:
+        jobs[("whole", i, a, b)] = (tracks[i][1][4 * a : 4 * b].astype(np.float32),)
+    audio = _run_batched(net.audio, jobs, 4 * max_frames)
+    shown = _run_batched(lambda f: net.full(f)[0], {k: (tracks[k[0]][0][k[1] : k[2]].astype(np.float32),) for k in short},
+                         max_frames)
+    full = [_assemble(audio, i, len(faces), r) for i, (faces, _) in enumerate(tracks)]
+    out = {}
+    for win, i, a, b in windows:
+        if b - a <= 2 * r:
+            out[(win, i, a)] = audio[("whole", i, a, b)] + shown[(i, a, b)]
+            continue
+        v = visual[i][a:b].copy()
+        if a > 0:
+            v[:r] = left[(i, a)]
+        if b < len(tracks[i][0]):
+            v[-r:] = right[(i, b)]
+        out[(win, i, a)] = _edged(full[i], audio, i, a, b, r) + v
+    return out
 
-    # 2. each window's encoding, then the back-end over windows of equal length together
-    heads: dict[tuple, tuple] = {}
-    for i, (faces, _) in enumerate(tracks):
-        n = len(faces)
-        for win, _ in plan:
-            for a in range(0, n, win):
-                b = min(n, a + win)
-                if b - a <= 2 * r:
-                    fused = enc[("whole", i, a, b)]
-                else:
-                    fused = full[i][a:b].copy()
-                    if a > 0:
-                        fused[:r] = enc[("edge", i, a, a + 2 * r)][:r]
-                    if b < n:
-                        fused[-r:] = enc[("edge", i, b - 2 * r, b)][-r:]
-                heads[(win, i, a)] = (fused,)
-    logits = _run_batched(net.head, heads, max_frames * 16)
+
+def _assemble(enc: dict, i: int, n: int, r: int) -> np.ndarray:
+    """Track i's whole encoding (n, 128) from its chunks' interiors."""
+    f = np.zeros((n, 128), np.float32)
+    for c0 in range(0, n, CHUNK):
+        lo, hi = max(0, c0 - r), min(n, c0 + CHUNK + r)
+        c1 = min(n, c0 + CHUNK)
+        f[c0:c1] = enc[("chunk", i, lo, hi)][c0 - lo : c1 - lo]
+    return f
+
+
+def _edged(full: np.ndarray, enc: dict, i: int, a: int, b: int, r: int) -> np.ndarray:
+    """Window a..b of a track's encoding, its edges' reach from their patches (the whole window when short)."""
+    if b - a <= 2 * r:
+        return enc[("whole", i, a, b)]
+    fused = full[a:b].copy()
+    if a > 0:
+        fused[:r] = enc[("edge", i, a, a + 2 * r)][:r]
+    if b < len(full):
+        fused[-r:] = enc[("edge", i, b - 2 * r, b)][-r:]
+    return fused
+
+
+def multi_window_scores(net, tracks: Sequence[tuple[np.ndarray, np.ndarray]], fps: float,
+                        window_s: Sequence[float], max_frames: int = 160) -> list[np.ndarray]:
+    """Per-frame scores (T,) of each (faces (T, 112, 112), mfcc (4T, 13)) track: the weighted mean over the
+    window lengths of the class-1 logit, rounded to 4 decimals like the reference loop. A net with the visual
+    encoder in stages (`full`, asd_stages.py) re-encodes only what a window's edges change."""
+    plan = window_plan(window_s, fps)
+    windows = (_staged_windows if hasattr(net, "full") else _patched_windows)(net, tracks, plan, max_frames)
+    # the back-end over windows of equal length together
+    logits = _run_batched(net.head, {k: (v,) for k, v in windows.items()}, max_frames * 16)
     total = sum(w for _, w in plan)
     out = []
     for i, (faces, _) in enumerate(tracks):

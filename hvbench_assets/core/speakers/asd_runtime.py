@@ -7,6 +7,7 @@ where the scores were computed."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -33,6 +34,8 @@ class TorchAsdNet:
     def __init__(self, net, device: str):
         self.device = device
         self.net = net.to(device).eval()
+        if hasattr(net, "spatial"):  # the visual encoder in stages: asd_batch.py takes the staged path
+            self.full = self._full
 
     def _run(self, fn, *arrays):
         import torch
@@ -46,11 +49,54 @@ class TorchAsdNet:
     def head(self, fused):
         return self._run(self.net.head, fused)
 
+    # the visual encoder in stages (asd_stages.py)
+    def _full(self, faces):
+        import torch
+
+        with torch.no_grad():
+            x = torch.from_numpy(np.ascontiguousarray(faces)).to(self.device)
+            s2 = self.net.spatial(2, self.net.temporal(1, *self.net.spatial(1, x)))
+            s3 = self.net.spatial(3, self.net.temporal(2, *s2))
+            return tuple(t.cpu().numpy() for t in (self.net.temporal(3, *s3), *s2, *s3))
+
+    def block1(self, faces):
+        return self._run(lambda x: self.net.temporal(1, *self.net.spatial(1, x)), faces)
+
+    def spatial(self, i, x):
+        import torch
+
+        with torch.no_grad():
+            return tuple(t.cpu().numpy() for t in self.net.spatial(i, torch.from_numpy(np.ascontiguousarray(x)).to(self.device)))
+
+    def temporal(self, i, s3, s5):
+        return self._run(lambda a, b: self.net.temporal(i, a, b), s3, s5)
+
+    def audio(self, mfcc):
+        return self._run(self.net.audio, mfcc)
+
+
+STAGE_WEIGHTS = {  # asd_stages.py's graphs: the visual encoder in stages, the audio encoder alone
+    "full": "light_asd_stage_full_onnx", "block1": "light_asd_stage_block1_onnx",
+    "spatial2": "light_asd_stage_spatial2_onnx", "temporal2": "light_asd_stage_temporal2_onnx",
+    "spatial3": "light_asd_stage_spatial3_onnx", "temporal3": "light_asd_stage_temporal3_onnx",
+    "audio": "light_asd_audio_onnx",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _shared_cpu_arena() -> None:
+    """Registers onnxruntime's process-wide CPU arena, which sessions opting in share (once per process)."""
+    import onnxruntime as ort
+
+    ort.create_and_register_allocator(ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0,
+                                                        ort.OrtMemType.DEFAULT), None)
+
 
 class OnnxAsdNet:
-    """The exported halves (scripts/convert_light_asd_onnx.py) in onnxruntime."""
+    """The exported halves (scripts/convert_light_asd_onnx.py) in onnxruntime; with `stages` (graph files by
+    STAGE_WEIGHTS key) also the staged encoder asd_stages.py runs."""
 
-    def __init__(self, encoder_path, head_path, device: str = "auto", threads: int = 1):
+    def __init__(self, encoder_path, head_path, device: str = "auto", threads: int = 1, stages: dict | None = None):
         import onnxruntime as ort
 
         providers = ["CPUExecutionProvider"]
@@ -65,15 +111,41 @@ class OnnxAsdNet:
         # forked after the session was built can use it too (onnxruntime's pool threads do not survive a fork).
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
-        self.enc = ort.InferenceSession(str(encoder_path), opts, providers=providers)
-        self.hd = ort.InferenceSession(str(head_path), opts, providers=providers)
+
+        def session(path):
+            return ort.InferenceSession(str(path), opts, providers=providers)
+
+        self.enc = session(encoder_path)
+        self.hd = session(head_path)
         self.device = "cuda" if "CUDAExecutionProvider" in self.enc.get_providers() else "cpu"
+        if stages:
+            # one arena for the staged graphs (the process's shared CPU allocator), not one each: 7 arenas each kept
+            # their largest call's buffers, 0.35 GB more at peak than the two halves
+            _shared_cpu_arena()
+            opts.add_session_config_entry("session.use_env_allocators", "1")
+            self._stages = {key: session(path) for key, path in stages.items()}
+            self.full = self._full  # asd_batch.py takes the staged path where `full` exists
 
     def encode(self, audio, faces):
         return self.enc.run(None, {"audio_mfcc": audio, "faces": faces})[0]
 
     def head(self, fused):
         return self.hd.run(None, {"fused": fused})[0]
+
+    def _full(self, faces):
+        return tuple(self._stages["full"].run(None, {"faces": faces}))
+
+    def block1(self, faces):
+        return self._stages["block1"].run(None, {"faces": faces})[0]
+
+    def spatial(self, i, x):
+        return tuple(self._stages[f"spatial{i}"].run(None, {"x": x}))
+
+    def temporal(self, i, s3, s5):
+        return self._stages[f"temporal{i}"].run(None, {"s3": s3, "s5": s5})[0]
+
+    def audio(self, mfcc):
+        return self._stages["audio"].run(None, {"audio_mfcc": mfcc})[0]
 
 
 @dataclass
@@ -120,7 +192,8 @@ class OnnxLightAsdScorer(_AsdScorer):
 
     def _build(self):
         try:
-            return OnnxAsdNet(weight_path("light_asd_encoder_onnx"), weight_path("light_asd_head_onnx"), self.device)
+            return OnnxAsdNet(weight_path("light_asd_encoder_onnx"), weight_path("light_asd_head_onnx"), self.device,
+                              stages={key: weight_path(name) for key, name in STAGE_WEIGHTS.items()})
         except WeightsUnavailable as exc:
             raise ModelUnavailable(str(exc)) from exc
 

@@ -153,6 +153,26 @@ def build_network():
         def head(self, fused):  # B, T, 128 -> B, T
             return self.lossAV.FC(self.model.GRU(fused))[..., 1]
 
+        # the visual encoder in stages (asd_batch.py re-encodes only the frames a window's edge changes): block i's
+        # per-frame spatial convolutions, then its temporal ones (+-2 frames) with the pooling that follows
+        def spatial(self, i: int, x):  # i = 1: faces (B, T, 112, 112) in 0-255; else (B, C, T, H, W)
+            if i == 1:
+                x = ((x / 255.0 - 0.4161) / 0.1688).unsqueeze(1)
+            blk = getattr(self.model.visualEncoder, f"block{i}")
+            return blk.relu(blk.bn_s_3(blk.s_3(x))), blk.relu(blk.bn_s_5(blk.s_5(x)))
+
+        def temporal(self, i: int, s3, s5):  # -> the next block's input; i = 3: visual features (B, T, 128)
+            enc, blk = self.model.visualEncoder, getattr(self.model.visualEncoder, f"block{i}")
+            x = blk.relu(blk.bn_last(blk.last(blk.relu(blk.bn_t_3(blk.t_3(s3))) + blk.relu(blk.bn_t_5(blk.t_5(s5))))))
+            if i < 3:
+                return (enc.pool1 if i == 1 else enc.pool2)(x)
+            x = x.transpose(1, 2)
+            b, t, c, h, w = x.shape
+            return enc.maxpool(x.reshape(b * t, c, h, w)).view(b, t, c)
+
+        def audio(self, audio_mfcc):  # (B, 4T, 13) -> (B, T, 128)
+            return self.model.audioEncoder(audio_mfcc.unsqueeze(1).transpose(2, 3))
+
     return LightASD()
 
 

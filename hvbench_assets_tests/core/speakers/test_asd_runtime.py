@@ -12,7 +12,7 @@ import torch
 
 from hvbench_assets.core.media import load_audio
 from hvbench_assets.core.speakers import asd_runtime
-from hvbench_assets.core.speakers.asd_batch import window_plan
+from hvbench_assets.core.speakers.asd_batch import multi_window_scores, window_plan
 from hvbench_assets.core.speakers.asd_runtime import LightAsdScorer, OnnxLightAsdScorer
 from hvbench_assets.core.speakers.light_asd import prepare_faces, score_with_network
 from hvbench_assets.core.speakers.mfcc import mfcc_per_video_frame
@@ -66,6 +66,30 @@ def test_batched_windows_equal_the_plain_loop(man_track):
     assert np.abs(both[0] - new).max() <= 1e-3
     assert np.abs(both[1] - scorer.score_prepared([short], fps)[0]).max() <= 1e-3
 
+
+
+class _Halves:
+    """A net with only the two halves: asd_batch re-encodes each window edge from a 12-frame patch."""
+
+    def __init__(self, net):
+        self.encode, self.head = net.encode, net.head
+
+
+def test_staged_edges_equal_the_patched_windows(man_track):
+    """The staged encoder (asd_stages.py: only what a window's edge changes, from the whole pass's block outputs)
+    gives the windows the patched path gives, on the reference's 11 windows (edges every second), a track of 3 s,
+    one of 31 frames (its last windows shorter than 12 frames) and one of 9, in torch and in onnxruntime."""
+    faces, audio, fps = man_track
+    tracks = [(faces, audio), (faces[:31], audio[: int(31 / fps * 16000)]), (faces[40:49], audio[int(40 / fps * 16000):])]
+    for scorer in (LightAsdScorer(device="cpu"), OnnxLightAsdScorer(device="cpu")):
+        net = scorer.load()
+        assert hasattr(net, "full")
+        items = [(f, mfcc_per_video_frame(a, len(f), fps)) for f, a in tracks]
+        staged = multi_window_scores(net, items, fps, scorer.window_s)
+        patched = multi_window_scores(_Halves(net), items, fps, scorer.window_s)
+        for s_, p_ in zip(staged, patched):
+            assert s_.shape == p_.shape and np.abs(s_ - p_).max() <= 1e-4, np.abs(s_ - p_).max()
+        assert (staged[0] > 0).any() and (staged[0] < 0).any()
 
 class _Recorder:
     """Stands in for the torch network: records the device of every input it is given."""
