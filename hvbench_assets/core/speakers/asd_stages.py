@@ -40,48 +40,52 @@ def visual_edges(net, tracks: Sequence[np.ndarray], chunk: int, reach: int,
     """Visual features of each whole track (n, 128), and of each window edge: a window starting at frame a of
     track i (lefts) gets frames a..a+5 from left[(i, a)], one ending before frame b (rights) frames b-6..b-1 from
     right[(i, b)]. Each edge lies at least 12 frames from the window's other edge."""
-    r1, r2, r3 = REACH
-    need2 = {(i, f) for i, a in lefts for f in range(a + r1, a + r1 + r2)} | \
-            {(i, f) for i, b in rights for f in range(b - r1 - r2, b - r1)}
-    need3 = {(i, f) for i, a in lefts for f in range(a + r2, a + r2 + r2)} | \
-            {(i, f) for i, b in rights for f in range(b - r2 - r2, b - r2)}
-    kept2, kept3, whole = {}, {}, []
+    r1 = REACH[0]
+    # per block 2 and 3: the whole pass's spatial outputs its temporal part reads next to an edge, besides the frames
+    # the block before changed (reach ... reach + 2 frames after block i-1's reach; mirrored at a right edge)
+    spans = {blk: (REACH[blk - 2], REACH[blk - 1] + 2) for blk in (2, 3)}
+
+    def kept_frames(blk: int, edge: int, left: bool) -> range:
+        lo, hi = spans[blk]
+        return range(edge + lo, edge + hi) if left else range(edge - hi, edge - lo)
+
+    need = {blk: {(i, f) for i, a in lefts for f in kept_frames(blk, a, True)}
+            | {(i, f) for i, b in rights for f in kept_frames(blk, b, False)} for blk in (2, 3)}
+    kept: dict[int, dict] = {2: {}, 3: {}}
+    whole = []
     for i, faces in enumerate(tracks):
         n = len(faces)
         v = np.zeros((n, 128), np.float32)
         for c0 in range(0, n, chunk):  # interior c0..c1 of a pass over lo..hi (the reach beyond it is context)
             lo, hi, c1 = max(0, c0 - reach), min(n, c0 + chunk + reach), min(n, c0 + chunk)
-            vis, s2a, s2b, s3a, s3b = (x[0] for x in net.full(faces[None, lo:hi].astype(np.float32)))
+            vis, *pairs = (x[0] for x in net.full(faces[None, lo:hi].astype(np.float32)))
             v[c0:c1] = vis[c0 - lo : c1 - lo]
-            for f in range(c0, c1):
-                if (i, f) in need2:
-                    kept2[(i, f)] = (s2a[:, f - lo], s2b[:, f - lo])
-                if (i, f) in need3:
-                    kept3[(i, f)] = (s3a[:, f - lo], s3b[:, f - lo])
+            for blk, (sa, sb) in zip((2, 3), (pairs[:2], pairs[2:])):
+                for f in range(c0, c1):
+                    if (i, f) in need[blk]:
+                        kept[blk][(i, f)] = (sa[:, f - lo], sb[:, f - lo])
         whole.append(v)
 
     def side(edges: list[tuple[int, int]], left: bool) -> dict:
         if not edges:
             return {}
+
+        def changed(items, r: int, axis: int):  # the r frames next to the edge (frame axis 1 of 5-D, 0 of visual)
+            cut = slice(0, r) if left else slice(-r, None)
+            return [o[0][(slice(None),) * axis + (cut,)] for o in items]
+
         # block 1 on the 4 frames next to the edge, keeping the 2 it changes
         x1 = [(tracks[i][a : a + 2 * r1] if left else tracks[i][a - 2 * r1 : a]).astype(np.float32) for i, a in edges]
-        b1 = [o[0][:, :r1] if left else o[0][:, -r1:] for o in _batched(net.block1, [(x,) for x in x1], EDGES_PER_CALL)]
-        # block 2: spatial on those 2, temporal on them and the whole pass's next 4 (6 frames), keeping 4
-        s2 = _batched(lambda x: net.spatial(2, x), [(x,) for x in b1], EDGES_PER_CALL)
-        own2 = [[kept2[(i, f)] for f in (range(a + r1, a + r1 + r2) if left else range(a - r1 - r2, a - r1))]
-                for i, a in edges]
-        in2 = [tuple(np.concatenate([s[k]] + [o[k][:, None] for o in own], axis=1) if left else
-                     np.concatenate([o[k][:, None] for o in own] + [s[k]], axis=1) for k in (0, 1))
-               for s, own in zip(s2, own2)]
-        b2 = [o[0][:, :r2] if left else o[0][:, -r2:] for o in _batched(lambda p, q: net.temporal(2, p, q), in2, EDGES_PER_CALL)]
-        # block 3: spatial on those 4, temporal on them and the whole pass's next 4 (8 frames), keeping 6
-        s3 = _batched(lambda x: net.spatial(3, x), [(x,) for x in b2], EDGES_PER_CALL)
-        own3 = [[kept3[(i, f)] for f in (range(a + r2, a + r2 + r2) if left else range(a - r2 - r2, a - r2))]
-                for i, a in edges]
-        in3 = [tuple(np.concatenate([s[k]] + [o[k][:, None] for o in own], axis=1) if left else
-                     np.concatenate([o[k][:, None] for o in own] + [s[k]], axis=1) for k in (0, 1))
-               for s, own in zip(s3, own3)]
-        out = _batched(lambda p, q: net.temporal(3, p, q), in3, EDGES_PER_CALL)
-        return {e: (o[0][:r3] if left else o[0][-r3:]) for e, o in zip(edges, out)}
+        x = changed(_batched(net.block1, [(f,) for f in x1], EDGES_PER_CALL), r1, 1)
+        # blocks 2 and 3: spatial part on the changed frames, temporal part on them beside the whole pass's kept ones
+        for blk in (2, 3):
+            s = _batched(lambda y, blk=blk: net.spatial(blk, y), [(y,) for y in x], EDGES_PER_CALL)
+            own = [[kept[blk][(i, f)] for f in kept_frames(blk, a, left)] for i, a in edges]
+            pairs = [tuple(np.concatenate(([new[k]] if left else []) + [o[k][:, None] for o in mine]
+                                          + ([] if left else [new[k]]), axis=1) for k in (0, 1))
+                     for new, mine in zip(s, own)]
+            out = _batched(lambda p, q, blk=blk: net.temporal(blk, p, q), pairs, EDGES_PER_CALL)
+            x = changed(out, REACH[blk - 1], 1 if blk == 2 else 0)
+        return dict(zip(edges, x))
 
     return whole, side(sorted(lefts), True), side(sorted(rights), False)
