@@ -62,15 +62,10 @@ def export_stages(net, paths: dict[str, Path]) -> None:
         def forward(self, *xs):
             return self.fn(*xs)
 
-    def full(faces):
-        s2 = net.spatial(2, net.temporal(1, *net.spatial(1, faces)))
-        s3 = net.spatial(3, net.temporal(2, *s2))
-        return (net.temporal(3, *s3), *s2, *s3)
-
     t, b = 30, 2
     five = {0: "batch", 2: "frames"}
     specs = {  # name: (function, example inputs, input names, output names, dynamic axes per tensor)
-        "light_asd_stage_full_onnx": (full, (torch.rand(b, t, 112, 112) * 255,), ["faces"],
+        "light_asd_stage_full_onnx": (net.full, (torch.rand(b, t, 112, 112) * 255,), ["faces"],
                                       ["visual", "s2_3", "s2_5", "s3_3", "s3_5"],
                                       {"faces": {0: "batch", 1: "frames"}, "visual": {0: "batch", 1: "frames"},
                                        "s2_3": five, "s2_5": five, "s3_3": five, "s3_5": five}),

@@ -38,10 +38,12 @@ class TorchAsdNet:
             self.full = self._full
 
     def _run(self, fn, *arrays):
+        """fn on the arrays moved to the device; its tensor, or tuple of tensors, back as numpy."""
         import torch
 
         with torch.no_grad():
-            return fn(*(torch.from_numpy(np.ascontiguousarray(a)).to(self.device) for a in arrays)).cpu().numpy()
+            out = fn(*(torch.from_numpy(np.ascontiguousarray(a)).to(self.device) for a in arrays))
+            return tuple(t.cpu().numpy() for t in out) if isinstance(out, tuple) else out.cpu().numpy()
 
     def encode(self, audio, faces):
         return self._run(self.net.encode, audio, faces)
@@ -51,22 +53,13 @@ class TorchAsdNet:
 
     # the visual encoder in stages (asd_stages.py)
     def _full(self, faces):
-        import torch
-
-        with torch.no_grad():
-            x = torch.from_numpy(np.ascontiguousarray(faces)).to(self.device)
-            s2 = self.net.spatial(2, self.net.temporal(1, *self.net.spatial(1, x)))
-            s3 = self.net.spatial(3, self.net.temporal(2, *s2))
-            return tuple(t.cpu().numpy() for t in (self.net.temporal(3, *s3), *s2, *s3))
+        return self._run(self.net.full, faces)
 
     def block1(self, faces):
         return self._run(lambda x: self.net.temporal(1, *self.net.spatial(1, x)), faces)
 
     def spatial(self, i, x):
-        import torch
-
-        with torch.no_grad():
-            return tuple(t.cpu().numpy() for t in self.net.spatial(i, torch.from_numpy(np.ascontiguousarray(x)).to(self.device)))
+        return self._run(lambda y: self.net.spatial(i, y), x)
 
     def temporal(self, i, s3, s5):
         return self._run(lambda a, b: self.net.temporal(i, a, b), s3, s5)

@@ -170,6 +170,11 @@ def build_network():
             b, t, c, h, w = x.shape
             return enc.maxpool(x.reshape(b * t, c, h, w)).view(b, t, c)
 
+        def full(self, faces):  # the whole visual encoder, also returning blocks 2 and 3's spatial outputs
+            s2 = self.spatial(2, self.temporal(1, *self.spatial(1, faces)))
+            s3 = self.spatial(3, self.temporal(2, *s2))
+            return (self.temporal(3, *s3), *s2, *s3)
+
         def audio(self, audio_mfcc):  # (B, 4T, 13) -> (B, T, 128)
             return self.model.audioEncoder(audio_mfcc.unsqueeze(1).transpose(2, 3))
 
