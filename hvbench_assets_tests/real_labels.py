@@ -15,7 +15,7 @@ from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import probe_video
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.labels.audio import audio_tags, transcript, voice_demographics
-from hvbench_assets.defs.labels.speakers import speaker_scores
+from hvbench_assets.defs.labels.speakers import speaker_frame_scores, speaker_scores
 from hvbench_assets.defs.labels.vision import demographics, human_tracks, human_verdicts, person_count
 from hvbench_assets.defs.resources import (
     AudioModelsResource,
@@ -26,8 +26,8 @@ from hvbench_assets.defs.resources import (
 )
 from hvbench_assets_tests.conftest import shared_clip
 
-LABELS = [audio_tags, transcript, voice_demographics, human_tracks, person_count, demographics, speaker_scores,
-          human_verdicts]
+LABELS = [audio_tags, transcript, voice_demographics, human_tracks, person_count, demographics, speaker_frame_scores,
+          speaker_scores, human_verdicts]
 _BUILT: dict[tuple[str, str], Path] = {}
 _METADATA: dict[tuple[str, str], dict[str, dict]] = {}  # (clip, key) -> label asset -> its materialization metadata
 # The clip of the speaker-based tasks (ASD, AVAD): the talking man of man_talking_head twice in a row beside the

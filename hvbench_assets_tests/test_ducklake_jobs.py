@@ -27,7 +27,7 @@ from hvbench_assets_tests.pipeline_runs import (
 
 # the chain behind ASD (its question video has drawn letters) and HC (rejected here: 2 people, fewer than 3)
 CLIP_ASSETS = ["video_probe", "human_tracks", "human_verdicts", "person_count", "demographics", "audio_tags", "voice_demographics",
-               "speaker_scores", "active_speaker_detection", "human_counting"]
+               "speaker_frame_scores", "speaker_scores", "active_speaker_detection", "human_counting"]
 # differ between any two runs by design: when a row was written or first seen, and the run folder of the crops
 VOLATILE = {"materialized_at", "first_seen", "noticed_at"}
 RUN_FOLDER = re.compile(r"run-[0-9a-f-]{36}")

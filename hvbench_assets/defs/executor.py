@@ -232,9 +232,10 @@ def _fork_order(step) -> tuple:
 
 def _leading_steps(plan) -> dict[str, float]:
     """Forkable steps and every step upstream of one: taken first, so a forkable step starts as early as it can.
-    Each maps to the share (0-1) of the plan's heavy forkable steps (`cpu` pool: L7, the transcript) at or below
-    it, so of the ready steps those that a heavy one waits for go first: after L1, L7's inputs (L3, L2, the voice)
-    before the verdicts (only task steps wait for them), which had held L7 back 1.5 s of a batch's 30."""
+    Each maps to the share (0-1) of the plan's heavy forkable steps (`cpu` pool: L7's frame scores, the transcript)
+    at or below it, so of the ready steps those that a heavy one waits for go first (L1's verdicts once held L7 back
+    1.5 s of a batch's 30); then those behind a light forkable one (L2, L3 and the voice, which L7's verdicts and so
+    the speaker tasks wait for)."""
     steps = plan.get_steps_to_execute_in_topo_order()
     upstream = {s.key: {h.step_key for i in s.step_inputs for h in i.get_step_output_handle_dependencies()}
                 for s in steps}

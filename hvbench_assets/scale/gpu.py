@@ -17,9 +17,9 @@ from hvbench_assets import settings_table
 RAY_CONFIG_TAG = "dagster-ray/config"  # what dagster-ray's launcher and executor read
 
 # Per-clip assets whose full-profile backend runs a torch model (docs/labels.md, backend table): YOLOv8 / RetinaFace
-# (human_tracks), DeepFace (demographics), AST (audio_tags), Light-ASD (speaker_scores), SenseVoice (transcript,
+# (human_tracks), DeepFace (demographics), AST (audio_tags), Light-ASD (speaker_frame_scores), SenseVoice (transcript,
 # speech_emotion), wav2vec2 (voice_demographics).
-GPU_ASSETS = frozenset({"human_tracks", "demographics", "audio_tags", "speaker_scores", "transcript",
+GPU_ASSETS = frozenset({"human_tracks", "demographics", "audio_tags", "speaker_frame_scores", "transcript",
                         "speech_emotion", "voice_demographics"})
 
 

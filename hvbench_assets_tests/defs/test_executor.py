@@ -13,7 +13,7 @@ import pytest
 from hvbench_assets.defs.executor import CPU_POOL, cpu_pool_limit, machine_cores, machine_sized_executor
 
 CPU_HEAVY = {"scene_clips", "human_tracks", "human_verdicts", "demographics", "audio_tags", "transcript", "speech_emotion",
-             "voice_demographics", "speaker_scores"}
+             "voice_demographics", "speaker_frame_scores"}
 
 
 @dg.asset

@@ -1,7 +1,7 @@
 """The per-clip job with `transcript` forked from the run's process (defs/executor.py) on a generated clip with
 espeak-ng speech and two faces: transcript and L1 (human_tracks) both materialize with their own events, the
-transcript in the child, and every row equals the one the sequential in-process executor writes. L7
-(`speaker_scores`) and the ASD question (its video encoded in the child) are forked too once a core is free."""
+transcript in the child, and every row equals the one the sequential in-process executor writes. L7's scores
+(`speaker_frame_scores`) and the ASD question (its video encoded in the child) are forked too once a core is free."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from hvbench_assets.core.settings import PROJECT_ROOT
 from hvbench_assets_tests.pipeline_runs import ingest_inbox, new_clips, talking_clip, use_data_root
 
 ASSETS = ["video_probe", "audio_tags", "transcript", "human_tracks"]
-L7_CHAIN = ["voice_demographics", "person_count", "demographics", "speaker_scores", "human_verdicts",
+L7_CHAIN = ["voice_demographics", "person_count", "demographics", "speaker_frame_scores", "speaker_scores", "human_verdicts",
             "active_speaker_detection"]
 VOLATILE = {"materialized_at"}
 
@@ -87,7 +87,7 @@ def test_transcript_forked_beside_l1_materializes_the_rows_of_the_sequential_run
                     ("STEP_", "ASSET_MATERIALIZATION")) and ev.event_type_value != "ASSET_MATERIALIZATION_PLANNED":
                 pids.setdefault(ev.step_key, set()).add(ev.pid)
                 kinds.setdefault(ev.step_key, []).append(ev.event_type_value)
-        for key in ("transcript", "human_tracks", "speaker_scores", "active_speaker_detection"):
+        for key in ("transcript", "human_tracks", "speaker_frame_scores", "speaker_scores", "active_speaker_detection"):
             assert kinds[key][0] == "STEP_START" and kinds[key][-1] == "STEP_SUCCESS", kinds[key]
             assert "ASSET_MATERIALIZATION" in kinds[key]
         assert pids["human_tracks"] == {os.getpid()}  # the run's process (execute_job runs it here)
@@ -95,7 +95,8 @@ def test_transcript_forked_beside_l1_materializes_the_rows_of_the_sequential_run
         assert child != os.getpid()
         # L7 forks when the transcript's child is gone by then; its question step always finds the core free
         (asd_child,) = pids["active_speaker_detection"]
-        assert asd_child not in (os.getpid(), child) and len(pids["speaker_scores"]) == 1
+        assert asd_child not in (os.getpid(), child) and len(pids["speaker_frame_scores"]) == 1
+        assert pids["speaker_scores"] == {os.getpid()}  # the verdicts are light: the run's process
         assert asd["status"] and asd["rule"], asd  # a verdict, written by the child
         for key in ASSETS:  # lineage: each asset has a materialization from each run
             runs = {e.run_id for e in instance.fetch_materializations(dg.AssetKey(key), limit=10).records}

@@ -9,14 +9,14 @@ import pytest
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
 from hvbench_assets.core.vision.tables import HUMAN_TRACKS, letter_tracks, load_tracks
 from hvbench_assets.defs.labels.audio import audio_tags, voice_demographics
-from hvbench_assets.defs.labels.speakers import speaker_scores
+from hvbench_assets.defs.labels.speakers import speaker_frame_scores, speaker_scores
 from hvbench_assets.defs.labels.vision import demographics, human_tracks, person_count
 from hvbench_assets.defs.resources import VisionResource, WarehouseResource
 from hvbench_assets_tests.defs.test_audio_assets import run
 from hvbench_assets_tests.media_factory import moving_square_video
 from hvbench_assets_tests.real_labels import LABELS, label_metadata, labelled, materialize
 
-CHAIN = [audio_tags, voice_demographics, human_tracks, person_count, demographics, speaker_scores]
+CHAIN = [audio_tags, voice_demographics, human_tracks, person_count, demographics, speaker_frame_scores, speaker_scores]
 
 
 def run_chain(tmp_path, key, path):
@@ -101,11 +101,40 @@ def test_clip_without_audio_gets_status_rows(tmp_path):
     assert {r["method"] for r in rows} == {"combined"}  # the configured method, though nothing was scored
 
 
+def test_rules_rerun_on_the_stored_frame_scores(tmp_path_factory):
+    """speaker_scores reads the network's per-frame scores from speaker_frame_scores: a stricter run rule reruns
+    only the verdicts (no face-crop clip is read), on the very same scores; without frame scores it says what to
+    materialize."""
+    from hvbench_assets.core.speakers.tables import SPEAKER_FRAME_SCORES
+    from hvbench_assets.defs.resources import AudioModelsResource, SettingsResource
+
+    root, wh = cached_chain(tmp_path_factory, "man_talking_head.mp4", "man")
+    before = wh.rows(SPEAKER_SCORES, video_id="man", order_by="track_id")
+    frames = wh.rows(SPEAKER_FRAME_SCORES, video_id="man", order_by="track_id")
+    assert [r["scores"] for r in frames] == [r["scores"] for r in before]
+    talker = next(r for r in before if r["speaking"])
+    for clip in root.rglob("*_face.mp4"):
+        clip.unlink()  # the verdicts never read a crop clip
+    resources = {"settings": SettingsResource(data_dir=str(root / "data")),
+                 "warehouse": WarehouseResource(path=str(root / "wh.duckdb")),
+                 "audio_models": AudioModelsResource(speaking_min_run=talker["longest_run"])}
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("videos", ["man"])
+    assert dg.materialize([speaker_scores], partition_key="man", resources=resources, instance=instance).success
+    after = wh.rows(SPEAKER_SCORES, video_id="man", order_by="track_id")
+    assert [r["scores"] for r in after] == [r["scores"] for r in before]
+    assert not any(r["speaking"] for r in after) and {r["min_run"] for r in after} == {talker["longest_run"]}
+    wh.execute("DELETE FROM speaker_frame_scores")
+    with pytest.raises(dg.Failure, match="materialize speaker_frame_scores first"):
+        dg.materialize([speaker_scores], partition_key="man", resources=resources, instance=instance)
+
+
 def test_resources_are_registered():
     from hvbench_assets.definitions import defs
 
     d = defs()
-    assert d.resolve_assets_def("speaker_scores").group_names_by_key[dg.AssetKey("speaker_scores")] == "labels"
+    for key in ("speaker_frame_scores", "speaker_scores"):
+        assert d.resolve_assets_def(key).group_names_by_key[dg.AssetKey(key)] == "labels"
     assert "audio_models" in (d.resources or {})
 
 
@@ -130,7 +159,8 @@ def _full_profile(tmp_path, **audio_models):
 def _materialize_man(resources):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("videos", ["man"])
-    return dg.materialize([speaker_scores], partition_key="man", resources=resources, instance=instance)
+    return dg.materialize([speaker_frame_scores, speaker_scores], partition_key="man", resources=resources,
+                          instance=instance)
 
 
 def test_full_profile_runs_light_asd_from_the_configured_weights(tmp_path_factory):

@@ -55,34 +55,54 @@ def _row(scores: np.ndarray, fps: float, first_frame: int, min_run: int, voice, 
     }
 
 
-def clip_rows(
-    scorer: SpeakerScorer, tracks: Sequence[TrackFrames], clip_audio: np.ndarray, fps: float,
-    min_run: int = rules.DEFAULT_MIN_RUN, voice: rules.PersonClass | None = None,
-    faces: dict[int, rules.PersonClass | None] | None = None, veto_min_confidence: float = 0.7,
-) -> list[dict]:
-    """One row per track, in the given order. A track whose crop clip cannot be read gets a `failed`
-    row and is left out of the comparison; the others are still scored."""
+def clip_scores(scorer: SpeakerScorer, tracks: Sequence[TrackFrames], clip_audio: np.ndarray, fps: float) -> list[dict]:
+    """Per-frame scores of every track, in the given order (the costly part of L7: no rule, no veto yet). A track
+    whose crop clip cannot be read gets a `failed` row and is left out of the comparison; the others are still
+    scored."""
     prepared: list[tuple[int, PlacedSignals]] = []
     failed: dict[int, dict] = {}
     for i, tr in enumerate(tracks):
         try:
             sig = scorer.prepare(tr.frames(), track_audio(clip_audio, tr.first_frame, tr.n_frames, fps), fps)
         except MediaError as exc:
-            failed[i] = {"status": "failed", "reason": str(exc), "fps": fps, "first_frame": tr.first_frame,
-                         "speaking": False}
+            failed[i] = {"status": "failed", "reason": str(exc), "fps": fps, "first_frame": tr.first_frame}
             continue
         prepared.append((i, PlacedSignals(tr.first_frame, sig)))
     scores = scorer.score_placed([p for _, p in prepared], fps) if prepared else []
     by_index = {i: s for (i, _), s in zip(prepared, scores)}
-    faces = faces or {}
     # read after scoring: a method whose network failed to load has fallen back by now (methods.py)
     method = {"method": getattr(scorer, "method", None), "method_note": getattr(scorer, "method_note", None)}
-    rows = []
-    for i, tr in enumerate(tracks):
-        row = failed.get(i) or _row(by_index[i], fps, tr.first_frame, min_run, voice, faces.get(tr.track_id),
-                                    veto_min_confidence)
-        rows.append({**row, **method, "track_id": tr.track_id})
-    return rows
+    return [{**(failed.get(i) or {"status": "ok", "reason": None, "fps": fps, "first_frame": tr.first_frame,
+                                  "n_frames": len(by_index[i]), "scores": [float(s) for s in by_index[i]]}),
+             **method, "track_id": tr.track_id} for i, tr in enumerate(tracks)]
+
+
+def verdict_rows(
+    score_rows: Sequence[dict], min_run: int = rules.DEFAULT_MIN_RUN, voice: rules.PersonClass | None = None,
+    faces: dict[int, rules.PersonClass | None] | None = None, veto_min_confidence: float = 0.7,
+) -> list[dict]:
+    """L7 rows from `clip_scores` rows: the longest positive run against `min_run`, then the voice/face veto. A
+    row that is not `ok` (failed, or a clip-level status) is kept and does not speak."""
+    faces = faces or {}
+    out = []
+    for r in score_rows:
+        keep = {k: r.get(k) for k in ("track_id", "method", "method_note")}
+        if r.get("status") != "ok":
+            out.append({**r, "speaking": False})
+            continue
+        row = _row(np.asarray(r["scores"], dtype=float), r["fps"], r["first_frame"], min_run, voice,
+                   faces.get(r["track_id"]), veto_min_confidence)
+        out.append({**row, **keep})
+    return out
+
+
+def clip_rows(
+    scorer: SpeakerScorer, tracks: Sequence[TrackFrames], clip_audio: np.ndarray, fps: float,
+    min_run: int = rules.DEFAULT_MIN_RUN, voice: rules.PersonClass | None = None,
+    faces: dict[int, rules.PersonClass | None] | None = None, veto_min_confidence: float = 0.7,
+) -> list[dict]:
+    """One L7 row per track, in the given order: `clip_scores`, then `verdict_rows`."""
+    return verdict_rows(clip_scores(scorer, tracks, clip_audio, fps), min_run, voice, faces, veto_min_confidence)
 
 
 def track_row(

@@ -1,6 +1,24 @@
-"""Warehouse table of L7 active-speaker scores (one row per face track)."""
+"""Warehouse tables of L7: per-frame speaker scores (the network's part) and the speaking verdicts (one row per
+face track each)."""
 
 from hvbench_assets.core.warehouse import TableSpec
+
+SPEAKER_FRAME_SCORES = TableSpec(
+    "speaker_frame_scores",
+    (
+        ("video_id", "VARCHAR"),
+        ("track_id", "INTEGER"),  # null on a clip-level status row (no_faces / no_speech / no_audio)
+        ("status", "VARCHAR"),  # ok | failed | a clip-level status
+        ("reason", "VARCHAR"),
+        ("fps", "DOUBLE"),
+        ("first_frame", "INTEGER"),
+        ("n_frames", "INTEGER"),
+        ("scores", "JSON"),  # one score per track frame; > 0 = speaking
+        ("method", "VARCHAR"),  # combined | light_asd | lipsync: what produced the scores (core/speakers/methods.py)
+        ("method_note", "VARCHAR"),  # why another method than the configured one ran (weights failed to load)
+    ),
+    description="L7 evidence: per-track active-speaker score per frame, before the run rule and the veto",
+)
 
 SPEAKER_SCORES = TableSpec(
     "speaker_scores",

@@ -133,6 +133,11 @@ BY_TABLE: dict[str, dict[str, str]] = {
         "child_prob": "Probability of a child's voice", "age_years": "Voice age estimate (years)",
         "pitch_hz": "Median voice pitch (Hz)", "class_probs": "Voice class probabilities, as JSON",
         "method": "model, heuristic (pitch) or mlp+pitch", "segments": "Class per voiced stretch (heuristic)"},
+    "speaker_frame_scores": {
+        "method_note": "Why another method than the configured one ran (e.g. weights failed to load)",
+        "track_id": "L1 track id (null on a clip-level status row)", "fps": "Frames per second of the scores",
+        "first_frame": "Clip frame of the first score", "n_frames": "Number of scores",
+        "scores": "One score per track frame (> 0: speaking), before the run rule and the veto"},
     "speaker_scores": {
         "method_note": "Why another method than the configured one ran (e.g. weights failed to load)",
         "track_id": "L1 track id (null on a clip-level status row)", "fps": "Frames per second of the scores",
