@@ -74,8 +74,41 @@ ACTIVE = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.Dagste
 
 
 def machine_cores() -> int:
-    """Cores this process may use (a container's CPU set, not the host's count)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    """Cores this process may use (a container's CPU set, not the host's count; not narrowed by `_Cores`)."""
+    return len(_Cores.allowed())
+
+
+class _Cores:
+    """The cores the run's process computes on. While heavy forked steps (`cpu` pool: L7's frame scores) run, a step
+    that no heavy forkable step waits for (L2, L3, L1's verdicts, the task questions) leaves them their cores, so its
+    threads (DeepFace's, x264's, DuckDB's) never slow the step the run waits for longest; a step on the way to one
+    (L1 beside the forked transcript) keeps every core. Linux only: elsewhere nothing is narrowed."""
+
+    _ALL: list[frozenset] = []
+
+    @classmethod
+    def allowed(cls) -> frozenset:
+        if not hasattr(os, "sched_getaffinity"):
+            return frozenset(range(os.cpu_count() or 1))
+        if not cls._ALL:
+            cls._ALL.append(frozenset(os.sched_getaffinity(0)))
+        return cls._ALL[0]
+
+    def __init__(self):
+        self.now = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else self.allowed()
+
+    def leave(self, busy: int) -> None:
+        """Narrow this process (every thread) to all cores but `busy` of them, at least one; 0 restores all."""
+        cores = sorted(self.allowed())
+        want = frozenset(cores[busy:] or cores[-1:]) if busy else self.allowed()
+        if want == self.now or not hasattr(os, "sched_setaffinity"):
+            return
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                os.sched_setaffinity(int(tid), want)
+            except OSError:  # a thread that just ended
+                pass
+        self.now = want
 
 
 def cpu_pool_limit(instance: dg.DagsterInstance, cores: int) -> int:
@@ -135,6 +168,7 @@ class MachineSizedExecutor(Executor):
         lead = _leading_steps(execution_plan)
         children: dict[str, _Child] = {}
         waiting: list = []  # forkable steps taken from the plan while the child slot was busy, heaviest first
+        cores = _Cores()
         logs = job_context.instance.compute_log_manager
         with InstanceConcurrencyContext(job_context.instance, job_context.dagster_run) as concurrency, \
                 execution_plan.start(retry_mode=job_context.retry_mode, instance_concurrency_context=concurrency,
@@ -176,6 +210,7 @@ class MachineSizedExecutor(Executor):
                             # returned at once and a step waiting for a `cpu` slot spun this process at 100 %
                             time.sleep(max(IDLE_POLL_S, active.sleep_interval()))
                             continue
+                        cores.leave(0 if lead.get(step.key) else sum(c.heavy for c in children.values()))
                         step_context = job_context.for_step(step, active.get_known_state())
                         events = []
                         for event in dagster_event_sequence_for_step(step_context):
@@ -188,6 +223,7 @@ class MachineSizedExecutor(Executor):
                             yield event
                         yield from _trigger_hook(step_context, events)
                 finally:
+                    cores.leave(0)
                     for child in children.values():  # interrupted or failed: stop the children too
                         child.stop()
 
@@ -265,6 +301,7 @@ class _Child:
     key: str
     pid: int
     path: Path
+    heavy: bool  # a `cpu` pool step
     exit_code: int | None = None
 
     @classmethod
@@ -276,6 +313,7 @@ class _Child:
             code = 0
             try:
                 die_with_parent()
+                _Cores().leave(0)  # forked while the run's process was narrowed: the step may use every core
                 _FORKED_STEP[0] = step_context.step.key
                 with os.fdopen(fd, "w") as out:
                     events = []
@@ -292,7 +330,7 @@ class _Child:
                 flush_std_streams()
                 os._exit(code)
         os.close(fd)
-        return cls(step_context.step.key, pid, Path(name))
+        return cls(step_context.step.key, pid, Path(name), step_context.step.pool == CPU_POOL)
 
     def exited(self) -> bool:
         if self.exit_code is None:
