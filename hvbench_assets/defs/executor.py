@@ -25,7 +25,8 @@ step that finds the child slot busy waits for it while the run's process compute
 a cheap forked step cannot push a heavy one into the run's process); it runs in the run's process only when
 nothing else is ready. Forkable steps of the `cpu` pool (L7) get the slot first, ready or waiting: a cheap
 forked task step taking it first kept L7, the run's longest step, waiting for it.
-A process holding an attached DuckLake catalog is not forked (ducklake.fork_safe: such a child crashed); the
+While a heavy child computes, the run's process keeps the steps no heavy forkable step waits for off the child's
+core (`_Cores`). A process holding an attached DuckLake catalog is not forked (ducklake.fork_safe: such a child crashed); the
 step then runs in the run's process like the others.
 
 Run config can still choose `multiprocess` (the launchpad shows the choices).

@@ -362,3 +362,70 @@ def test_a_step_waiting_for_a_pool_slot_does_not_spin_the_run_process(instance, 
     assert result.success
     assert time.monotonic() - t0 >= held_s  # it did wait for the slot
     assert len(calls) < 40 * (time.monotonic() - t0) + 50, len(calls)
+
+
+def _affinity() -> dict:
+    return {"pid": os.getpid(), "cores": sorted(os.sched_getaffinity(0))}
+
+
+@dg.asset(deps=[first], op_tags=FORK, pool=CPU_POOL)
+def c_heavy_child(context) -> dg.MaterializeResult:
+    """Computes (here: waits) until `c_side` has looked at its cores, so both run at once."""
+    import time
+
+    deadline = time.time() + 60
+    while time.time() < deadline and not _marker().exists():
+        time.sleep(0.02)
+    return dg.MaterializeResult(metadata=_affinity())
+
+
+@dg.asset(deps=[first])
+def c_feeds_heavy() -> dg.MaterializeResult:
+    """A heavy forkable step waits for it (as L7's frame scores wait for L1): every core."""
+    return dg.MaterializeResult(metadata=_affinity())
+
+
+@dg.asset(deps=[c_feeds_heavy], op_tags=FORK, pool=CPU_POOL)
+def c_heavy_later() -> None:
+    pass
+
+
+@dg.asset(deps=[first])
+def c_side() -> dg.MaterializeResult:
+    """No heavy forkable step waits for it (as L3 or a task question beside L7): leaves the child its core."""
+    import threading
+
+    seen: list = []
+    thread = threading.Thread(target=lambda: seen.append(sorted(os.sched_getaffinity(0))))  # a new thread too
+    thread.start()
+    thread.join()
+    meta = {**_affinity(), "thread_cores": seen[0]}
+    _marker().write_text("done")
+    return dg.MaterializeResult(metadata=meta)
+
+
+def cores_job() -> dg.JobDefinition:
+    defs = dg.Definitions(assets=[first, c_heavy_child, c_feeds_heavy, c_heavy_later, c_side],
+                          executor=machine_sized_executor, jobs=[dg.define_asset_job("cores", selection="*")])
+    return defs.resolve_job_def("cores")
+
+
+@pytest.mark.skipif(machine_cores() < 2 or not hasattr(os, "sched_setaffinity"),
+                    reason="narrowing to the cores a forked child leaves needs a second core (and Linux)")
+def test_steps_no_heavy_child_waits_for_leave_it_its_core(instance, monkeypatch, tmp_path):
+    monkeypatch.setenv("HVBENCH_TEST_MARKER", str(tmp_path / "side.done"))
+    every = sorted(os.sched_getaffinity(0))
+    result = dg.execute_job(dg.reconstructable(cores_job), instance=instance)
+    assert result.success
+
+    def meta(key):
+        m = instance.get_latest_materialization_event(dg.AssetKey(key)).asset_materialization.metadata
+        return {k: v.value for k, v in m.items()}
+
+    child, side, feeds = meta("c_heavy_child"), meta("c_side"), meta("c_feeds_heavy")
+    assert child["pid"] != os.getpid() and child["cores"] == every  # the child may use every core
+    assert side["pid"] == os.getpid() and len(side["cores"]) == len(every) - 1  # one left to the child
+    assert side["thread_cores"] == side["cores"]  # threads started meanwhile too
+    assert feeds["cores"] == every  # on the way to a heavy step: not narrowed
+    assert sorted(os.sched_getaffinity(0)) == every  # restored when the run ends
+    assert machine_cores() == len(every)
