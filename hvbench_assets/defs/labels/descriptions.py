@@ -35,6 +35,7 @@ from hvbench_assets.core.media.run_folders import remove_replaced, run_folder
 from hvbench_assets.core.vision.pipeline import body_clips
 from hvbench_assets.core.vision.tables import HUMAN_TRACK_BOXES, HUMAN_TRACKS
 from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
+from hvbench_assets.defs.labels.inputs import required_rows
 from hvbench_assets.defs.metadata import table_schema
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import MllmResource, SettingsResource, WarehouseResource, configured_describer
@@ -85,9 +86,7 @@ def _track_asset(label: str, version: str):
                mllm: MllmResource) -> dg.MaterializeResult:
         video_id = context.partition_key
         wh = warehouse.get()
-        tracks = wh.rows(HUMAN_TRACKS, video_id=video_id, order_by="track_id")
-        if not tracks:
-            raise dg.Failure(description=f"clip {video_id!r} has no human_tracks rows: materialize human_tracks first")
+        tracks = required_rows(wh, HUMAN_TRACKS, video_id, order_by="track_id")
         spec = _describer(mllm)
         media = settings.media_dir(video_id) / label
         cut = run_folder(media, context.run_id) if crop == "body" else None

@@ -19,6 +19,7 @@ from hvbench_assets.core.vision.tables import (DEMOGRAPHICS, HUMAN_TRACKS, PERSO
 from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, SPLIT_TAG, per_clip
 from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.labels.audio import load_clip_audio, run_backend
+from hvbench_assets.defs.labels.inputs import required_rows
 from hvbench_assets.defs.metadata import image, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import AudioModelsResource, SettingsResource, WarehouseResource, profiled
@@ -58,9 +59,7 @@ def speaker_frame_scores(context: dg.AssetExecutionContext, settings: SettingsRe
     prov = {"backend": scorer.backend, "model": model, "method": scorer.method, "method_note": scorer.method_note,
             "code_version": f"{SPEAKER_FRAME_SCORES_BASE}-{scorer.backend}"}
     meta = {"backend": scorer.backend, "model": model, "method": scorer.method}
-    track_rows = wh.rows(HUMAN_TRACKS, video_id=video_id)
-    if not track_rows:
-        raise dg.Failure(description=f"clip {video_id!r} has no human_tracks rows: materialize human_tracks first")
+    required_rows(wh, HUMAN_TRACKS, video_id)
     gate = speech_gate((wh.rows(AUDIO_TAGS, video_id=video_id) or [None])[0])
     tracks = load_tracks(wh, video_id)
     if gate is None and not tracks:
@@ -113,10 +112,7 @@ def speaker_scores(context: dg.AssetExecutionContext, settings: SettingsResource
                    audio_models: AudioModelsResource) -> dg.MaterializeResult:
     video_id = context.partition_key
     wh = warehouse.get()
-    evidence = wh.rows(SPEAKER_FRAME_SCORES, video_id=video_id, order_by="track_id")
-    if not evidence:
-        raise dg.Failure(description=f"clip {video_id!r} has no speaker_frame_scores rows: materialize "
-                                     "speaker_frame_scores first")
+    evidence = required_rows(wh, SPEAKER_FRAME_SCORES, video_id, order_by="track_id")
     first = evidence[0]
     prov = {"backend": first["backend"], "model": first["model"], "method": first["method"],
             "method_note": first["method_note"], "code_version": f"{SPEAKER_SCORES_BASE}-{first['backend']}"}

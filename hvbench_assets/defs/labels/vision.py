@@ -34,6 +34,7 @@ from hvbench_assets.core.vision.realness import RealHumanParams, real_human_aske
 from hvbench_assets.core.vision.realness import version as realness_version
 from hvbench_assets.defs.batch import (CLIP_BACKFILL_POLICY, SPLIT_FRESH_TAG, SPLIT_TAG, per_clip, per_clip_check,
                                       run_plans)
+from hvbench_assets.defs.labels.inputs import required_rows
 from hvbench_assets.defs.metadata import image, materialization, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.run_tags import run_in_progress
@@ -59,10 +60,7 @@ def _profile(settings: SettingsResource) -> str:
 
 
 def _tracks_rows(warehouse: WarehouseResource, video_id: str) -> list[dict]:
-    rows = warehouse.get().rows(HUMAN_TRACKS, video_id=video_id, order_by="track_id")
-    if not rows:
-        raise dg.Failure(description=f"clip {video_id!r} has no human_tracks rows: materialize human_tracks first")
-    return rows
+    return required_rows(warehouse.get(), HUMAN_TRACKS, video_id, order_by="track_id")
 
 
 def _preview(rows: list[dict], cols: list[str]) -> dg.MetadataValue:
