@@ -12,7 +12,8 @@ or a clip_sensor tick does:
 - `batch N unsplit` (`--unsplit`): the same runs tagged `hvbench/split=off`, so L1 and L7 keep all their clips in
   one process (no helper).
 
-Per variant it prints the wall (first submission -> last run finished) ÷ the clips' total duration, the CPU
+Per variant it prints the wall (first submission -> last run finished) ÷ the clips' total duration (for batches also
+the chain of their longest run: to L1, L1, to L7's frame scores, L7's frame scores, after them), the CPU
 seconds of all the instance's processes, and frames of each clip decoded ÷ frames in the clip, counted by a
 `sitecustomize` hook around PyAV in every process the daemon starts (benchmarks/decodes.py's, plus the steps
 the executor forks). A clip is decoded once for its labels (L1) and once more for each question video with
@@ -108,8 +109,31 @@ def run_variant(name: str, batch: int | None, keys: list[str], instance, submitt
     stats = [run_stats(instance, r) for r in rids]
     wall = max(s["end"] for s in stats) - t0
     time.sleep(1.0)  # run workers write their decode records as they exit
+    longest = max(rids, key=lambda r: stats[rids.index(r)]["end"])
     return {"name": name, "runs": len(rids), "wall": wall, "cpu": m["cpu_s"], "pss": m["peak_pss_mb"],
-            "decoded": _decodes(log)}
+            "decoded": _decodes(log), "phases": critical_path(instance, longest)}
+
+
+def critical_path(instance, run_id: str) -> dict[str, float] | None:
+    """Seconds of the run's chain: its start to L1, L1, L1's end to L7's scores, L7's scores, and after them to the
+    run's end (from the run's step events)."""
+    steps: dict[str, list[float]] = {}
+    start = end = None
+    for rec in instance.all_logs(run_id):
+        ev = rec.dagster_event
+        if ev is None:
+            continue
+        if ev.event_type_value == "PIPELINE_START":
+            start = rec.timestamp
+        elif ev.event_type_value == "PIPELINE_SUCCESS":
+            end = rec.timestamp
+        elif ev.event_type_value in ("STEP_START", "STEP_SUCCESS") and ev.step_key:
+            steps.setdefault(ev.step_key, []).append(rec.timestamp)
+    l1, l7 = steps.get("human_tracks", []), steps.get("speaker_frame_scores", [])
+    if start is None or end is None or len(l1) != 2 or len(l7) != 2:
+        return None
+    return {"to L1": l1[0] - start, "L1": l1[1] - l1[0], "L1 to L7": l7[0] - l1[1], "L7 scores": l7[1] - l7[0],
+            "after": end - l7[1]}
 
 
 def step_profile(instance, keys: list[str], total: float, variants, tmp: Path, keep: bool) -> int:
@@ -190,6 +214,8 @@ def main() -> int:
                 print(f"{name:16s} {r['runs']:2d} runs  wall {r['wall']:6.1f} s = {r['wall'] / total:5.2f}x the clips' "
                       f"duration  CPU {r['cpu']:6.1f} s  peak PSS {r['pss']:5.0f} MB  frames decoded / frames per clip "
                       f"{min(per_clip):.2f}-{max(per_clip):.2f}  load {os.getloadavg()[0]:.1f}", flush=True)
+                if batch and r["phases"]:
+                    print("  its longest run: " + ", ".join(f"{k} {v:.1f} s" for k, v in r["phases"].items()), flush=True)
     finally:
         teardown(submitter, instance, daemon, tmp, args.keep)
     base = sum(r["wall"] for r in results["per-clip"])

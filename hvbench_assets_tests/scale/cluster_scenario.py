@@ -85,8 +85,17 @@ class Dagster:
         return ctx.get_code_location(self.location).get_repository("__repository__")
 
     def stop_sensor(self, name: str) -> None:
+        from dagster._core.errors import DagsterInvariantViolationError
+
         sensor = self.repository().get_sensor(name)
-        self.instance.stop_sensor(sensor.get_remote_origin_id(), sensor.selector_id, sensor)
+        for attempt in range(5):
+            try:
+                self.instance.stop_sensor(sensor.get_remote_origin_id(), sensor.selector_id, sensor)
+                return
+            except DagsterInvariantViolationError:  # the daemon stored the sensor's state meanwhile: stop that one
+                if attempt == 4:
+                    raise
+                time.sleep(0.5)
 
     def launch(self, job: str, tags: dict[str, str]) -> str:
         """Submit one run of `job` (tags such as dagster/partition) as the UI's launch button does; its run id."""
