@@ -80,6 +80,10 @@ def test_five_people_grid_only_the_man_speaks(tmp_path_factory):
     key_frame = label_metadata(tmp_path_factory, "five_people_grid.mp4", "grid")["human_tracks"]
     assert len(key_frame["people_on_key_frame"].value) >= 5
     assert set(key_frame["people_on_key_frame"].value) <= {f"{c} t{t}" for t, c in letters.items()}
+    frames = label_metadata(tmp_path_factory, "five_people_grid.mp4", "grid")["speaker_frame_scores"]
+    assert frames["scored_tracks"].value == len(rows) and frames["frames"].value == sum(len(r["scores"]) for r in rows)
+    assert all(f"| {r['track_id']} | ok | {len(r['scores'])} | {max(r['scores']):+.2f} |" in frames["preview"].value
+               for r in rows)
 
 
 def test_tone_clip_has_no_speaker(tmp_path):

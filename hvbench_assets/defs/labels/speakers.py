@@ -89,11 +89,16 @@ def speaker_frame_scores(context: dg.AssetExecutionContext, settings: SettingsRe
         **row_counts(wh, SPEAKER_FRAME_SCORES, len(rows)), "status": "ok", "rows": len(rows), "scored_tracks": len(scored),
         "frames": sum(len(r["scores"]) for r in scored), **meta,
         **({"method_note": scorer.method_note} if scorer.method_note else {}),
-        "preview": dg.MetadataValue.md("| track | status | frames | best score | positive share |\n|---|---|---|---|---|\n" + "\n".join(
-            f"| {r['track_id']} | {r['status']} | {len(r.get('scores') or [])} | "
-            + (f"{max(r['scores']):+.2f} | {sum(x > 0 for x in r['scores']) / len(r['scores']):.2f} |" if r.get("scores") else " | |")
-            for r in rows)),
+        "preview": dg.MetadataValue.md("| track | status | frames | best score | positive share |\n|---|---|---|---|---|\n"
+                                      + "\n".join(_frames_line(r) for r in rows)),
     })
+
+
+def _frames_line(r: dict) -> str:
+    """One track's frame scores in the preview: how many, the best one, the share above 0."""
+    s = r.get("scores") or []
+    tail = f"{max(s):+.2f} | {sum(x > 0 for x in s) / len(s):.2f} |" if s else " | |"
+    return f"| {r['track_id']} | {r['status']} | {len(s)} | {tail}"
 
 
 @dg.asset(
