@@ -34,6 +34,7 @@ Run config can still choose `multiprocess` (the launchpad shows the choices).
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
@@ -85,15 +86,13 @@ class _Cores:
     threads (DeepFace's, x264's, DuckDB's) never slow the step the run waits for longest; a step on the way to one
     (L1 beside the forked transcript) keeps every core. Linux only: elsewhere nothing is narrowed."""
 
-    _ALL: list[frozenset] = []
-
-    @classmethod
-    def allowed(cls) -> frozenset:
+    @staticmethod
+    @functools.cache
+    def allowed() -> frozenset:
+        """Every core this process may use, as it started (before any narrowing)."""
         if not hasattr(os, "sched_getaffinity"):
             return frozenset(range(os.cpu_count() or 1))
-        if not cls._ALL:
-            cls._ALL.append(frozenset(os.sched_getaffinity(0)))
-        return cls._ALL[0]
+        return frozenset(os.sched_getaffinity(0))
 
     def __init__(self):
         self.now = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else self.allowed()

@@ -13,7 +13,6 @@ from hvbench_assets.core.speakers.persons import person_groups, person_of, speak
 from hvbench_assets.core.speakers.plot import line_label, render_score_plot
 from hvbench_assets.core.speakers.scoring import TrackFrames, clip_scores, verdict_rows
 from hvbench_assets.core.speakers.tables import SPEAKER_FRAME_SCORES, SPEAKER_SCORES
-from hvbench_assets.core.warehouse import PROVENANCE_COLUMNS
 from hvbench_assets.core.vision.tables import (DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, letter_tracks, load_tracks,
                                               track_frames)
 from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, SPLIT_TAG, per_clip
@@ -24,7 +23,6 @@ from hvbench_assets.defs.metadata import image, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import AudioModelsResource, SettingsResource, WarehouseResource, profiled
 
-PROVENANCE = {"video_id", *(c for c, _ in PROVENANCE_COLUMNS)}  # what speaker_scores writes itself
 SPEAKER_FRAME_SCORES_BASE = "1"  # 1: the per-frame scores of L7 (speaker_scores 10) as their own asset
 SPEAKER_FRAME_SCORES_VERSION = profiled(SPEAKER_FRAME_SCORES_BASE)
 SPEAKER_SCORES_BASE = "11"  # 11: rules on speaker_frame_scores; 10: Light-ASD (shipped weights, ONNX) gated by lip-sync by default (speaker_method); 9: each signal above its own chance level; 8: chance floor per track; 7: voice envelopes above 1 kHz, min sync 0.30; 6: 0.9 of the best co-visible face; 5: lip opening joined the motion; 4: motion only
@@ -121,8 +119,9 @@ def speaker_scores(context: dg.AssetExecutionContext, settings: SettingsResource
     first = evidence[0]
     prov = {"backend": first["backend"], "model": first["model"], "method": first["method"],
             "method_note": first["method_note"], "code_version": f"{SPEAKER_SCORES_BASE}-{first['backend']}"}
-    meta = {"backend": first["backend"], "model": first["model"], "method": first.get("method")}
-    score_rows = [{k: r[k] for k in SPEAKER_FRAME_SCORES.column_names if k not in PROVENANCE} for r in evidence]
+    meta = {"backend": first["backend"], "model": first["model"], "method": first["method"]}
+    # the frame scores' own columns; provenance and the clip's id are speaker_scores' to write
+    score_rows = [{c: r[c] for c, _ in SPEAKER_FRAME_SCORES.columns if c != "video_id"} for r in evidence]
     if all(r["status"] not in ("ok", "failed") for r in score_rows):  # a clip-level status (no_speech, no_faces, ...)
         rows = verdict_rows(score_rows)
         wh.replace(SPEAKER_SCORES, {"video_id": video_id}, rows, provenance=prov)
