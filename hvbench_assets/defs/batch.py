@@ -31,6 +31,7 @@ from typing import Any
 import dagster as dg
 
 from hvbench_assets.core.processes import has_run
+from hvbench_assets.core.warehouse.grouped import grouped_writes
 from hvbench_assets.defs.executor import die_with_parent, flush_std_streams, fork_safe, forked_step, machine_cores
 
 BATCH_MAX = 8  # clips per run in a backfill (BackfillPolicy) and per clip_sensor batch
@@ -209,7 +210,7 @@ def _outcomes(context, keys: Sequence[str], body, weigh=None) -> list[tuple[str,
     if why:
         if why is not _UNTAGGED:
             context.log.info(f"clips {keys[0]}..{keys[-1]} in one process: {why}")
-        return [(k, _outcome(context, k, body)) for k in keys]
+        return _clip_outcomes(context, keys, body)
     mine, theirs = halves(keys, _weights(context, keys, weigh))
     flush_std_streams()
     read, write = os.pipe()
@@ -219,7 +220,7 @@ def _outcomes(context, keys: Sequence[str], body, weigh=None) -> list[tuple[str,
         code = 0
         try:
             die_with_parent()
-            data = pickle.dumps([(k, _outcome(context, k, body, recorded=[])) for k in theirs])
+            data = pickle.dumps(_clip_outcomes(context, theirs, body, helper=True))
         except BaseException:  # noqa: BLE001 - the parent runs these clips itself
             data, code = b"", 1
         try:
@@ -232,7 +233,7 @@ def _outcomes(context, keys: Sequence[str], body, weigh=None) -> list[tuple[str,
     context.log.info(f"clips {', '.join(theirs)} in a helper process (pid {pid}); {', '.join(mine)} here")
     with os.fdopen(read, "rb") as pipe:
         try:
-            outcomes = [(k, _outcome(context, k, body)) for k in mine]
+            outcomes = _clip_outcomes(context, mine, body)
             data = pipe.read()  # the helper blocks on a full pipe until this read: no deadlock
         except BaseException:  # the run is being stopped: so is the helper
             os.kill(pid, signal.SIGKILL)
@@ -246,9 +247,24 @@ def _outcomes(context, keys: Sequence[str], body, weigh=None) -> list[tuple[str,
     if helped is None or [k for k, _ in helped] != theirs:
         context.log.warning(f"the helper process for clips {', '.join(theirs)} ended without their results; "
                             "running them here")
-        helped = [(k, _outcome(context, k, body)) for k in theirs]
+        helped = _clip_outcomes(context, theirs, body)
     order = {k: i for i, k in enumerate(keys)}
     return sorted(outcomes + helped, key=lambda kv: order[kv[0]])
+
+
+def _clip_outcomes(context, keys: Sequence[str], body, helper: bool = False) -> list[tuple[str, dict]]:
+    """`_outcome` of each clip, in order, with the clips' warehouse writes committed together at the end
+    (core/warehouse/grouped.py: one commit per step instead of one per clip and table). A clip whose own rows fail
+    to commit fails like a clip whose body raised. `helper`: metadata is recorded to be handed back."""
+    outcomes = []
+    with grouped_writes() as group:
+        for key in keys:
+            group.owner = key
+            outcomes.append((key, _outcome(context, key, body, recorded=[] if helper else None)))
+        group.owner = None
+    return [(key, {"error": f"its rows were not written: {group.failed[key]}", "trace": "",
+                   "recorded": outcome.get("recorded", [])} if key in group.failed else outcome)
+            for key, outcome in outcomes]
 
 
 def halves(keys: Sequence[str], weights: Mapping[str, float]) -> tuple[list[str], list[str]]:

@@ -191,6 +191,48 @@ def test_a_split_batch_shares_its_clips_with_a_helper_process(dagster_home, tmp_
         assert _meta(instance, "halves", "clip_5")[STATUS] == "ok"
 
 
+def test_a_batch_commits_its_clips_rows_together_and_a_clip_whose_rows_fail_fails_alone(dagster_home, tmp_path,
+                                                                                        monkeypatch):
+    """A batch step's clips' rows commit in one transaction at the step's end (core/warehouse/grouped.py); each
+    clip's metadata still counts its table as written; a clip whose rows cannot be written fails on its own
+    partition, saying why, and the other clips' rows are written."""
+    from hvbench_assets.core.warehouse import TableSpec
+    from hvbench_assets.defs.batch import per_clip
+    from hvbench_assets.defs.partitions import videos_partitions
+
+    spec = TableSpec("batch_rows", (("video_id", "VARCHAR"), ("n", "INTEGER")))
+    wh = Warehouse(tmp_path / "rows.duckdb")
+    commits: list[int] = []
+    real = Warehouse._commit_held
+    monkeypatch.setattr(Warehouse, "_commit_held", lambda self, items: commits.append(len(items)) or real(self, items))
+
+    @dg.asset(partitions_def=videos_partitions)
+    @per_clip
+    def rows_per_clip(context):
+        key = context.partition_key
+        n = "unwritable" if key == "clip_2" and (tmp_path / "bad").exists() else int(key[-1])
+        wh.replace(spec, {"video_id": key}, [{"n": n}] * 2)
+        return dg.MaterializeResult(metadata={"table_rows": wh.count(spec)})
+
+    keys = [f"clip_{i}" for i in range(4)]
+    tags = {"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1]}
+    with dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("videos", keys)
+        assert dg.materialize([rows_per_clip], instance=instance, tags=tags).success
+        assert commits == [4]  # one transaction for the four clips
+        assert [_meta(instance, "rows_per_clip", k)["table_rows"] for k in keys] == [2, 4, 6, 8]
+        assert wh.count(spec) == 8
+
+        (tmp_path / "bad").write_text("")
+        commits.clear()
+        assert dg.materialize([rows_per_clip], instance=instance, tags=tags).success
+        assert commits == [4, 1, 1, 1, 1]  # together, then each clip alone once that failed
+        meta = _meta(instance, "rows_per_clip", "clip_2")
+        assert meta[STATUS] == "failed" and "its rows were not written" in meta[ERROR] and "unwritable" in meta[ERROR]
+        assert all(_meta(instance, "rows_per_clip", k)[STATUS] == "ok" for k in keys if k != "clip_2")
+        assert {r["video_id"]: r["n"] for r in wh.rows(spec)} == {"clip_0": 0, "clip_1": 1, "clip_2": 2, "clip_3": 3}
+
+
 def test_a_stopped_split_batch_stops_its_helper(dagster_home, tmp_path):
     """When the step's own half is interrupted (the run being stopped), the helper is killed, not left writing."""
     import os

@@ -21,7 +21,8 @@ from typing import Protocol, runtime_checkable
 import cv2
 import numpy as np
 
-from hvbench_assets.core.media import MediaError, iter_frames
+from hvbench_assets.core.media import MediaError
+from hvbench_assets.core.media.frames import decoded_frames, to_bgr
 from hvbench_assets.core.media.paths import to_stored
 from hvbench_assets.core.media.crops import crop_to
 from hvbench_assets.core.vision.full import require, require_deepface_weights
@@ -200,7 +201,8 @@ class DeepFaceDemographics:
 def sample_face_crops(face_clip: str | Path, n_frames: int, samples: int = 8) -> list[np.ndarray]:
     """`samples` frames spread evenly over a track's face-crop clip."""
     want = {int(round(i)) for i in np.linspace(0, max(0, n_frames - 1), num=min(samples, max(1, n_frames)))}
-    return [f.image for i, f in enumerate(iter_frames(face_clip)) if i in want]
+    # every frame is decoded (the clip's frames depend on each other), only the sampled ones converted to BGR
+    return [to_bgr(frame) for i, (_, _, frame) in enumerate(decoded_frames(face_clip)) if i in want]
 
 
 def _gender_label(g: str) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 
 import duckdb
 
-from hvbench_assets.core.warehouse import ducklake
+from hvbench_assets.core.warehouse import ducklake, grouped
 
 PROVENANCE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("backend", "VARCHAR"),
@@ -223,7 +223,20 @@ class Warehouse:
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """DuckDB file: an exclusive connection; the file lock serialises hvbench processes, the retry loop
         covers other programs (a DuckDB CLI) that hold the database briefly. DuckLake: a connection of
-        its own (own transaction) on the attached catalog; writers do not wait for each other."""
+        its own (own transaction) on the attached catalog; writers do not wait for each other. Writes this
+        thread holds (grouped.py) are committed first."""
+        self._commit_if_held()
+        with self._connection() as con:
+            yield con
+
+    def _commit_if_held(self, sql: str | None = None) -> None:
+        """Commits this thread's held writes (grouped.py) to this warehouse if `sql` may read them (None: any)."""
+        group = grouped.current()
+        if group is not None and group.touches(self, sql):
+            group.flush(self)
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
         if self._catalog is not None:
             cur = self._catalog.cursor()
             try:
@@ -449,7 +462,12 @@ class Warehouse:
     ) -> int:
         """Replaces in several tables (spec, key values, rows, provenance) as ONE transaction, so a reader
         never sees one table of a label updated and its companion table not yet."""
-        items = list(items)
+        group = grouped.current()
+        if group is not None:
+            return group.hold(self, items)
+        return self._commit_held(list(items))
+
+    def _commit_held(self, items: list) -> int:
         return self._replace([spec for spec, *_ in items], lambda con: items, exclusive=False)
 
     def read_then_replace(
@@ -463,18 +481,31 @@ class Warehouse:
         other writer slips in between. `specs` lists every table `build` may write. On DuckLake a commit
         conflict runs `build` again on fresh data, so it must only read and return rows (no other effects).
         On DuckLake, read-then-writes of the same tables take turns (see Catalog.exclusive)."""
+        group = grouped.current()
+        held = group.take(self) if group is not None else []
+        if held:  # this thread's held writes commit first in the same transaction, and `build` reads them
+            try:
+                count = self._replace([*specs, *(spec for spec, *_ in held)], build, exclusive=True, first=held)
+                group.commits += 1
+                return count
+            except Exception:  # noqa: BLE001 - the held writes alone (each clip's apart if need be), then this one
+                group.put_back(self)
+                group.flush(self)
         return self._replace(specs, build, exclusive=True)
 
-    def _replace(self, specs, build, exclusive: bool) -> int:
+    def _replace(self, specs, build, exclusive: bool, first: list | None = None) -> int:
+        """`first`: replaces applied in the same transaction before `build` reads (held writes, grouped.py)."""
         for attempt in (1, 2):
             self.ensure(*specs)
 
             def transaction() -> int:
                 turn = (self._catalog.exclusive(s.name for s in specs) if exclusive and self._catalog is not None
                         else contextlib.nullcontext())
-                with turn, self.connect() as con:
+                with turn, self._connection() as con:
                     con.execute("BEGIN TRANSACTION")
                     try:
+                        for spec, keys, values in self._plan(first or []).values():
+                            self._apply(con, spec, keys, values)
                         plans = self._plan(build(con))
                         for spec, keys, values in plans.values():
                             self._apply(con, spec, keys, values)
@@ -564,8 +595,10 @@ class Warehouse:
 
     # -- reads -------------------------------------------------------------------------------
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        self._commit_if_held(sql)
+
         def run() -> list[dict[str, Any]]:
-            with self.connect() as con:
+            with self._connection() as con:
                 return _dict_rows(con, sql, params)
 
         return self._retrying(run)
@@ -580,12 +613,16 @@ class Warehouse:
     def has_table(self, name: str) -> bool:
         return self._if_table(name, f'SELECT 1 FROM "{name}" LIMIT 0') is not None
 
-    def _if_table(self, name: str, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]] | None:
+    def _if_table(self, name: str, sql: str, params: Sequence[Any] = (),
+                  commit_held: bool = True) -> list[dict[str, Any]] | None:
         """`sql`'s rows when table `name` exists, else None: in one opening of the file (opening it is most of a
         small read's cost; a clip's labels made ~700 such checks). The query itself finds a missing table: asking
         duckdb_tables() first cost more than the read (0.76 vs 0.58 ms), for tables that nearly always exist."""
+        if commit_held:
+            self._commit_if_held(sql)
+
         def run() -> list[dict[str, Any]] | None:
-            with self.connect() as con:
+            with self._connection() as con:
                 try:
                     return _dict_rows(con, sql, params)
                 except duckdb.CatalogException as exc:
@@ -597,14 +634,29 @@ class Warehouse:
 
     def table_names(self) -> list[str]:
         """Every table of this warehouse (not DuckLake's own catalog tables), sorted."""
+        self._commit_if_held()  # a held write may create one
         return [r["table_name"] for r in self.query(
             "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() "
             "AND table_schema = 'main' ORDER BY 1")]
 
     def count(self, spec: TableSpec, **where: Any) -> int:
+        """Rows of `spec` matching equality filters, counting the writes this thread holds (grouped.py) as made,
+        without committing them (a batch step's metadata counts its table after each clip)."""
         clause = " AND ".join(f'"{k}" = ?' for k in where) or "TRUE"
-        found = self._if_table(spec.name, f'SELECT count(*) AS n FROM "{spec.name}" WHERE {clause}', list(where.values()))
-        return int(found[0]["n"]) if found else 0
+        group = grouped.current()
+        held = group.held_rows(self, spec.name) if group is not None else []
+        params, pending = list(where.values()), 0
+        if held:  # the committed rows outside the held keys, plus the held rows
+            types = dict(spec.all_columns)
+            cols = ", ".join(f'"{k}"' for k in spec.key)
+            unnest = ", ".join(_unnest_column(i, types[k]) for i, k in enumerate(spec.key))
+            clause += f" AND NOT COALESCE(({cols}) IN (SELECT {unnest} FROM (SELECT ?::JSON AS j)), FALSE)"
+            params.append(json.dumps([list(col) for col in zip(*[[kv[k] for k in spec.key] for kv, _ in held])],
+                                     default=_json_default, ensure_ascii=False))
+            pending = sum(all({**row, **kv}.get(k) == v for k, v in where.items()) for kv, rows in held for row in rows)
+        found = self._if_table(spec.name, f'SELECT count(*) AS n FROM "{spec.name}" WHERE {clause}', params,
+                               commit_held=False)
+        return (int(found[0]["n"]) if found else 0) + pending
 
 
 def _dict_rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
