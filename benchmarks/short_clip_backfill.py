@@ -110,7 +110,8 @@ def run_variant(name: str, batch: int | None, keys: list[str], instance, submitt
     wall = max(s["end"] for s in stats) - t0
     time.sleep(1.0)  # run workers write their decode records as they exit
     longest = max(rids, key=lambda r: stats[rids.index(r)]["end"])
-    return {"name": name, "runs": len(rids), "wall": wall, "cpu": m["cpu_s"], "pss": m["peak_pss_mb"],
+    return {"name": name, "runs": len(rids), "wall": wall, "cpu": m["cpu_s"], "roots_cpu": m["roots_cpu_s"],
+            "pss": m["peak_pss_mb"],
             "decoded": _decodes(log), "phases": critical_path(instance, longest)}
 
 
@@ -212,7 +213,7 @@ def main() -> int:
                 per_clip = [r["decoded"].get(p, 0) / n for p, n in frames.items()]
                 r["per_clip"] = {Path(p).stem: round(r["decoded"].get(p, 0) / n, 2) for p, n in frames.items()}
                 print(f"{name:16s} {r['runs']:2d} runs  wall {r['wall']:6.1f} s = {r['wall'] / total:5.2f}x the clips' "
-                      f"duration  CPU {r['cpu']:6.1f} s  peak PSS {r['pss']:5.0f} MB  frames decoded / frames per clip "
+                      f"duration  CPU {r['cpu']:6.1f} s (daemon and code server {r['roots_cpu']:.1f} s besides)  peak PSS {r['pss']:5.0f} MB  frames decoded / frames per clip "
                       f"{min(per_clip):.2f}-{max(per_clip):.2f}  load {os.getloadavg()[0]:.1f}", flush=True)
                 if batch and r["phases"]:
                     print("  its longest run: " + ", ".join(f"{k} {v:.1f} s" for k, v in r["phases"].items()), flush=True)
