@@ -229,6 +229,11 @@ class Warehouse:
         with self._connection() as con:
             yield con
 
+    def commit_held(self) -> None:
+        """Commits the writes this thread holds for this warehouse now (grouped.py): before an effect that needs
+        them committed, e.g. deleting the files the replaced rows named."""
+        self._commit_if_held()
+
     def _commit_if_held(self, sql: str | None = None) -> None:
         """Commits this thread's held writes (grouped.py) to this warehouse if `sql` may read them (None: any)."""
         group = grouped.current()

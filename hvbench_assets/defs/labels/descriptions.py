@@ -106,7 +106,8 @@ def _track_asset(label: str, version: str):
                 context.log.warning(f"{label} call {r.call_id[:12]} failed: {r.error}")
         wh.replace(table, {"video_id": video_id}, rows,
                    provenance={"backend": spec.backend, "model": spec.provenance_model, "code_version": version})
-        if cut is not None:  # the rows name this run's cuts now
+        if cut is not None:  # the rows name this run's cuts now (committed, also in a batch)
+            wh.commit_held()
             remove_replaced(media, cut, lambda run_id: run_in_progress(context.instance, run_id))
         statuses = {s: sum(r["status"] == s for r in rows) for s in sorted({r["status"] for r in rows})}
         return dg.MaterializeResult(metadata={

@@ -111,7 +111,9 @@ def human_tracks(context: dg.AssetExecutionContext, settings: SettingsResource, 
     prov = {"backend": backend.name, "model": backend.model, "code_version": HUMAN_TRACKS_VERSION}
     wh.replace_tables([(HUMAN_TRACKS, {"video_id": vid}, tracks, prov),  # tracks and boxes change together
                        (HUMAN_TRACK_BOXES, {"video_id": vid}, result.boxes, prov)])
-    # the rows name this run's files now; older crops go (a run killed before the commit left them in place)
+    # the rows name this run's files now (committed, also in a batch); older crops go (a run killed before the
+    # commit left them in place)
+    wh.commit_held()
     remove_replaced(media, out_dir, lambda run_id: run_in_progress(context.instance, run_id))
     stored = load_tracks(wh, vid)
     letters = letter_tracks(stored)

@@ -115,3 +115,13 @@ def test_nested_groups_commit_with_the_outer_one_and_a_forked_child_holds_nothin
         os.waitpid(pid, 0)
         assert os.read(read, 1) == b"1"
     assert len(made) == 1 and wh.count(ROWS, video_id="a") == 1
+
+
+def test_commit_held_commits_now_for_effects_that_need_the_rows_committed(wh, monkeypatch):
+    made = _commits(monkeypatch)
+    with grouped_writes():
+        wh.replace(ROWS, {"video_id": "a"}, [{"n": 1}])
+        wh.commit_held()  # e.g. before deleting the files the replaced rows named
+        assert len(made) == 1
+        wh.commit_held()  # nothing held: no transaction
+        assert len(made) == 1
