@@ -12,10 +12,11 @@ caught, logged, and recorded on that partition's materialization as metadata `hv
 written as usual and their events carry `hvbench/status` = `ok` plus their own metadata (partition-scoped
 metadata, `add_asset_metadata(partition_key=...)`). Asset checks are evaluated per clip and recorded per
 partition. The step fails only when every clip of the range failed. A one-clip run behaves exactly as before
-(the body runs unwrapped, failures fail the step). The clips' warehouse writes are held and committed together when the step's clips are done
-(core/warehouse/grouped.py; a clip whose rows fail to commit fails alone). A step tagged `hvbench/split: clips` (L1
-and L7, the batch's longest steps) hands about half of its clips (by weight) to a forked helper process (`_outcomes`), unless it runs
-in a step's forked child itself (L7 beside the run's task steps; `_no_split` lists every case).
+(the body runs unwrapped, failures fail the step). The clips' warehouse writes are held and committed together
+when the step's clips are done (core/warehouse/grouped.py; a clip whose rows fail to commit fails alone). A step
+tagged `hvbench/split: clips` (L1 and L7, the batch's longest steps) hands about half of its clips (by weight) to a
+forked helper process (`_outcomes`), unless it runs in a step's forked child itself (L7 beside the run's task
+steps; `_no_split` lists every case).
 """
 
 from __future__ import annotations

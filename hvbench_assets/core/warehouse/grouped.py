@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +42,6 @@ class WriteGroup:
         self.failed: dict[str, str] = {}  # owner -> why its writes were not committed
         self.commits = 0  # transactions made (for tests and benchmarks)
         self._held: dict[str, list[_Held]] = {}  # warehouse location -> its held writes, in order
-        self._taken: list[_Held] = []
 
     def hold(self, warehouse, items: Iterable[tuple]) -> int:
         """Keeps the writes for later; returns the row count their commit will write."""
@@ -64,15 +63,16 @@ class WriteGroup:
         items = _latest(it for h in self._held.get(str(warehouse.path), []) for it in h.items)
         return [(key_values, rows) for spec, key_values, rows, _ in items if spec.name == table]
 
-    def take(self, warehouse) -> list[tuple]:
-        """Removes the writes held for `warehouse` and returns them (to commit inside another transaction);
-        `put_back` returns them when that fails."""
-        self._taken = self._held.pop(str(warehouse.path), [])
-        return _latest(it for h in self._taken for it in h.items)
+    def take(self, warehouse) -> tuple[list[tuple], Callable[[], None]]:
+        """Removes the writes held for `warehouse` (to commit inside another transaction): their items, and a
+        function that holds them again (when that transaction fails)."""
+        location = str(warehouse.path)
+        taken = self._held.pop(location, [])
 
-    def put_back(self, warehouse) -> None:
-        self._held[str(warehouse.path)] = self._taken + self._held.get(str(warehouse.path), [])
-        self._taken = []
+        def put_back() -> None:
+            self._held[location] = taken + self._held.get(location, [])
+
+        return _latest(it for h in taken for it in h.items), put_back
 
     def flush(self, warehouse=None) -> None:
         """Commits what is held (for `warehouse`, or for every warehouse)."""

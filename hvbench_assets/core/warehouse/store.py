@@ -487,14 +487,14 @@ class Warehouse:
         conflict runs `build` again on fresh data, so it must only read and return rows (no other effects).
         On DuckLake, read-then-writes of the same tables take turns (see Catalog.exclusive)."""
         group = grouped.current()
-        held = group.take(self) if group is not None else []
+        held, put_back = group.take(self) if group is not None else ([], None)
         if held:  # this thread's held writes commit first in the same transaction, and `build` reads them
             try:
                 count = self._replace([*specs, *(spec for spec, *_ in held)], build, exclusive=True, first=held)
                 group.commits += 1
                 return count
             except Exception:  # noqa: BLE001 - the held writes alone (each clip's apart if need be), then this one
-                group.put_back(self)
+                put_back()
                 group.flush(self)
         return self._replace(specs, build, exclusive=True)
 

@@ -125,3 +125,16 @@ def test_commit_held_commits_now_for_effects_that_need_the_rows_committed(wh, mo
         assert len(made) == 1
         wh.commit_held()  # nothing held: no transaction
         assert len(made) == 1
+
+
+def test_a_read_then_replace_beside_an_unwritable_held_clip_still_writes(wh):
+    """The combined transaction fails on the held bad rows: those are committed clip by clip (the bad clip
+    recorded as failed), then the read-then-replace runs alone."""
+    with grouped_writes() as group:
+        for vid, n in (("a", 1), ("bad", "not a number")):
+            group.owner = vid
+            wh.replace(ROWS, {"video_id": vid}, [{"n": n}])
+        group.owner = "c"
+        assert wh.read_then_replace([OTHER], lambda con: [(OTHER, {"video_id": "c"}, [{"s": "ok"}], None)]) == 1
+    assert set(group.failed) == {"bad"}
+    assert wh.count(ROWS, video_id="a") == 1 and wh.rows(OTHER, video_id="c")[0]["s"] == "ok"
