@@ -169,6 +169,15 @@ def _unnest_column(i: int, col_type: str) -> str:
     return f"UNNEST(CAST(j->{i} AS {col_type}[]))"
 
 
+def _key_set(spec: TableSpec, keys: list[list[Any]]) -> tuple[str, str]:
+    """`(key columns) IN (the given key values)` as SQL with one JSON parameter, and that parameter."""
+    types = dict(spec.all_columns)
+    cols = ", ".join(f'"{k}"' for k in spec.key)
+    unnest = ", ".join(_unnest_column(i, types[k]) for i, k in enumerate(spec.key))
+    doc = json.dumps([list(col) for col in zip(*keys)], default=_json_default, ensure_ascii=False)
+    return f"({cols}) IN (SELECT {unnest} FROM (SELECT ?::JSON AS j))", doc
+
+
 def decode_json(spec: TableSpec, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """`spec`'s JSON columns of raw query rows decoded in place (DuckDB returns them as strings)."""
     cols = [n for n, t in spec.all_columns if t.upper() == "JSON"]
@@ -561,10 +570,8 @@ class Warehouse:
         if len(keys) == 1:
             con.execute(f'DELETE FROM "{spec.name}" WHERE {where}', keys[0])
         elif keys:  # one set-based DELETE: a statement per key made 10,000 replaced rows 10,000 calls
-            cols = ", ".join(f'"{k}"' for k in spec.key)
-            unnest = ", ".join(_unnest_column(i, types[k]) for i, k in enumerate(spec.key))
-            doc = json.dumps([list(col) for col in zip(*keys)], default=_json_default, ensure_ascii=False)
-            con.execute(f'DELETE FROM "{spec.name}" WHERE ({cols}) IN (SELECT {unnest} FROM (SELECT ?::JSON AS j))', [doc])
+            among, doc = _key_set(spec, keys)
+            con.execute(f'DELETE FROM "{spec.name}" WHERE {among}', [doc])
         for start in range(0, len(values), self.INSERT_CHUNK):
             chunk = values[start : start + self.INSERT_CHUNK]
             doc = json.dumps([list(col) for col in zip(*chunk)], default=_json_default, ensure_ascii=False)
@@ -652,12 +659,9 @@ class Warehouse:
         held = group.held_rows(self, spec.name) if group is not None else []
         params, pending = list(where.values()), 0
         if held:  # the committed rows outside the held keys, plus the held rows
-            types = dict(spec.all_columns)
-            cols = ", ".join(f'"{k}"' for k in spec.key)
-            unnest = ", ".join(_unnest_column(i, types[k]) for i, k in enumerate(spec.key))
-            clause += f" AND NOT COALESCE(({cols}) IN (SELECT {unnest} FROM (SELECT ?::JSON AS j)), FALSE)"
-            params.append(json.dumps([list(col) for col in zip(*[[kv[k] for k in spec.key] for kv, _ in held])],
-                                     default=_json_default, ensure_ascii=False))
+            among, doc = _key_set(spec, [[kv[k] for k in spec.key] for kv, _ in held])
+            clause += f" AND NOT COALESCE({among}, FALSE)"
+            params.append(doc)
             pending = sum(all({**row, **kv}.get(k) == v for k, v in where.items()) for kv, rows in held for row in rows)
         found = self._if_table(spec.name, f'SELECT count(*) AS n FROM "{spec.name}" WHERE {clause}', params,
                                commit_held=False)
