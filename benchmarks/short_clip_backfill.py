@@ -10,7 +10,11 @@ or a clip_sensor tick does:
 - `batch N`: runs over key ranges of at most N clips (defs/batch.py; what BackfillPolicy.multi_run(N) and
   clip_sensor's batches launch);
 - `batch N unsplit` (`--unsplit`): the same runs tagged `hvbench/split=off`, so L1 and L7 keep all their clips in
-  one process (no helper).
+  one process (no helper);
+- `UI backfill` (`--ui-backfill`): a backfill of the job over all the clips launched as its page's "Launch backfill"
+  does (GraphQL); the daemon's backfill loop makes its runs as the job's BackfillPolicy says (defs/batch.py,
+  `HVBENCH_BACKFILL_CLIPS_PER_RUN`). Its wall counts from its first run's creation; the delay before it (the
+  daemon looks at new backfills every 30 s) is printed apart.
 
 Per variant it prints the wall (first submission -> last run finished) ÷ the clips' total duration (for batches also
 the chain of their longest run: to L1, L1, to L7's frame scores, L7's frame scores, after them), the CPU
@@ -24,7 +28,7 @@ processes hits all alike (odd rounds run them in reverse order); the last lines 
 (no daemon), and every run prints its steps' wall and CPU seconds, as `clip_job.py --steps` does for one clip.
 
 Run: PYTHONPATH=. .venv/bin/python benchmarks/short_clip_backfill.py [--lengths 2 3 4 5 6 2.5 3.5 4.5]
-     [--batch 4 --batch 8] [--repeat 1] [--unsplit] [--steps]
+     [--batch 4 --batch 8] [--repeat 1] [--unsplit] [--ui-backfill] [--steps]
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from clip_job import (SHARED, CodeServer, Daemon, StepSampler, Submitter, _fresh_media, host_reference, ingest,  # noqa: E402
+from clip_job import (JOB, SHARED, CodeServer, Daemon, StepSampler, Submitter, _fresh_media, host_reference, ingest,  # noqa: E402
                       run_stats, teardown, wait_for)
 from decodes import SITECUSTOMIZE  # noqa: E402
 from decodes import setup as decode_setup  # noqa: E402
@@ -64,6 +68,7 @@ if os.environ.get("HVBENCH_DECODE_LOG"):
 '''
 
 ROOT = Path(__file__).resolve().parents[1]
+UI_BACKFILL = "UI backfill"
 SOURCES = ("two_people_talking", "man_talking_head", "two_children", "five_people_grid")
 LENGTHS = (2.0, 3.0, 4.0, 5.0, 6.0, 2.5, 3.5, 4.5)
 
@@ -94,6 +99,41 @@ def _decodes(log: Path) -> dict[str, int]:
     return out
 
 
+BACKFILL = """
+mutation($backfillParams: LaunchBackfillParams!) {
+  launchPartitionBackfill(backfillParams: $backfillParams) {
+    __typename
+    ... on PythonError { message }
+    ... on LaunchBackfillSuccess { backfillId }
+  }
+}"""
+
+
+def ui_backfill(submitter, instance, keys: list[str]) -> tuple[list[str], float]:
+    """A backfill of the job over the clips, launched as the job page's "Launch backfill" does (GraphQL), its runs
+    made by the daemon's backfill loop (the job's BackfillPolicy, HVBENCH_BACKFILL_CLIPS_PER_RUN); their ids once they
+    cover every clip, and the seconds from the launch to the first run's creation (the daemon looks at new
+    backfills every 30 s)."""
+    import dagster as dg
+    from dagster_graphql.test.utils import execute_dagster_graphql
+
+    params = {"selector": {"repositorySelector": {"repositoryLocationName": "hvbench", "repositoryName": "__repository__"},
+                           "partitionSetName": f"{JOB}_partition_set"}, "partitionNames": keys}
+    t0 = time.time()
+    got = execute_dagster_graphql(submitter.workspace, BACKFILL, {"backfillParams": params}).data["launchPartitionBackfill"]
+    if got["__typename"] != "LaunchBackfillSuccess":
+        raise SystemExit(f"backfill not launched: {got}")
+    order = {k: i for i, k in enumerate(keys)}
+    while True:
+        runs = instance.get_runs(dg.RunsFilter(tags={"dagster/backfill": got["backfillId"]}))
+        covered = sum(order[r.tags["dagster/asset_partition_range_end"]] - order[r.tags["dagster/asset_partition_range_start"]] + 1
+                      if "dagster/asset_partition_range_end" in r.tags else 1 for r in runs)
+        if covered >= len(keys):
+            first = min(instance.get_run_record_by_id(r.run_id).create_timestamp.timestamp() for r in runs)
+            return [r.run_id for r in runs], first - t0
+        time.sleep(0.2)
+
+
 def run_variant(name: str, batch: int | None, keys: list[str], instance, submitter, daemon, tmp: Path,
                 log: Path, split: bool = True) -> dict:
     _fresh_media(tmp)
@@ -104,13 +144,18 @@ def run_variant(name: str, batch: int | None, keys: list[str], instance, submitt
 
     tag = {"dagster/backfill": f"bench{int(time.time() * 1000)}", **({} if split else {SPLIT_TAG: "off"})}
     t0 = time.time()
-    rids = [submitter.submit(c[0], {}, tag, last_key=c[-1] if len(c) > 1 else None) for c in chunks]
+    pickup = None
+    if name == UI_BACKFILL:
+        rids, pickup = ui_backfill(submitter, instance, keys)
+        t0 += pickup  # its wall counts from its first run's creation, as the others' from their submission
+    else:
+        rids = [submitter.submit(c[0], {}, tag, last_key=c[-1] if len(c) > 1 else None) for c in chunks]
     m = wait_for(instance, rids, daemon)
     stats = [run_stats(instance, r) for r in rids]
     wall = max(s["end"] for s in stats) - t0
     time.sleep(1.0)  # run workers write their decode records as they exit
     longest = max(rids, key=lambda r: stats[rids.index(r)]["end"])
-    return {"name": name, "runs": len(rids), "wall": wall, "cpu": m["cpu_s"], "roots_cpu": m["roots_cpu_s"],
+    return {"name": name, "runs": len(rids), "wall": wall, "pickup": pickup, "cpu": m["cpu_s"], "roots_cpu": m["roots_cpu_s"],
             "pss": m["peak_pss_mb"],
             "decoded": _decodes(log), "phases": critical_path(instance, longest)}
 
@@ -165,6 +210,8 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the temporary instance folder")
     ap.add_argument("--unsplit", action="store_true",
                     help="also each batch size with its runs tagged hvbench/split=off (no helper processes)")
+    ap.add_argument("--ui-backfill", action="store_true",
+                    help="also a backfill of the job launched as from its page, its runs made by the daemon")
     ap.add_argument("--steps", action="store_true",
                     help="only where the CPU goes: each batch size's runs in this process, step by step")
     args = ap.parse_args()
@@ -196,6 +243,7 @@ def main() -> int:
     print(f"{len(keys)} clips, {total:.1f} s of video: " + ", ".join(f"{durations[k]:.1f}" for k in keys))
     variants = [("per-clip", None, True)] + [(f"batch {n}", n, True) for n in (args.batch or [4, 8])]
     variants += [(f"batch {n} unsplit", n, False) for n in (args.batch or [4, 8]) if args.unsplit]
+    variants += [(UI_BACKFILL, 0, True)] if args.ui_backfill else []
     if args.steps:
         return step_profile(instance, keys, total, [v[:2] for v in variants if v[1]], tmp, args.keep)
     code_server = CodeServer(workspace, tmp / "code_server.log")
@@ -215,7 +263,10 @@ def main() -> int:
                 print(f"{name:16s} {r['runs']:2d} runs  wall {r['wall']:6.1f} s = {r['wall'] / total:5.2f}x the clips' "
                       f"duration  CPU {r['cpu']:6.1f} s (daemon and code server {r['roots_cpu']:.1f} s besides)  peak PSS {r['pss']:5.0f} MB  frames decoded / frames per clip "
                       f"{min(per_clip):.2f}-{max(per_clip):.2f}  load {os.getloadavg()[0]:.1f}", flush=True)
-                if batch and r["phases"]:
+                if r["pickup"] is not None:
+                    print(f"  the daemon made its first run {r['pickup']:.1f} s after the launch (not in the wall)",
+                          flush=True)
+                if batch is not None and r["runs"] < len(keys) and r["phases"]:
                     print("  its longest run: " + ", ".join(f"{k} {v:.1f} s" for k, v in r["phases"].items()), flush=True)
     finally:
         teardown(submitter, instance, daemon, tmp, args.keep)

@@ -191,6 +191,9 @@ SETTINGS: tuple[Setting, ...] = (
     _s("HVBENCH_RUN_WORKERS", "preloaded", "`preloaded`: the code server forks each run's worker from a process that "
        "imported the definitions once; `spawn`: Dagster's fresh interpreter per run ([configuration.md]"
        "(configuration.md#run-workers))", "scale"),
+    _s("HVBENCH_BACKFILL_CLIPS_PER_RUN", 8, "clips per run of a backfill launched from the UI (Dagster's "
+       "`BackfillPolicy.multi_run`); `1`: one run per clip, as `scripts/cluster.sh` sets so runs spread over nodes "
+       "([configuration.md](configuration.md#clips-per-run))", "scale"),
     _s("HVBENCH_RAY_GPU", "auto", "`on`, `off` or `auto` (GPU placement with the full profile)", "scale"),
     # -- the test suite ----------------------------------------------------------------------------------
     _s("HVBENCH_CLUSTER_TEST", True, "`0` leaves the two-node cluster scenario out of a local run "

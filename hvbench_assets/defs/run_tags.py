@@ -70,14 +70,36 @@ EVENT_TAG_VALUE = re.compile(r"^[A-Za-z0-9_.-]{0,63}$")  # Dagster's rule for as
 
 def tag_run(context: dg.AssetExecutionContext, tags: dict[str, str]) -> dict[str, str]:
     """Add the tags the run lacks (never overwrite a sensor's); returns the tags an asset event may carry (a file
-    name with spaces or accents, `Café – 1.mp4`, is a valid run tag but not an event tag: it stays on the run)."""
-    if is_batch(context):  # one clip of a multi-clip run: the run is the batch's, not this clip's
-        return {k: v for k, v in tags.items() if EVENT_TAG_VALUE.match(v)}
-    run = context.run
-    missing = {k: v for k, v in tags.items() if k not in run.tags}
+    name with spaces or accents, `Café – 1.mp4`, is a valid run tag but not an event tag: it stays on the run).
+    In a multi-clip run only the source file is a run tag, once every clip of the step named the same one."""
+    if is_batch(context):
+        _tag_batch_run(context, tags.get(SOURCE_TAG))
+    else:
+        _add_missing(context, tags)
+    return {k: v for k, v in tags.items() if EVENT_TAG_VALUE.match(v)}
+
+
+_BATCH_SOURCES: dict[tuple[str, str], list[str | None]] = {}  # (run, step) -> the sources its clips named so far
+
+
+def _tag_batch_run(context, source: str | None) -> None:
+    """A batch's run names its source when all its clips share one file, as clip_sensor's batches do; a backfill's
+    range runs get it here. Decided at the step's last clip (a clip that failed earlier leaves the run untagged)."""
+    step = (context.run_id, context.assets_def.key.to_user_string())
+    seen = _BATCH_SOURCES.setdefault(step, [])
+    seen.append(source)
+    keys = context.batch_keys
+    if context.partition_key != keys[-1]:
+        return
+    del _BATCH_SOURCES[step]
+    if len(seen) == len(keys) and seen[0] and len(set(seen)) == 1:
+        _add_missing(context, {SOURCE_TAG: seen[0]})
+
+
+def _add_missing(context, tags: dict[str, str]) -> None:
+    missing = {k: v for k, v in tags.items() if k not in context.run.tags}
     if missing:
         try:
             context.instance.add_run_tags(context.run_id, missing)
         except Exception as exc:  # an instance that refuses: the materialization tags still carry them
             context.log.warning(f"could not tag run {context.run_id} with {missing}: {exc}")
-    return {k: v for k, v in tags.items() if EVENT_TAG_VALUE.match(v)}
