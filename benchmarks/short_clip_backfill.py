@@ -99,33 +99,20 @@ def _decodes(log: Path) -> dict[str, int]:
     return out
 
 
-BACKFILL = """
-mutation($backfillParams: LaunchBackfillParams!) {
-  launchPartitionBackfill(backfillParams: $backfillParams) {
-    __typename
-    ... on PythonError { message }
-    ... on LaunchBackfillSuccess { backfillId }
-  }
-}"""
-
-
 def ui_backfill(submitter, instance, keys: list[str]) -> tuple[list[str], float]:
     """A backfill of the job over the clips, launched as the job page's "Launch backfill" does (GraphQL), its runs
     made by the daemon's backfill loop (the job's BackfillPolicy, HVBENCH_BACKFILL_CLIPS_PER_RUN); their ids once they
     cover every clip, and the seconds from the launch to the first run's creation (the daemon looks at new
     backfills every 30 s)."""
     import dagster as dg
-    from dagster_graphql.test.utils import execute_dagster_graphql
 
-    params = {"selector": {"repositorySelector": {"repositoryLocationName": "hvbench", "repositoryName": "__repository__"},
-                           "partitionSetName": f"{JOB}_partition_set"}, "partitionNames": keys}
+    from hvbench_assets_tests.ui_backfill import launch_backfill
+
     t0 = time.time()
-    got = execute_dagster_graphql(submitter.workspace, BACKFILL, {"backfillParams": params}).data["launchPartitionBackfill"]
-    if got["__typename"] != "LaunchBackfillSuccess":
-        raise SystemExit(f"backfill not launched: {got}")
+    backfill_id = launch_backfill(submitter.workspace, keys, job=JOB)
     order = {k: i for i, k in enumerate(keys)}
     while True:
-        runs = instance.get_runs(dg.RunsFilter(tags={"dagster/backfill": got["backfillId"]}))
+        runs = instance.get_runs(dg.RunsFilter(tags={"dagster/backfill": backfill_id}))
         covered = sum(order[r.tags["dagster/asset_partition_range_end"]] - order[r.tags["dagster/asset_partition_range_start"]] + 1
                       if "dagster/asset_partition_range_end" in r.tags else 1 for r in runs)
         if covered >= len(keys):

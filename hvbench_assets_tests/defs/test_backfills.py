@@ -18,16 +18,7 @@ from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, ERROR, STATUS, clip_backfill_policy
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets_tests.pipeline_runs import ingest_inbox, new_clips, talking_clip, use_data_root
-
-BACKFILL = """
-mutation($backfillParams: LaunchBackfillParams!) {
-  launchPartitionBackfill(backfillParams: $backfillParams) {
-    __typename
-    ... on PythonError { message }
-    ... on LaunchBackfillSuccess { backfillId }
-  }
-}"""
-
+from hvbench_assets_tests.ui_backfill import launch_backfill
 
 def test_the_setting_chooses_clips_per_run():
     assert clip_backfill_policy(8) == dg.BackfillPolicy.multi_run(8)
@@ -59,7 +50,6 @@ def test_a_ui_backfill_runs_key_ranges_and_a_corrupt_clip_fails_alone(tmp_path, 
     from dagster._core.test_utils import create_test_daemon_workspace_context
     from dagster._core.workspace.load_target import WorkspaceFileTarget
     from dagster._daemon.backfill import execute_backfill_iteration
-    from dagster_graphql.test.utils import execute_dagster_graphql
 
     home = tmp_path / "dagster_home"
     home.mkdir()
@@ -83,11 +73,7 @@ def test_a_ui_backfill_runs_key_ranges_and_a_corrupt_clip_fails_alone(tmp_path, 
         target = WorkspaceFileTarget(paths=[str(PROJECT_ROOT / "workspace.yaml")])
         with create_test_daemon_workspace_context(target, instance) as context:
             # what the UI's "Materialize" over selected partitions sends (an asset backfill: no job selector)
-            got = execute_dagster_graphql(context.create_request_context(), BACKFILL, {"backfillParams": {
-                "partitionNames": clips, "assetSelection": [{"path": [a]} for a in assets]}})
-            result = got.data["launchPartitionBackfill"]
-            assert result["__typename"] == "LaunchBackfillSuccess", result
-            backfill_id = result["backfillId"]
+            backfill_id = launch_backfill(context.create_request_context(), clips, assets)
             list(execute_backfill_iteration(context, logging.getLogger("backfill_daemon_test")))
 
             runs = sorted(instance.get_runs(dg.RunsFilter(tags={"dagster/backfill": backfill_id})),

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hvbench_assets_tests.ui_backfill import launch_backfill
+
 # the whole scenario, cluster start to report: past it the scenario stops waiting and tears the cluster down
 # (about 10 min are needed on an idle 2-core machine; CI must not hang on a cluster that never finishes)
 TIME_LIMIT_S = float(os.environ.get("HVBENCH_SCENARIO_TIMEOUT_S", "1200"))
@@ -39,18 +41,6 @@ PHASE_B_CLIPS = 2
 WORKER_GPUS = 2
 CLIP_JOB = "clip_offline_labels_job"
 CLIP_ASSETS = ["video_probe", "audio_tags"]
-BACKFILL = """
-mutation($backfillParams: LaunchBackfillParams!) {
-  launchPartitionBackfill(backfillParams: $backfillParams) {
-    __typename
-    ... on PythonError { message stack }
-    ... on PartitionSetNotFoundError { message }
-    ... on PartitionKeysNotFoundError { message }
-    ... on LaunchBackfillSuccess { backfillId }
-  }
-}"""
-
-
 LAUNCH = """
 mutation($executionParams: ExecutionParams!) {
   launchRun(executionParams: $executionParams) {
@@ -111,17 +101,7 @@ class Dagster:
         return result["run"]["runId"]
 
     def backfill(self, job: str, partitions: list[str], assets: list[str]) -> str:
-        from dagster_graphql.test.utils import execute_dagster_graphql
-
-        params = {"selector": {"repositorySelector": {"repositoryLocationName": self.location,
-                                                      "repositoryName": "__repository__"},
-                               "partitionSetName": f"{job}_partition_set"},
-                  "partitionNames": partitions, "assetSelection": [{"path": [a]} for a in assets]}
-        got = execute_dagster_graphql(self.process.create_request_context(), BACKFILL, {"backfillParams": params})
-        result = got.data["launchPartitionBackfill"]
-        if result["__typename"] != "LaunchBackfillSuccess":
-            raise RuntimeError(f"backfill not launched: {result}")
-        return result["backfillId"]
+        return launch_backfill(self.process.create_request_context(), partitions, assets, job=job, location=self.location)
 
 
 def log(msg: str) -> None:
