@@ -102,3 +102,29 @@ def test_hvbench_status_prints_the_settings_even_without_a_warehouse(monkeypatch
     assert "no warehouse at" in out and f"* HVBENCH_DATA_DIR = {tmp_path}" in out
     assert "  HVBENCH_BENCHMARK_NAME = hvbench" in out
     assert f"  HVBENCH_WAREHOUSE = {tmp_path / 'hvbench.duckdb'}" in out  # the default follows the data root
+
+
+def test_hvbench_status_says_which_instance_class_the_dagster_home_uses(monkeypatch, tmp_path, capsys):
+    """A DAGSTER_HOME seeded before hvbench's instance class keeps Dagster's: status says so and how to change it."""
+    import shutil
+
+    from hvbench_assets.cli import main
+    from hvbench_assets.core.settings import PROJECT_ROOT
+
+    monkeypatch.setenv("HVBENCH_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("HVBENCH_WAREHOUSE", raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    seen = {}
+    for case, text in (("none", None), ("old", "telemetry:\n  enabled: false\n"), ("broken", "a: [\n"), ("ours", "")):
+        if case == "ours":
+            shutil.copy(PROJECT_ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+        elif text is not None:
+            (home / "dagster.yaml").write_text(text)
+        assert main(["status"]) == 0
+        seen[case] = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("dagster instance:"))
+    assert "has no dagster.yaml" in seen["none"]
+    assert "Dagster's own instance class; copy the `instance_class` block" in seen["old"]
+    assert "unreadable" in seen["broken"] and "dagster.yaml" in seen["broken"]
+    assert "hvbench's instance class" in seen["ours"]

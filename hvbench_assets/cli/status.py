@@ -7,7 +7,11 @@ and why (hidden names, non-videos, symlinks outside the allowed roots, files sti
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+import yaml
 
 from hvbench_assets.cli.common import CommandExit, command, existing_warehouse, warehouse_arg
 
@@ -25,8 +29,31 @@ def _status(args: argparse.Namespace) -> int:
         print("\n".join(status_lines(wh)))
     except CommandExit:  # no warehouse yet: the settings still print
         pass
+    home = os.environ.get("DAGSTER_HOME")
+    print("\n".join(instance_lines(Path(home) if home else None)))
     print("\n".join(settings_status_lines()))
     return 0
+
+
+def instance_lines(home: Path | None) -> list[str]:
+    """Whether the Dagster instance uses hvbench's instance class (its pooled event log, backfills seen within 5 s);
+    a home seeded before the class existed keeps Dagster's until its dagster.yaml names it."""
+    project = "dagster_home/dagster.yaml"
+    if home is None:
+        return ["\ndagster instance: DAGSTER_HOME is not set (scripts/demo.sh uses ./dagster_home)"]
+    config = home / "dagster.yaml"
+    if not config.exists():
+        return [f"\ndagster instance: {home} has no dagster.yaml (Dagster's defaults; `hvbench demo` seeds it "
+                f"with {project})"]
+    try:
+        data = yaml.safe_load(config.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        return [f"\ndagster instance: {config} is unreadable ({type(exc).__name__}: {exc})"]
+    named = (data.get("instance_class") or {}) if isinstance(data, dict) else {}
+    if named.get("class") == "HvbenchInstance":
+        return [f"\ndagster instance: {config}: hvbench's instance class (pooled event log, backfills seen within 5 s)"]
+    return [f"\ndagster instance: {config}: Dagster's own instance class; copy the `instance_class` block of "
+            f"{project} into it for hvbench's pooled event log and backfills seen within 5 s (docs/configuration.md)"]
 
 
 def status_lines(wh: Warehouse) -> list[str]:
