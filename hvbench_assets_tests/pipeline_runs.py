@@ -117,3 +117,10 @@ def values_naming(wh: Warehouse, *folders: Path) -> list[tuple[str, str, str]]:
     needles = {str(f) for f in folders} | {str(Path(f).resolve()) for f in folders}
     return [(t, c, v) for (t, c), values in string_values(wh).items() for v in values
             if any(n in v for n in needles)]
+
+
+def latest_metadata(instance: dg.DagsterInstance, asset: str, key: str) -> dict:
+    """The metadata values of the asset's latest materialization of partition `key`."""
+    (record,) = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[key]), limit=1).records
+    return {k: v.value for k, v in record.asset_materialization.metadata.items()}

@@ -17,8 +17,10 @@ from hvbench_assets.core.settings import PROJECT_ROOT
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, ERROR, STATUS, clip_backfill_policy
 from hvbench_assets.defs.partitions import videos_partitions
-from hvbench_assets_tests.pipeline_runs import ingest_inbox, new_clips, talking_clip, use_data_root
+from hvbench_assets_tests.pipeline_runs import (ingest_inbox, latest_metadata, new_clips, talking_clip,
+                                                use_data_root)
 from hvbench_assets_tests.ui_backfill import launch_backfill
+
 
 def test_the_setting_chooses_clips_per_run():
     assert clip_backfill_policy(8) == dg.BackfillPolicy.multi_run(8)
@@ -37,12 +39,6 @@ def test_every_per_clip_asset_shares_the_policy():
     assert len(per_clip) >= 30  # the probe, the labels and the task questions
     assert {n.key.to_user_string(): n.backfill_policy for n in per_clip} == {
         n.key.to_user_string(): CLIP_BACKFILL_POLICY for n in per_clip}
-
-
-def _meta(instance, asset: str, key: str) -> dict:
-    (record,) = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[key]), limit=1).records
-    return {k: v.value for k, v in record.asset_materialization.metadata.items()}
 
 
 @pytest.mark.slow
@@ -93,11 +89,11 @@ def test_a_ui_backfill_runs_key_ranges_and_a_corrupt_clip_fails_alone(tmp_path, 
             assert [instance.get_run_by_id(r.run_id).status for r in runs] == [dg.DagsterRunStatus.SUCCESS] * 2
 
             for asset in assets:  # per partition: the good clip ok, the corrupt one failed and why
-                assert _meta(instance, asset, clips[0])[STATUS] == "ok", asset
-                assert STATUS not in _meta(instance, asset, clips[2])  # a one-clip run's events, as ever
-                meta = _meta(instance, asset, bad)
+                assert latest_metadata(instance, asset, clips[0])[STATUS] == "ok", asset
+                assert STATUS not in latest_metadata(instance, asset, clips[2])  # a one-clip run's events, as ever
+                meta = latest_metadata(instance, asset, bad)
                 assert meta[STATUS] == "failed" and bad in meta[ERROR], (asset, meta)
-            assert bad_path.name in _meta(instance, "video_probe", bad)[ERROR]
+            assert bad_path.name in latest_metadata(instance, "video_probe", bad)[ERROR]
             rows = {r["video_id"]: r["status"] for r in Warehouse(data / "hvbench.duckdb").query(
                 "SELECT video_id, status FROM video_probe")}
             assert rows == {clips[0]: "ok", bad: "failed", clips[2]: "ok"}

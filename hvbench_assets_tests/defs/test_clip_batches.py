@@ -14,16 +14,11 @@ from hvbench_assets.core.vision.tables import HUMAN_TRACKS, PERSON_COUNT
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.batch import BATCH_TAG, ERROR, STATUS
 from hvbench_assets.defs.ingest.sensors import clip_sensor
-from hvbench_assets_tests.pipeline_runs import _apply, _resources, ingest_inbox, request_keys, talking_clip, use_data_root
+from hvbench_assets_tests.pipeline_runs import (_apply, _resources, ingest_inbox, latest_metadata, request_keys,
+                                                talking_clip, use_data_root)
 
 # the probe and its checks, L1 and its checks, L2, the verdicts and a task with its own check spec (HC)
 ASSETS = ["video_probe", "human_tracks", "person_count", "human_verdicts", "human_counting"]
-
-
-def _meta(instance, asset: str, key: str) -> dict:
-    (record,) = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[key]), limit=1).records
-    return {k: v.value for k, v in record.asset_materialization.metadata.items()}
 
 
 @pytest.mark.slow
@@ -80,16 +75,16 @@ def test_a_batch_with_a_corrupt_clip_writes_the_others_and_names_the_failure(tmp
             assert wh.rows(PERSON_COUNT, video_id=good)[0]["person_count"] >= 1
             assert [r["abbrev"] for r in wh.rows(TASK_CANDIDATES, video_id=good)] == ["HC"]
             for asset in ASSETS:
-                assert _meta(instance, asset, good)[STATUS] == "ok", (asset, good)
-            assert _meta(instance, "human_tracks", good)["tracks"] == 2  # the clip's own metadata
+                assert latest_metadata(instance, asset, good)[STATUS] == "ok", (asset, good)
+            assert latest_metadata(instance, "human_tracks", good)["tracks"] == 2  # the clip's own metadata
         (probe,) = wh.rows(VIDEO_PROBE, video_id=bad)  # the probe's status row names the failure
         assert probe["status"] == "failed" and probe["reason"]
         assert not wh.rows(HUMAN_TRACKS, video_id=bad)
         for asset in ASSETS:  # per partition in the UI: the bad clip's events say failed, and why
-            meta = _meta(instance, asset, bad)
+            meta = latest_metadata(instance, asset, bad)
             assert meta[STATUS] == "failed", (asset, meta)
             assert bad in meta[ERROR], (asset, meta[ERROR])
-        assert str(bad_path.name) in _meta(instance, "video_probe", bad)[ERROR]
+        assert str(bad_path.name) in latest_metadata(instance, "video_probe", bad)[ERROR]
 
         # checks: one evaluation per clip and partition; the bad clip's checks fail
         evaluations = [e.dagster_event.event_specific_data for e in instance.all_logs(result.run_id)
@@ -153,7 +148,7 @@ def test_per_clip_metadata_does_not_resolve_the_range_again_for_each_clip(dagste
             counts.append(len(lookups))
         assert counts[0] == counts[1], counts
         for key in keys:
-            meta = _meta(instance, "tiny", key)
+            meta = latest_metadata(instance, "tiny", key)
             assert meta["clip"] == key and meta[STATUS] == "ok"
 
 
@@ -196,7 +191,7 @@ def test_a_split_batch_shares_its_clips_with_a_helper_process(dagster_home, tmp_
         assert {pids[k] for k in keys[:4]} == {os.getpid()} and len({pids[k] for k in keys[4:]}) == 1
         assert pids["clip_4"] != os.getpid()
         for key in keys:
-            meta = _meta(instance, "halves", key)
+            meta = latest_metadata(instance, "halves", key)
             if key == "clip_6":
                 assert meta[STATUS] == "failed" and "clip_6: unreadable" in meta[ERROR]
             else:
@@ -210,7 +205,7 @@ def test_a_split_batch_shares_its_clips_with_a_helper_process(dagster_home, tmp_
         assert result.success
         assert all(int((marks / k).read_text()) == os.getpid() for k in keys[4:] if k != "clip_6")
         assert any("ended without their results" in (e.message or "") for e in instance.all_logs(result.run_id))
-        assert _meta(instance, "halves", "clip_5")[STATUS] == "ok"
+        assert latest_metadata(instance, "halves", "clip_5")[STATUS] == "ok"
 
 
 def test_a_batch_commits_its_clips_rows_together_and_a_clip_whose_rows_fail_fails_alone(dagster_home, tmp_path,
@@ -242,16 +237,16 @@ def test_a_batch_commits_its_clips_rows_together_and_a_clip_whose_rows_fail_fail
         instance.add_dynamic_partitions("videos", keys)
         assert dg.materialize([rows_per_clip], instance=instance, tags=tags).success
         assert commits == [4]  # one transaction for the four clips
-        assert [_meta(instance, "rows_per_clip", k)["table_rows"] for k in keys] == [2, 4, 6, 8]
+        assert [latest_metadata(instance, "rows_per_clip", k)["table_rows"] for k in keys] == [2, 4, 6, 8]
         assert wh.count(spec) == 8
 
         (tmp_path / "bad").write_text("")
         commits.clear()
         assert dg.materialize([rows_per_clip], instance=instance, tags=tags).success
         assert commits == [4, 1, 1, 1, 1]  # together, then each clip alone once that failed
-        meta = _meta(instance, "rows_per_clip", "clip_2")
+        meta = latest_metadata(instance, "rows_per_clip", "clip_2")
         assert meta[STATUS] == "failed" and "its rows were not written" in meta[ERROR] and "unwritable" in meta[ERROR]
-        assert all(_meta(instance, "rows_per_clip", k)[STATUS] == "ok" for k in keys if k != "clip_2")
+        assert all(latest_metadata(instance, "rows_per_clip", k)[STATUS] == "ok" for k in keys if k != "clip_2")
         assert {r["video_id"]: r["n"] for r in wh.rows(spec)} == {"clip_0": 0, "clip_1": 1, "clip_2": 2, "clip_3": 3}
 
 
@@ -456,7 +451,7 @@ def test_a_split_weighs_its_clips_and_survives_a_failing_estimate(dagster_home, 
         pids = {k: int((tmp_path / k).read_text()) for k in keys}
         assert pids["clip_0"] == os.getpid() and {pids[k] for k in keys[1:]} != {os.getpid()}
         assert len({pids[k] for k in keys[1:]}) == 1  # the three light clips together in the helper
-        assert [_meta(instance, "weighed", k)["clip"] for k in keys] == keys
+        assert [latest_metadata(instance, "weighed", k)["clip"] for k in keys] == keys
 
         (tmp_path / "broken").write_text("")
         result = dg.materialize([weighed], instance=instance, tags=tags)
