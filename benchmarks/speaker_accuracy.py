@@ -1,8 +1,15 @@
-"""Per-track precision and recall of the speaker label (L7) on composites of real talking heads, for each
-method side by side on the same tracks: lip-sync (mouth vs voice, compared across faces), Light-ASD (the
-shipped network in onnxruntime) and the combination of both (core/speakers/combined.py).
+"""Clip-level "speaker set right" and per-track precision and recall of the speaker label (L7) on two independent
+sources, for each method side by side on the same tracks: lip-sync (mouth vs voice, compared across faces),
+Light-ASD alone (the shipped network in onnxruntime), `combined` (Light-ASD anchored on a lip-sync speaker) and
+`verified` (the default: Light-ASD under the time-shift test, core/speakers/shift_test.py).
 
-Run: .venv/bin/python benchmarks/speaker_accuracy.py [--fixed-crops] [--dump FILE] [scene ...]
+Run: .venv/bin/python benchmarks/speaker_accuracy.py [--fixed-crops] [--dump FILE] [--source speakers|composites] [scene ...]
+
+Sources:
+- `speakers`: the twelve clips of ../shared/videos/speakers (truth.json: real people side by side, one speaker
+  left/middle/right, a voice from off screen, two voices at once, silence, music, a child, a drawn character);
+- `composites`: the scenes below, five_people_grid, man_talking_head and the long faces.
+The shift test's `min_drop` is chosen on one source and scored on the other (leave one source out, printed last).
 
 Each scene puts single talking heads cut from ../shared/videos side by side (the man of man_talking_head,
 the woman facing the camera in two_people_talking, the two girls of two_children) with a chosen sound: one
@@ -23,6 +30,7 @@ as a fixed crop (fast, no children panel)."""
 from __future__ import annotations
 
 import pickle
+from dataclasses import replace
 import sys
 import tempfile
 import time
@@ -35,7 +43,8 @@ import numpy as np  # noqa: E402
 
 from hvbench_assets.core.media import SAMPLE_RATE, iter_frames, load_audio  # noqa: E402
 from hvbench_assets.core.speakers.asd_runtime import OnnxLightAsdScorer  # noqa: E402
-from hvbench_assets.core.speakers.combined import CombinedScorer, Parts  # noqa: E402
+from hvbench_assets.core.speakers.combined import Parts, VerifiedScorer, combine_verified  # noqa: E402
+from hvbench_assets.core.speakers.shift_test import ShiftTest  # noqa: E402
 from hvbench_assets.core.speakers.rules import DEFAULT_MIN_RUN, longest_positive_run  # noqa: E402
 from hvbench_assets.core.speakers.lipsync import PlacedSignals  # noqa: E402
 from hvbench_assets.core.speakers.scoring import TrackFrames, track_audio  # noqa: E402
@@ -52,11 +61,14 @@ from hvbench_assets_tests.core.speakers.composites import (  # noqa: E402
     panel_frames,
     scene_audio,
 )
+from hvbench_assets_tests.core.speakers.speakers_set import SPEAKERS_DIR, load_truth, panels_of  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "videos"
 SECONDS = 4.0
-SCORER = CombinedScorer(OnnxLightAsdScorer())
-METHODS = {"lipsync": lambda p: p.lipsync, "light_asd": lambda p: p.asd, "combined": lambda p: p.combined}
+SCORER = VerifiedScorer(OnnxLightAsdScorer())
+METHODS = {"lipsync": lambda p: p.lipsync, "light_asd": lambda p: np.where(p.voice, p.asd, -1.0),
+           "combined": lambda p: p.combined, "verified": lambda p: p.checked}
+DROPS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)  # min_drop candidates for the leave-one-source-out choice
 
 
 def clip_parts(tracks: list[TrackFrames], audio: np.ndarray, fps: float) -> list[Parts]:
@@ -85,6 +97,18 @@ def score_clip(path: Path, work: Path, truth_of) -> list[tuple[str, bool | None,
     """(panel, truth, every method's scores) per L1 track of a clip."""
     tracks, centre_x, fps = tracked(path, work)
     return [(*truth_of(centre_x[t.track_id]), p) for t, p in zip(tracks, clip_parts(tracks, load_audio(path), fps))]
+
+
+def speakers_set(work: Path) -> list:
+    """(clip, truth, rows) for every clip of ../shared/videos/speakers; a track's panel from its face centre."""
+    out = []
+    for name, clip in load_truth().items():
+        tracks, centre_x, fps = tracked(clip.path, work / name)
+        panel = panels_of(centre_x, len(clip.panels))
+        parts = clip_parts(tracks, load_audio(clip.path), fps)
+        rows = [(f"p{panel[t.track_id]}", clip.speaks(panel[t.track_id]), p) for t, p in zip(tracks, parts)]
+        out.append((name, ",".join(f"p{i}" for i in sorted(clip.speaker_panels)) or "-", rows))
+    return out
 
 
 def score_scene(scene: Scene, work: Path, fixed_crops: bool) -> list[tuple[str, bool | None, Parts]]:
@@ -117,16 +141,21 @@ def long_faces() -> list[tuple[str, bool | None, Parts]]:
     return out
 
 
-def report(results, method: str) -> str:
-    """Per-clip lines and the precision/recall of one method over every counted track."""
+def report(results, method: str, scorer=None) -> str:
+    """Per-clip lines, clips whose speaker set is right, and the precision/recall of one method over every counted
+    track (a clip counts when every track's truth is known)."""
     tp = fp = fn = tn = 0
+    clips_right = clips = 0
     lines = []
     for name, truth, rows in results:
         cells = []
+        right = all(want is not None for _, want, _ in rows)
+        counted = right
         for panel, want, parts in rows:
-            scores = METHODS[method](parts)
+            scores = (scorer or METHODS[method])(parts)
             run = longest_positive_run(scores)[0]
             got = run > DEFAULT_MIN_RUN
+            right = right and want == got
             if want is not None:
                 tp += want and got
                 fp += got and not want
@@ -135,24 +164,61 @@ def report(results, method: str) -> str:
             best = float(scores.max()) if len(scores) else -1.0
             cells.append(f"{panel} {'?' if want is None else 'S' if want else '-'}->{'S' if got else '-'}({run}, {best:+.2f})"
                          f"{'' if want in (None, got) else ' WRONG'}")
-        lines.append(f"{name:22} {truth:16} | " + "; ".join(cells))
+        clips += counted
+        clips_right += counted and right
+        lines.append(f"{name:22} {truth:16} | " + "; ".join(cells) + ("" if not counted or right else "   <- set WRONG"))
     precision = tp / (tp + fp) if tp + fp else float("nan")
     recall = tp / (tp + fn) if tp + fn else float("nan")
-    lines.append(f"{method}: counted tracks {tp + fp + fn + tn}, speaking truth {tp + fn}, flagged {tp + fp}: "
-                 f"precision {precision:.2f}  recall {recall:.2f}  (tp {tp}, fp {fp}, fn {fn}, tn {tn})")
+    lines.append(f"{method}: speaker set right on {clips_right}/{clips} clips; counted tracks {tp + fp + fn + tn}, "
+                 f"speaking truth {tp + fn}, flagged {tp + fp}: precision {precision:.2f}  recall {recall:.2f}  "
+                 f"(tp {tp}, fp {fp}, fn {fn}, tn {tn})")
+    return "\n".join(lines)
+
+
+def shift_scorer(min_drop: float):
+    """The `verified` scores with another min_drop (same lagged network scores, same lip-sync rivals)."""
+    test = ShiftTest(min_drop=min_drop)
+
+    def scores(p: Parts) -> np.ndarray:
+        return combine_verified(replace(p, verified=test.verified(p.lagged, p.voice, p.fps)))
+    return scores
+
+
+def clips_right(results, scorer) -> tuple[int, int]:
+    """(clips with the right speaker set, false speakers) of a scorer."""
+    text = report(results, "verified", scorer).splitlines()[-1]
+    right = int(text.split("right on ")[1].split("/")[0])
+    return right, int(text.split("fp ")[1].split(",")[0])
+
+
+def leave_one_source_out(by_source: dict[str, list]) -> str:
+    """min_drop chosen on one source (most clips right, then fewest false speakers, then the smallest drop), scored
+    on the other."""
+    lines = []
+    for chosen_on, results in by_source.items():
+        best = max(DROPS, key=lambda d: (clips_right(results, shift_scorer(d))[0], -clips_right(results, shift_scorer(d))[1], -d))
+        for other, held in by_source.items():
+            if other != chosen_on:
+                line = report(held, "verified", shift_scorer(best)).splitlines()[-1].split(": ", 1)[1]
+                lines.append(f"min_drop chosen on {chosen_on}: {best:g}; on {other}: {line}")
     return "\n".join(lines)
 
 
 def main(args: list[str]) -> None:
     fixed = "--fixed-crops" in args
     dump = args[args.index("--dump") + 1] if "--dump" in args else None
-    names = [a for a in args if not a.startswith("--") and a != dump]
+    only = args[args.index("--source") + 1] if "--source" in args else None
+    names = [a for a in args if not a.startswith("--") and a not in (dump, only)]
     scenes = [s for s in SCENES if not names or s.name in names]
     t0 = time.perf_counter()
+    by_source: dict[str, list] = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        results = [(s.name, ",".join(sorted(s.speaking())) or "-", score_scene(s, work, fixed)) for s in scenes]
-        if not fixed and not names:
+        if only in (None, "speakers") and not fixed and not names and SPEAKERS_DIR.exists():
+            by_source["speakers"] = speakers_set(work / "speakers")
+        results = [] if only == "speakers" else [(s.name, ",".join(sorted(s.speaking())) or "-", score_scene(s, work, fixed))
+                                                 for s in scenes]
+        if not fixed and not names and only != "speakers":
             grid = SHARED / "five_people_grid.mp4"
             results.append(("five_people_grid", "man", score_clip(grid, work / "grid", lambda x: ("man" if x > 1120 else f"x{x:.0f}", x > 1120))))
             results.append(("man_talking_head", "man", score_clip(SHARED / "man_talking_head.mp4", work / "man", lambda x: ("man", True))))
@@ -162,14 +228,19 @@ def main(args: list[str]) -> None:
             results.append(("two_people_talking", "?", score_clip(SHARED / "two_people_talking.mp4", work / "tpt",
                                                                   lambda x: (f"x{x:.0f}", None))))
             results.append(("long faces alone", "own voice", long_faces()))
+        if results:
+            by_source["composites"] = results
     if dump:
-        Path(dump).write_bytes(pickle.dumps(results))
+        Path(dump).write_bytes(pickle.dumps(by_source))
     print(f"per track: panel truth->predicted (longest run, best score)   [{'fixed crops' if fixed else 'L1 crops'}]")
     summary = []
-    for method in METHODS:
-        text = report(results, method)
-        print(f"\n== {method}\n{text}")
-        summary.append(text.splitlines()[-1])
+    for source, res in by_source.items():
+        for method in METHODS:
+            text = report(res, method)
+            print(f"\n== {source}: {method}\n{text}")
+            summary.append(f"{source:10} {text.splitlines()[-1]}")
+    if len(by_source) > 1:
+        summary.append(leave_one_source_out(by_source))
     print("\n" + "\n".join(summary) + f"\nin {time.perf_counter() - t0:.0f} s")
 
 

@@ -101,8 +101,8 @@ SETTINGS: tuple[Setting, ...] = (
        "offline L6 music: `yamnet` (shipped weights) or `signal` ([audio.md](audio.md))", "audio"),
     _s("HVBENCH_VOICE_GENDER", "pitch", "offline L10 adult gender: `pitch`, `mlp` or `blend` ([audio.md](audio.md))",
        "audio"),
-    _s("HVBENCH_SPEAKER_METHOD", "combined",
-       "L7: `combined`, `light_asd` or `lipsync` ([speakers.md](speakers.md))", "audio"),
+    _s("HVBENCH_SPEAKER_METHOD", "verified",
+       "L7: `verified`, `combined`, `light_asd` or `lipsync` ([speakers.md](speakers.md))", "audio"),
     _s("HVBENCH_ASD_DEVICE", "auto", "Light-ASD's device: CUDA when present (torch / onnxruntime), else CPU",
        "audio"),
     # -- model endpoints ---------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ class AudioBackendConfig:
     light_asd_windows_s: tuple[float, ...] = (1, 1, 1, 2, 2, 2, 3, 3, 4, 5, 6)  # the reference's multi-window average
     music_detector: str = "yamnet"  # offline tagger's music overlay, one of MUSIC_DETECTORS
     voice_gender: str = "pitch"  # offline voice: one of VOICE_GENDER
-    speaker_method: str = "combined"  # combined | light_asd | lipsync (core/speakers/methods.py)
+    speaker_method: str = "verified"  # verified | combined | light_asd | lipsync (core/speakers/methods.py)
     asd_device: str = "auto"  # Light-ASD: auto = CUDA when present, else CPU
     hub_offline: bool = False  # HF_HUB_OFFLINE: full hub models fail at once when not cached
     modelscope_cache: str = ""  # MODELSCOPE_CACHE (SenseVoice); empty: ModelScope's default

@@ -72,20 +72,25 @@ def _patch_jobs(tracks, windows, r: int, job) -> dict[tuple, tuple]:
     return jobs
 
 
-def _patched_windows(net, tracks, plan, max_frames: int) -> dict[tuple, np.ndarray]:
+def _patched_windows(net, tracks, plan, max_frames: int, lags: Sequence[int] = (0,)) -> dict[tuple, np.ndarray]:
     """Each window's encoding: the whole track's, with each edge's ENCODER_REACH frames from a 12-frame patch
-    encoded on its own (any net with `encode`)."""
+    encoded on its own (any net with `encode`); per lag the whole encoding again, the audio shifted."""
     r = ENCODER_REACH
     windows = _windows(tracks, plan)
-    enc = _run_batched(net.encode, _patch_jobs(tracks, windows, r, lambda i, a, b: (
-        tracks[i][1][4 * a : 4 * b].astype(np.float32), tracks[i][0][a:b].astype(np.float32))), max_frames)
-    full = [_assemble(enc, i, len(faces), r) for i, (faces, _) in enumerate(tracks)]
-    return {(win, i, a): _edged(full[i], enc, i, a, b, r) for win, i, a, b in windows}
+    out = {}
+    for lag in lags:
+        mfcc = [np.roll(m, 4 * lag, axis=0) if lag else m for _, m in tracks]
+        enc = _run_batched(net.encode, _patch_jobs(tracks, windows, r, lambda i, a, b: (
+            mfcc[i][4 * a : 4 * b].astype(np.float32), tracks[i][0][a:b].astype(np.float32))), max_frames)
+        full = [_assemble(enc, i, len(faces), r) for i, (faces, _) in enumerate(tracks)]
+        out.update({(lag, win, i, a): _edged(full[i], enc, i, a, b, r) for win, i, a, b in windows})
+    return out
 
 
-def _staged_windows(net, tracks, plan, max_frames: int) -> dict[tuple, np.ndarray]:
+def _staged_windows(net, tracks, plan, max_frames: int, lags: Sequence[int] = (0,)) -> dict[tuple, np.ndarray]:
     """The same encodings, the visual side's edges re-encoded only where they change (asd_stages.py); the audio
-    encoder (a few percent of the cost) keeps the 12-frame patches."""
+    encoder (a few percent of the cost) keeps the 12-frame patches. Per lag in `lags` (frames): the same visual
+    encoding beside the audio shifted by the lag (the fusion adds the two), keyed (lag, window, track, start)."""
     from hvbench_assets.core.speakers.asd_stages import visual_edges
 
     r = ENCODER_REACH
@@ -93,23 +98,25 @@ def _staged_windows(net, tracks, plan, max_frames: int) -> dict[tuple, np.ndarra
     lefts = {(i, a) for _, i, a, b in windows if b - a > 2 * r and a > 0}
     rights = {(i, b) for _, i, a, b in windows if b - a > 2 * r and b < len(tracks[i][0])}
     visual, left, right = visual_edges(net, [faces for faces, _ in tracks], CHUNK, r, lefts, rights)
-    audio = _run_batched(net.audio, _patch_jobs(tracks, windows, r, lambda i, a, b: (
-        tracks[i][1][4 * a : 4 * b].astype(np.float32),)), 4 * max_frames)
     short = {(i, a, b) for _, i, a, b in windows if b - a <= 2 * r}
     shown = _run_batched(lambda f: net.full(f)[0], {k: (tracks[k[0]][0][k[1] : k[2]].astype(np.float32),) for k in short},
                          max_frames)
-    full = [_assemble(audio, i, len(faces), r) for i, (faces, _) in enumerate(tracks)]
     out = {}
-    for win, i, a, b in windows:
-        if b - a <= 2 * r:
-            out[(win, i, a)] = audio[("whole", i, a, b)] + shown[(i, a, b)]
-            continue
-        v = visual[i][a:b].copy()
-        if a > 0:
-            v[:r] = left[(i, a)]
-        if b < len(tracks[i][0]):
-            v[-r:] = right[(i, b)]
-        out[(win, i, a)] = _edged(full[i], audio, i, a, b, r) + v
+    for lag in lags:
+        mfcc = [np.roll(m, 4 * lag, axis=0) if lag else m for _, m in tracks]
+        audio = _run_batched(net.audio, _patch_jobs(tracks, windows, r, lambda i, a, b: (
+            mfcc[i][4 * a : 4 * b].astype(np.float32),)), 4 * max_frames)
+        full = [_assemble(audio, i, len(faces), r) for i, (faces, _) in enumerate(tracks)]
+        for win, i, a, b in windows:
+            if b - a <= 2 * r:
+                out[(lag, win, i, a)] = audio[("whole", i, a, b)] + shown[(i, a, b)]
+                continue
+            v = visual[i][a:b].copy()
+            if a > 0:
+                v[:r] = left[(i, a)]
+            if b < len(tracks[i][0]):
+                v[-r:] = right[(i, b)]
+            out[(lag, win, i, a)] = _edged(full[i], audio, i, a, b, r) + v
     return out
 
 
@@ -140,17 +147,25 @@ def multi_window_scores(net, tracks: Sequence[tuple[np.ndarray, np.ndarray]], fp
     """Per-frame scores (T,) of each (faces (T, 112, 112), mfcc (4T, 13)) track: the weighted mean over the
     window lengths of the class-1 logit, rounded to 4 decimals like the reference loop. A net with the visual
     encoder in stages (`full`, asd_stages.py) re-encodes only what a window's edges change."""
+    return [s[0] for s in lagged_window_scores(net, tracks, fps, window_s, (0,), max_frames)]
+
+
+def lagged_window_scores(net, tracks: Sequence[tuple[np.ndarray, np.ndarray]], fps: float, window_s: Sequence[float],
+                         lags: Sequence[int], max_frames: int = 160) -> list[np.ndarray]:
+    """`multi_window_scores` with the sound shifted (circularly, within each track) by each lag in frames: per track
+    an array (len(lags), T). The visual encoder, nearly all the cost, runs once for every lag."""
     plan = window_plan(window_s, fps)
-    windows = (_staged_windows if hasattr(net, "full") else _patched_windows)(net, tracks, plan, max_frames)
+    windows = (_staged_windows if hasattr(net, "full") else _patched_windows)(net, tracks, plan, max_frames, tuple(lags))
     # the back-end over windows of equal length together
     logits = _run_batched(net.head, {k: (v,) for k, v in windows.items()}, max_frames * 16)
     total = sum(w for _, w in plan)
     out = []
     for i, (faces, _) in enumerate(tracks):
         n = len(faces)
-        acc = np.zeros(n, np.float64)
-        for win, weight in plan:
-            for a in range(0, n, win):
-                acc[a : min(n, a + win)] += weight * logits[(win, i, a)]
+        acc = np.zeros((len(lags), n), np.float64)
+        for k, lag in enumerate(lags):
+            for win, weight in plan:
+                for a in range(0, n, win):
+                    acc[k, a : min(n, a + win)] += weight * logits[(lag, win, i, a)]
         out.append(np.round(acc / total, 4).astype(np.float32))
     return out

@@ -15,7 +15,7 @@ import numpy as np
 
 from hvbench_assets.core.audio.weights import ModelUnavailable
 from hvbench_assets.core.published_weights import WeightsUnavailable, provenance, weight_path
-from hvbench_assets.core.speakers.asd_batch import multi_window_scores
+from hvbench_assets.core.speakers.asd_batch import lagged_window_scores, multi_window_scores
 from hvbench_assets.core.speakers.light_asd import build_network, load_weights, prepare_faces
 from hvbench_assets.core.speakers.mfcc import mfcc_per_video_frame
 from hvbench_assets.core.devices import resolve_device
@@ -168,6 +168,12 @@ class _AsdScorer:
     def score_prepared(self, prepared: Sequence[tuple[np.ndarray, np.ndarray]], fps: float) -> list[np.ndarray]:
         items = [(faces, mfcc_per_video_frame(audio, len(faces), fps)) for faces, audio in prepared]
         return multi_window_scores(self.load(), items, fps, self.window_s)
+
+    def score_lagged(self, prepared: Sequence[tuple[np.ndarray, np.ndarray]], fps: float,
+                     lags: Sequence[int]) -> list[np.ndarray]:
+        """Per track (len(lags), T): the scores with the sound shifted by each lag in frames (0 = as heard)."""
+        items = [(faces, mfcc_per_video_frame(audio, len(faces), fps)) for faces, audio in prepared]
+        return lagged_window_scores(self.load(), items, fps, self.window_s, lags)
 
     def score(self, frames_bgr, audio: np.ndarray, fps: float) -> np.ndarray:
         return self.score_prepared([self.prepare(frames_bgr, audio, fps)], fps)[0]

@@ -2,7 +2,9 @@
 
 - light_asd: the Light-ASD network on the shipped weights (ONNX in the default install, torch in `full`);
 - lipsync: the offline mouth-vs-voice scorer (lipsync.py), which needs no network;
-- combined: Light-ASD gated and suppressed by the lip-sync evidence (combined.py).
+- combined: Light-ASD gated and suppressed by the lip-sync evidence, anchored on a lip-sync speaker (combined.py);
+- verified (default): Light-ASD kept where the time-shift test passes and no rival's lips beat it (combined.py,
+  shift_test.py).
 When the shipped Light-ASD weights cannot be loaded, the label falls back to lip-sync and every row says so
 (`method`, `method_note`); a checkpoint the user configured explicitly that cannot be loaded is an error."""
 
@@ -15,8 +17,8 @@ from hvbench_assets.core.audio.backends import AudioBackendConfig
 from hvbench_assets.core.audio.weights import ModelUnavailable
 from hvbench_assets.core.speakers.lipsync import LipSyncScorer
 
-METHODS = ("combined", "light_asd", "lipsync")
-DEFAULT_METHOD = "combined"  # best of the three on benchmarks/speaker_accuracy.py (docs/speakers.md)
+METHODS = ("verified", "combined", "light_asd", "lipsync")
+DEFAULT_METHOD = "verified"  # best of the three on benchmarks/speaker_accuracy.py (docs/speakers.md)
 
 
 def network(full: bool, weights: str = "", windows_s: tuple[float, ...] | None = None, device: str = "auto"):
@@ -54,7 +56,7 @@ class MethodScorer:
     def _build(self):
         if self.method == "lipsync":
             return LipSyncScorer()
-        from hvbench_assets.core.speakers.combined import CombinedScorer
+        from hvbench_assets.core.speakers.combined import CombinedScorer, VerifiedScorer
 
         net = network(self.full, self.weights, self.windows_s, self.device)
         try:
@@ -65,7 +67,7 @@ class MethodScorer:
             self.method_note = f"{self.method} unavailable, lip-sync used instead: {exc}"
             self.method = "lipsync"
             return LipSyncScorer()
-        return CombinedScorer(net) if self.method == "combined" else net
+        return {"verified": VerifiedScorer, "combined": CombinedScorer}.get(self.method, lambda n: n)(net)
 
     @property
     def backend(self) -> str:

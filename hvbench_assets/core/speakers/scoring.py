@@ -36,6 +36,17 @@ class TrackFrames:
     frames: Callable[[], Iterable[np.ndarray]]
 
 
+MIN_FACE_PX = 40  # a track's median face side (source pixels) below which its lips are not judged: the mouth would
+# span about a dozen pixels, and a speaker's lips cannot be told from a mouthing face's there
+
+
+def too_small(face_size_median: float | None, min_px: float = MIN_FACE_PX) -> str | None:
+    """Why a track's face is too small to judge who speaks, or None."""
+    if face_size_median is None or face_size_median >= min_px:
+        return None
+    return f"face {face_size_median:.0f} px (median side) < {min_px:g} px: too small to judge its lips"
+
+
 def track_audio(clip_audio: np.ndarray, first_frame: int, n_frames: int, fps: float) -> np.ndarray:
     """The clip's 16 kHz audio under a track's frames, starting at its first frame's real time."""
     a = int(round(first_frame / fps * SAMPLE_RATE))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hvbench_assets.core.speakers import rules as speaker_rules
+from hvbench_assets.core.tasks import agreement
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.rules import (
@@ -38,20 +39,32 @@ class AsdParams:
     min_people: int = 2
     max_people: int = 4
     min_duration_s: float = 4.0
+    child_below_years: float = 13.0
+    min_class_confidence: float = 0.7  # voice and face must both be this sure to count as disagreeing (L7's veto)
 
 
 def select_asd(labels: ClipLabels, p: AsdParams) -> Verdict:
+    """One speaker among 2-4 people, and the evidence agrees: one voice heard at once (L10), every face large enough
+    to judge, exactly one L7 speaker whose face does not contradict the voice (L3 vs L10)."""
     m: dict = {}
     if v := talking_group(labels, p, m):
         return v
+    if v := agreement.one_voice(labels, "one_voice", m):
+        return v
     people = persons(labels)
+    if v := agreement.too_small(labels, people, m):
+        return v
     speakers = speaking_persons(labels, people)
     m["speaking_persons"] = [list(s.track_ids) for s in speakers]
+    if not speakers and (v := agreement.vetoed(labels, m)):
+        return v
     if len(speakers) != 1:
         return reject("one_speaker", f"speaking persons={len(speakers)} (L7), need exactly 1", m)
     s = speakers[0]
-    return Verdict(True, "asd", "one speaker among 2-4 people with speech", m, target=list(s.track_ids),
-                   target_track_ids=s.track_ids, persons=tuple(people))
+    if d := agreement.voice_disagrees(labels, s, p.child_below_years, p.min_class_confidence):
+        return reject("voice_face", f"L7's speaker (tracks {list(s.track_ids)}) and the voice disagree: {d}", m)
+    return Verdict(True, "asd", "one speaker among 2-4 people with speech, one voice, no contradicting face", m,
+                   target=list(s.track_ids), target_track_ids=s.track_ids, persons=tuple(people))
 
 
 def build_asd(ctx: BuildContext) -> Draft:
@@ -149,8 +162,20 @@ def select_avsm(labels: ClipLabels, p: AvsmParams) -> Verdict:
     if matches[0] not in candidates:
         return reject("coverage", "the matching person covers too few frames", m)
     t = matches[0]
-    return Verdict(True, "avsm", f"the voice ({voice.label}) matches exactly one person", m, target=list(t.track_ids),
-                   target_track_ids=t.track_ids, persons=tuple(candidates))
+    # the voice must be that person's on screen: L7 hears exactly them speak (an off-screen voice or a second
+    # talker would make the match a guess)
+    if v := agreement.one_voice(labels, "one_voice", m):
+        return v
+    speakers = speaking_persons(labels, people)
+    m["speaking_persons"] = [list(s.track_ids) for s in speakers]
+    if not speakers:
+        return reject("visible_speaker", f"the voice ({voice.label}) matches tracks {list(t.track_ids)}, but L7 sees "
+                      "no one speak: the voice may come from off screen", m)
+    if [s.track_ids for s in speakers] != [t.track_ids]:
+        return reject("speaker_agrees", f"the voice ({voice.label}) matches tracks {list(t.track_ids)}, but L7's "
+                      f"speakers are {[list(s.track_ids) for s in speakers]}", m)
+    return Verdict(True, "avsm", f"the voice ({voice.label}) matches exactly one person, the one L7 hears speak", m,
+                   target=list(t.track_ids), target_track_ids=t.track_ids, persons=tuple(candidates))
 
 
 def _frames(labels: ClipLabels, track_id: int) -> int:

@@ -11,7 +11,7 @@ from hvbench_assets.core.media.paths import to_stored
 from hvbench_assets.core.speakers import rules
 from hvbench_assets.core.speakers.persons import person_groups, person_of, speaking_persons
 from hvbench_assets.core.speakers.plot import line_label, render_score_plot
-from hvbench_assets.core.speakers.scoring import TrackFrames, clip_scores, verdict_rows
+from hvbench_assets.core.speakers.scoring import TrackFrames, clip_scores, too_small, verdict_rows
 from hvbench_assets.core.speakers.tables import SPEAKER_FRAME_SCORES, SPEAKER_SCORES
 from hvbench_assets.core.vision.tables import (DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, letter_tracks, load_tracks,
                                               track_frames)
@@ -23,9 +23,9 @@ from hvbench_assets.defs.metadata import image, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import AudioModelsResource, SettingsResource, WarehouseResource, profiled
 
-SPEAKER_FRAME_SCORES_BASE = "1"  # 1: the per-frame scores of L7 (speaker_scores 10) as their own asset
+SPEAKER_FRAME_SCORES_BASE = "2"  # 2: `verified` (Light-ASD under the time-shift test) by default, faces too small to judge marked; 1: the per-frame scores of L7 (speaker_scores 10) as their own asset
 SPEAKER_FRAME_SCORES_VERSION = profiled(SPEAKER_FRAME_SCORES_BASE)
-SPEAKER_SCORES_BASE = "11"  # 11: rules on speaker_frame_scores; 10: Light-ASD (shipped weights, ONNX) gated by lip-sync by default (speaker_method); 9: each signal above its own chance level; 8: chance floor per track; 7: voice envelopes above 1 kHz, min sync 0.30; 6: 0.9 of the best co-visible face; 5: lip opening joined the motion; 4: motion only
+SPEAKER_SCORES_BASE = "12"  # 12: on verified scores, too_small rows; 11: rules on speaker_frame_scores; 10: Light-ASD (shipped weights, ONNX) gated by lip-sync by default (speaker_method); 9: each signal above its own chance level; 8: chance floor per track; 7: voice envelopes above 1 kHz, min sync 0.30; 6: 0.9 of the best co-visible face; 5: lip opening joined the motion; 4: motion only
 SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
 
 
@@ -43,8 +43,8 @@ SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
     # forked step keeps them (defs/batch.py)
     op_tags={FORK_TAG: "fork", SPLIT_TAG: "clips"},
     description="L7 evidence: per-track active-speaker score per frame on L1's face-crop clips (default: Light-ASD, kept "
-                "where a voice is heard, lip-sync finds a speaker in the clip and no other face's lips follow the voice "
-                "better), before the run rule and the veto",
+                "where its score falls when the sound is shifted, a voice is heard and no other face's lips follow the "
+                "voice better; faces too small to judge marked), before the run rule and the veto",
 )
 @per_clip(cost=lambda keys, warehouse, **_: track_frames(warehouse.get(), keys))  # a split's halves: track frames
 def speaker_frame_scores(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
@@ -69,8 +69,10 @@ def speaker_frame_scores(context: dg.AssetExecutionContext, settings: SettingsRe
         return dg.MaterializeResult(metadata={**row_counts(wh, SPEAKER_FRAME_SCORES, len(rows)),
                                               "status": gate["status"], "rows": len(rows), **meta})
     _, audio = load_clip_audio(settings, warehouse, video_id)
-    readable = [tr for tr in tracks if tr.face_clip_path is not None and tr.face_clip_path.exists()]
-    missing = [tr for tr in tracks if tr not in readable]
+    small = {tr.track_id: why for tr in tracks if (why := too_small(tr.face_size_median))}
+    readable = [tr for tr in tracks if tr.face_clip_path is not None and tr.face_clip_path.exists()
+                and tr.track_id not in small]
+    missing = [tr for tr in tracks if tr not in readable and tr.track_id not in small]
     rows = run_backend(
         clip_scores, scorer,
         [TrackFrames(tr.track_id, tr.first_frame, tr.n_frames, lambda p=tr.face_clip_path: (f.image for f in iter_frames(p)))
@@ -80,6 +82,8 @@ def speaker_frame_scores(context: dg.AssetExecutionContext, settings: SettingsRe
     rows += [{"track_id": tr.track_id, "fps": tr.fps, "first_frame": tr.first_frame,
               **status_row("failed", f"face-crop clip missing: {to_stored(tr.face_clip_path)}")}
              for tr in missing]
+    rows += [{"track_id": tr.track_id, "fps": tr.fps, "first_frame": tr.first_frame, "method": scorer.method,
+              **status_row("too_small", small[tr.track_id])} for tr in tracks if tr.track_id in small]
     rows.sort(key=lambda r: r["track_id"])
     wh.replace(SPEAKER_FRAME_SCORES, {"video_id": video_id}, rows, provenance=prov)
     scored = [r for r in rows if r.get("scores")]

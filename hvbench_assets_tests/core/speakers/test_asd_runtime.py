@@ -156,7 +156,7 @@ def test_default_install_scores_without_torch():
         "s = build_scorer(AudioBackendConfig())\n"
         "faces, audio = np.full((30, 112, 112), 100, np.uint8), np.zeros(19200, np.float32)\n"
         "scores = s.scorer.asd.score_prepared([(faces, audio)], 25.0)[0]\n"
-        "assert s.method == 'combined' and s.method_note is None and 'onnxruntime on cpu' in s.model, s.model\n"
+        "assert s.method == 'verified' and s.method_note is None and 'onnxruntime on cpu' in s.model, s.model\n"
         "assert scores.shape == (30,) and np.isfinite(scores).all()\n"
     )
     root = Path(__file__).resolve().parents[3]  # this checkout's package, as pytest imports it

@@ -52,6 +52,37 @@ def test_asd_needs_exactly_one_speaking_person_and_counts_merged_tracks_once():
     assert "speaking persons=0" in speech.select_asd(none, speech.AsdParams()).reason
 
 
+def test_asd_rejects_a_speaker_whose_face_contradicts_the_voice():
+    faces = {0: {"status": "ok", "age": 30, "gender": "Woman", "gender_share": 0.95},
+             1: {"status": "ok", "age": 40, "gender": "Man", "gender_share": 0.95}}
+    agree = two_speakers_clip(duration_s=6, speaking=(1,), voice="male", faces=faces)
+    assert speech.select_asd(agree, speech.AsdParams()).selected
+    clash = two_speakers_clip(duration_s=6, speaking=(0,), voice="male", faces=faces)
+    v = speech.select_asd(clash, speech.AsdParams())
+    assert v.rule == "voice_face" and "voice is male (0.90) but the face is female (0.95)" in v.reason
+    unsure = {k: {**f, "gender_share": 0.6} for k, f in faces.items()}  # an unsure face does not object
+    assert speech.select_asd(two_speakers_clip(duration_s=6, speaking=(0,), voice="male", faces=unsure),
+                             speech.AsdParams()).selected
+
+
+def test_asd_names_the_veto_and_faces_too_small_to_judge():
+    labels = two_speakers_clip(duration_s=6, speaking=())
+    labels.rows["speaker_scores"][0].update(raw_speaking=True, veto_reason="voice is male (0.90) but the face is female (0.95)")
+    v = speech.select_asd(labels, speech.AsdParams())
+    assert v.rule == "voice_face" and "track 0: voice is male" in v.reason
+    small = two_speakers_clip(duration_s=6, speaking=(0,))
+    small.rows["speaker_scores"][1].update(status="too_small", reason="face 30 px (median side) < 40 px: too small")
+    v = speech.select_asd(small, speech.AsdParams())
+    assert v.rule == "face_size" and "30 px" in v.reason
+
+
+def test_asd_and_avsm_reject_two_voices_at_once():
+    labels = two_speakers_clip(duration_s=6, speaking=(0,), voice="male")
+    labels.rows["voice_demographics"][0].update(voices="several", overlap_share=0.4)
+    v = speech.select_asd(labels, speech.AsdParams())
+    assert v.rule == "one_voice" and "40% of the voiced time" in v.reason
+
+
 def test_asd_rejects_no_speech_and_music():
     assert speech.select_asd(two_speakers_clip(speech=False), speech.AsdParams()).rule == "speech"
     assert "music" in speech.select_asd(two_speakers_clip(music=True), speech.AsdParams()).reason
@@ -113,15 +144,27 @@ def test_avad_options_are_segment_starts_and_the_cut_is_seeded():
 def test_avsm_voice_matches_exactly_one_face_class():
     faces = {0: {"status": "ok", "age": 30, "gender": "Woman", "gender_share": 0.9},
              1: {"status": "ok", "age": 40, "gender": "Man", "gender_share": 0.9}}
-    labels = clip_labels(duration_s=5, tracks=[full(0, 5), full(1, 5, x=300)], voice="male", faces=faces)
+    labels = clip_labels(duration_s=5, tracks=[full(0, 5), full(1, 5, x=300)], voice="male", faces=faces, speaking=(1,))
     v = speech.select_avsm(labels, speech.AvsmParams())
     assert v.selected and v.target_track_ids == (1,)
     both_men = {k: {**f, "gender": "Man"} for k, f in faces.items()}
     labels = clip_labels(duration_s=5, tracks=[full(0, 5), full(1, 5, x=300)], voice="male", faces=both_men)
     assert speech.select_avsm(labels, speech.AvsmParams()).reason == "persons whose face class is male=2, need exactly 1"
     child = {0: {"status": "ok", "age": 7, "gender": "Woman"}, 1: faces[1]}
-    labels = clip_labels(duration_s=5, tracks=[full(0, 5), full(1, 5, x=300)], voice="child", faces=child)
+    labels = clip_labels(duration_s=5, tracks=[full(0, 5), full(1, 5, x=300)], voice="child", faces=child, speaking=(0,))
     assert speech.select_avsm(labels, speech.AvsmParams()).target_track_ids == (0,)
+
+
+def test_avsm_asks_only_where_l7_hears_the_matched_person():
+    """A voice from off screen (nobody visibly speaks) or another visible speaker: the match would be a guess."""
+    faces = {0: {"status": "ok", "age": 30, "gender": "Woman", "gender_share": 0.9},
+             1: {"status": "ok", "age": 40, "gender": "Man", "gender_share": 0.9}}
+    tracks = [full(0, 5), full(1, 5, x=300)]
+    off_screen = speech.select_avsm(clip_labels(duration_s=5, tracks=tracks, voice="female", faces=faces), speech.AvsmParams())
+    assert off_screen.rule == "visible_speaker" and "off screen" in off_screen.reason
+    other = speech.select_avsm(clip_labels(duration_s=5, tracks=tracks, voice="female", faces=faces, speaking=(1,)),
+                               speech.AvsmParams())
+    assert other.rule == "speaker_agrees" and "matches tracks [0], but L7's speakers are [[1]]" in other.reason
 
 
 def test_avsm_offline_l3_is_a_clear_rejection_and_coverage_is_strict():

@@ -1,0 +1,70 @@
+"""Is a face's Light-ASD score about *this* sound? The time-shift test behind L7's `verified` method.
+
+Light-ASD rates a face that mouths words under someone else's voice nearly as high as a speaker (it reads "a
+mouth moves while a voice is heard"), but a speaker's score depends on the sound's timing: shifted by half a
+second, the lips no longer meet the syllables and the score falls. A mouthing face's score does not fall, since
+it never followed the syllables. So, per window of the track (`window_s`, half-overlapping), over the frames where
+a voice is heard:
+- level: the mean score as heard must be above Light-ASD's zero;
+- drop: it must exceed the mean score with the sound shifted by -`shift_s` and +`shift_s` by `min_drop`.
+A frame is verified when a window holding it passes both. The test alone does not catch every mouthing face (one
+under a voice of similar rhythm drops by up to 0.22 over 4 s), but those left are caught by evidence that fails
+differently: the voice/face class veto (L10 against L3) and, for the questions, the agreement rules of
+core/tasks/agreement.py. `min_drop` was chosen on the composites and shared clips with the veto in place
+(benchmarks/speaker_accuracy.py, the `composites` source) and confirmed on the speakers set, which played no part
+in choosing it (docs/speakers.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+SHIFT_S = 0.5  # far enough that lips and syllables no longer meet; near enough that the voice is still heard
+WINDOW_S = 6.0  # Light-ASD's longest window: long enough for a stable mean, short enough for turn-taking
+MIN_DROP = 0.1
+MIN_VOICED = 12  # frames of voice a window needs to be judged (the run rule's length)
+
+
+@dataclass(frozen=True)
+class ShiftTest:
+    shift_s: float = SHIFT_S
+    window_s: float = WINDOW_S
+    min_drop: float = MIN_DROP
+
+    def lags(self, fps: float) -> tuple[int, int, int]:
+        """The lags in frames the network scores: as heard, then the sound earlier and later."""
+        k = max(1, int(round(self.shift_s * fps)))
+        return (0, -k, k)
+
+    def verified(self, lagged: np.ndarray, voice: np.ndarray, fps: float) -> np.ndarray:
+        """Per frame (bool): a window holding it has a positive mean score where a voice is heard, and that mean
+        drops by more than `min_drop` when the sound is shifted. `lagged` is (3, T) in `lags` order."""
+        n = lagged.shape[1]
+        out = np.zeros(n, bool)
+        for a, b in windows(n, max(1, int(round(self.window_s * fps)))):
+            heard = voice[a:b]
+            if heard.sum() < MIN_VOICED:
+                continue
+            level, *shifted = (float(np.mean(row[a:b][heard])) for row in lagged)
+            if level > 0 and level - float(np.mean(shifted)) > self.min_drop:
+                out[a:b] = True
+        return out
+
+    def drops(self, lagged: np.ndarray, voice: np.ndarray) -> tuple[float, float] | None:
+        """(level, drop) over the whole track's voiced frames, for reports; None without voice."""
+        if not voice.any():
+            return None
+        level, *shifted = (float(np.mean(row[voice])) for row in lagged)
+        return round(level, 3), round(level - float(np.mean(shifted)), 3)
+
+
+def windows(n: int, size: int) -> list[tuple[int, int]]:
+    """Half-overlapping windows covering 0..n; one window when the track is shorter than `size`."""
+    if n <= size:
+        return [(0, n)]
+    hop = max(1, size // 2)
+    starts = list(range(0, n - size + 1, hop))
+    if starts[-1] + size < n:
+        starts.append(n - size)
+    return [(a, a + size) for a in starts]

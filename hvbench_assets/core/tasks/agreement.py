@@ -1,0 +1,61 @@
+"""Independent evidence about who speaks must agree before ASD or AVSM asks (issue 49's answer key).
+
+The signals fail differently: L7 (Light-ASD under the time-shift test, lip-sync rivals) says which face follows
+the sound; L10 says how many voices are heard at once and whether the voice is a man's, a woman's or a child's;
+L3 says the same of each face. A question is made only where they agree; otherwise the candidate is rejected
+with a reason that names the disagreement, so `task_candidates` tells a reviewer which signal objected."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hvbench_assets.core.speakers import rules as speaker_rules
+from hvbench_assets.core.tasks.labels import ClipLabels
+from hvbench_assets.core.tasks.rules import Person, Verdict, reject
+
+SEVERAL = "several"
+
+
+def one_voice(labels: ClipLabels, rule: str, m: dict) -> Verdict | None:
+    """None unless L10 hears two or more voices at once (the paper's ASD needs exactly one speaker)."""
+    row = labels.one("voice_demographics") or {}
+    m["voices"] = row.get("voices")
+    if row.get("voices") == SEVERAL:
+        share = row.get("overlap_share")
+        heard = f"{share:.0%} of the voiced time" if isinstance(share, (int, float)) else "part of the clip"
+        return reject(rule, f"two or more voices at once in {heard} (L10): exactly one may speak", m)
+    return None
+
+
+def too_small(labels: ClipLabels, people: Sequence[Person], m: dict) -> Verdict | None:
+    """None unless a person's every L7 row says its face is too small to judge (then nobody can say they are silent)."""
+    rows = labels.by_track("speaker_scores")
+    small = [p for p in people if p.track_ids and all((rows.get(t) or {}).get("status") == "too_small" for t in p.track_ids)]
+    if not small:
+        return None
+    m["too_small"] = [list(p.track_ids) for p in small]
+    reason = (rows.get(small[0].track_ids[0]) or {}).get("reason") or "face too small"
+    return reject("face_size", f"{len(small)} person(s) too small to judge who speaks (L7: {reason})", m)
+
+
+def vetoed(labels: ClipLabels, m: dict) -> Verdict | None:
+    """When L7 heard a face speak but the voice and the face disagree (the veto), name that disagreement."""
+    reasons = [f"track {r['track_id']}: {r['veto_reason']}" for r in labels.rows.get("speaker_scores") or []
+               if r.get("raw_speaking") and r.get("veto_reason")]
+    if not reasons:
+        return None
+    m["vetoed"] = reasons
+    return reject("voice_face", "L7's speaker and the voice disagree: " + "; ".join(reasons), m)
+
+
+def face_of(labels: ClipLabels, person: Person, child_below_years: float) -> speaker_rules.PersonClass | None:
+    """L3's class of a person: the row of its longest track."""
+    frames = {t.track_id: t.n_frames for t in labels.tracks}
+    longest = max(person.track_ids, key=lambda t: frames.get(t, 0))
+    return speaker_rules.face_class(labels.by_track("demographics").get(longest), child_below_years)
+
+
+def voice_disagrees(labels: ClipLabels, person: Person, child_below_years: float, min_confidence: float) -> str | None:
+    """The disagreement between the voice (L10) and a person's face (L3), when both are known and confident."""
+    voice = speaker_rules.voice_class(labels.one("voice_demographics"))
+    return speaker_rules.veto(voice, face_of(labels, person, child_below_years), min_confidence)
