@@ -8,7 +8,6 @@ crops (cv2 RGB->GRAY of IMDB face crops) scaled to [-1, 1]; output class 1 = man
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from hvbench_assets.core.vision.ssrnet import _bn, _conv, load_h5
 
@@ -26,15 +25,16 @@ def _same(x: np.ndarray, k: int, stride: int, value: float) -> np.ndarray:
 
 
 def _separable(x: np.ndarray, w: dict, name: str) -> np.ndarray:
-    dk, pk = w[f"{name}/depthwise_kernel"], w[f"{name}/pointwise_kernel"]
-    win = sliding_window_view(_same(x, 3, 1, 0.0), (3, 3), axis=(1, 2))  # n, h, w, c, 3, 3
-    depth = np.einsum("nhwcij,ijc->nhwc", win, dk[..., 0], optimize=True)
+    dk, pk = w[f"{name}/depthwise_kernel"][..., 0], w[f"{name}/pointwise_kernel"]
+    xp, (h, wd) = _same(x, 3, 1, 0.0), x.shape[1:3]
+    depth = sum(xp[:, i:i + h, j:j + wd] * dk[i, j] for i in range(3) for j in range(3))  # 9 shifted slices
     return depth @ pk[0, 0]
 
 
 def _max_pool(x: np.ndarray) -> np.ndarray:
-    win = sliding_window_view(_same(x, 3, 2, -np.inf), (3, 3), axis=(1, 2))[:, ::2, ::2]
-    return win.max(axis=(4, 5))
+    xp = _same(x, 3, 2, -np.inf)
+    h, wd = -(-x.shape[1] // 2), -(-x.shape[2] // 2)
+    return np.max([xp[:, i:i + 2 * h:2, j:j + 2 * wd:2] for i in range(3) for j in range(3)], axis=0)
 
 
 def _bias_free(w: dict) -> dict:
