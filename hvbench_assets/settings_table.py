@@ -87,8 +87,9 @@ SETTINGS: tuple[Setting, ...] = (
     _s("HVBENCH_DEEPFACE_DETECTOR", "retinaface", "full L1/L3: any DeepFace detector backend", "vision"),
     _s("HVBENCH_VISION_DEVICE", "auto", "full vision: the YOLOv8 person detector's device, same choices as "
        "`HVBENCH_AUDIO_DEVICE`", "vision"),
-    _s("HVBENCH_DEMOGRAPHICS_MODEL", "ssrnet",
-       "offline L3: `ssrnet`, `utkface-tflite` or `none` ([demographics.md](demographics.md))", "vision"),
+    _s("HVBENCH_DEMOGRAPHICS_MODEL", "ensemble",
+       "offline L3: `ensemble` (SSR-Net, UTKFace CNN and mini-Xception vote on gender), `ssrnet`, `utkface-tflite` "
+       "or `none` ([demographics.md](demographics.md))", "vision"),
     # -- labels: audio and speakers ----------------------------------------------------------------------
     _s("HVBENCH_AUDIO_DEVICE", "auto",
        "full audio models (AST, SenseVoice, wav2vec2; Light-ASD has `HVBENCH_ASD_DEVICE`): `auto` (`cuda:0` when "

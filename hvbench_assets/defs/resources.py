@@ -25,12 +25,8 @@ from hvbench_assets.core.mllm import MllmClient, ModelNotConfigured, ModelRegist
 from hvbench_assets.core.speakers.rules import DEFAULT_MIN_RUN
 from hvbench_assets.core.vision.backends import VisionBackend, build_backend
 from hvbench_assets.core.vision.count import SAME_PERSON_DISTANCE
-from hvbench_assets.core.vision.demographics import (
-    ConfidenceRule,
-    DeepFaceDemographics,
-    DemographicsEstimator,
-    build_estimator,
-)
+from hvbench_assets.core.vision.demographics import ConfidenceRule, DeepFaceDemographics, DemographicsEstimator
+from hvbench_assets.core.vision.gender_ensemble import build_estimator
 from hvbench_assets.core.vision.pipeline import TrackingParams
 from hvbench_assets.core.warehouse import Warehouse
 

@@ -3,14 +3,15 @@
 Full backend: DeepFace on a sample of the track's face crops; the track gets the median age and the mode
 gender and race with their vote shares (HumanVBench appendix K). Offline: SSR-Net (core/vision/ssrnet.py)
 with the shipped IMDB-WIKI gender and MegaFace-Asian age weights gives gender and age per crop, no race; the
-UTKFace TFLite pair of shubham0204 is the measured alternative (docs/demographics.md). Offline rows are only
-`ok` when the track's vote is clear and the model's measured accuracy reaches the required one (`judge`);
-otherwise `low_confidence`, which AVSM and the L7 voice/face veto do not read (core/speakers/rules.face_class).
+UTKFace TFLite pair of shubham0204 is the measured alternative, and the default is an ensemble of three gender
+models (core/vision/gender_ensemble.py) whose agreement is the track's gender confidence (docs/demographics.md).
+Offline rows are only `ok` when the track's vote is clear, its models agree (ensemble) and the method's measured
+accuracy reaches the required one (`judge`); otherwise `low_confidence`, which AVSM and the L7 voice/face veto
+do not read (core/speakers/rules.face_class).
 """
 
 from __future__ import annotations
 
-import functools
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -42,6 +43,7 @@ class FaceAttributes:
     gender: str  # male | female (offline) or DeepFace's Man | Woman
     race: str | None
     male_score: float | None = None  # the model's male probability, when it gives one
+    members: dict[str, float] | None = None  # an ensemble's male probability per member model
 
 
 @runtime_checkable
@@ -132,6 +134,10 @@ class UtkFaceTfliteDemographics:
         self.measured_accuracy, self.measured_age_accuracy = MEASURED.get(("utkface-tflite", margin), (None, None))
         self.model = f"UTKFace TFLite gender {provenance('face_gender')}; age {provenance('face_age')}; margin {margin}"
 
+    def male_probability(self, bgr: np.ndarray) -> float:
+        g = self._run("face_gender", bgr)
+        return float(g[0] / max(1e-6, float(g[0] + g[1])))
+
     def _run(self, name: str, bgr: np.ndarray) -> np.ndarray:
         it = self._nets[name]
         inp = it.get_input_details()[0]
@@ -147,33 +153,20 @@ class UtkFaceTfliteDemographics:
             if not _usable(f):
                 out.append(None)
                 continue
-            g = self._run("face_gender", f)
-            m = float(g[0] / max(1e-6, float(g[0] + g[1])))
-            out.append(FaceAttributes(float(self._run("face_age", f)[0]) * 116.0, "male" if g[0] > g[1] else "female",
+            m = self.male_probability(f)
+            out.append(FaceAttributes(float(self._run("face_age", f)[0]) * 116.0, "male" if m > 0.5 else "female",
                                       None, round(m, 4)))
         return out
 
 
-OFFLINE_ESTIMATORS = {"ssrnet": SsrNetDemographics, "utkface-tflite": UtkFaceTfliteDemographics}
-# Per-track accuracy over the 15 labelled L1 tracks of the shared clips (benchmarks/face_demographics.py, 8 crops
-# a track, vote share >= 0.75), by (estimator, margin): (gender, child/adult), each over the tracks whose vote on
-# it is clear. Gender falls short of the default 0.9 everywhere (the front woman of two_people_talking reads male
-# on most crops), so offline adult rows are low_confidence unless a user lowers `demographics_min_accuracy`;
-# SSR-Net's child/adult figure reaches it, so its child rows are ok (without a gender).
+# Per-track accuracy over the labelled L1 tracks of every shared clip (benchmarks/face_demographics.py, 8 crops a
+# track, vote share >= 0.75), by (estimator, margin): (gender, child/adult), each over the tracks whose vote on it
+# is clear; for the ensemble, gender over the tracks whose models also agree (its AGREEMENT_BAR). Below the
+# default 0.9 an estimator's adult rows are low_confidence.
 MEASURED: dict[tuple[str, float], tuple[float, float]] = {
-    ("ssrnet", 0.1): (0.57, 0.93), ("ssrnet", 0.25): (0.73, 0.93), ("ssrnet", 0.4): (0.31, 0.93),
-    ("utkface-tflite", 0.0): (0.22, 0.67), ("utkface-tflite", 0.1): (0.50, 0.67),
+    ("ssrnet", 0.1): (0.75, 0.97), ("ssrnet", 0.25): (0.82, 0.97), ("ssrnet", 0.4): (0.74, 0.97),
+    ("utkface-tflite", 0.0): (0.76, 0.86), ("utkface-tflite", 0.1): (0.61, 0.86), ("ensemble", 0.25): (1.0, 0.97),
 }
-
-
-@functools.lru_cache(maxsize=4)  # built once per process: reading the weights cost 57 ms per clip of a batch
-def build_estimator(name: str, margin: float | None = None) -> DemographicsEstimator:
-    """An offline estimator by name (`ssrnet` | `utkface-tflite`), with its default crop margin unless given.
-    Shared: estimators keep no state between calls."""
-    if name not in OFFLINE_ESTIMATORS:
-        raise ValueError(f"offline demographics model must be one of {sorted(OFFLINE_ESTIMATORS)}, got {name!r}")
-    cls = OFFLINE_ESTIMATORS[name]
-    return cls() if margin is None else cls(margin=margin)
 
 
 class DeepFaceDemographics:
@@ -213,11 +206,14 @@ def summarize(attrs: Sequence[FaceAttributes], child_below_years: float = CHILD_
     """Median age, mode gender, race and child/adult class with vote shares (ties: first occurrence)."""
     genders = Counter(_gender_label(a.gender) for a in attrs)
     gender, g_votes = genders.most_common(1)[0]
+    scores = [a.male_score for a in attrs if a.male_score is not None]
+    if len(genders) == 2 and min(genders.values()) == g_votes and scores and set(genders) == {"male", "female"}:
+        gender = "male" if np.mean(scores) > 0.5 else "female"  # a tied vote goes the way of the mean score
     classes = Counter("child" if a.age < child_below_years else "adult" for a in attrs)
     age_class, c_votes = classes.most_common(1)[0]
     races = Counter(a.race for a in attrs if a.race)
     race, r_votes = races.most_common(1)[0] if races else (None, 0)
-    scores = [a.male_score for a in attrs if a.male_score is not None]
+    members = _member_votes(attrs, gender)
     return {
         "age": float(statistics.median(a.age for a in attrs)), "gender": gender,
         "gender_share": round(g_votes / len(attrs), 4), "race": race,
@@ -225,9 +221,21 @@ def summarize(attrs: Sequence[FaceAttributes], child_below_years: float = CHILD_
         "age_class": age_class, "age_confidence": round(c_votes / len(attrs), 4),
         "male_score": round(float(np.mean(scores)), 4) if scores else None,
         "votes": {"gender": dict(genders), "age_class": dict(classes), "race": dict(races),
-                  "ages": [round(a.age, 1) for a in attrs], "male_scores": [round(x, 3) for x in scores]},
+                  "ages": [round(a.age, 1) for a in attrs], "male_scores": [round(x, 3) for x in scores],
+                  **({"members": members} if members else {})},
+        "gender_confidence": min(m["agree"] for m in members.values()) if members else None,
         "n_samples": len(attrs),
     }
+
+
+def _member_votes(attrs: Sequence[FaceAttributes], gender: str) -> dict[str, dict]:
+    """Per ensemble member: its male / female crop votes and the share agreeing with the track's `gender`."""
+    out: dict[str, dict] = {}
+    for name in attrs[0].members or {}:
+        male = sum(1 for a in attrs if a.members[name] > 0.5)
+        out[name] = {"male": male, "female": len(attrs) - male,
+                     "agree": round((male if gender == "male" else len(attrs) - male) / len(attrs), 4)}
+    return out
 
 
 def _gate(figure: float | None, what: str, method: str, rule: ConfidenceRule) -> str | None:
@@ -251,6 +259,11 @@ def judge(summary: dict, estimator: DemographicsEstimator, rule: ConfidenceRule)
         age_problem = (f"split child/adult vote {summary['votes']['age_class']} "
                        f"(share {summary['age_confidence']:.2f} < {rule.min_share:.2f})")
     gender_problem = _gate(estimator.measured_accuracy, "gender", estimator.method, rule)
+    bar = getattr(estimator, "agreement_bar", None)
+    if bar is not None and rule.min_accuracy > 0 and (summary.get("gender_confidence") or 0.0) < bar:
+        votes = {k: f"{v['male']}m/{v['female']}f" for k, v in summary["votes"].get("members", {}).items()}
+        gender_problem = (f"gender models disagree {votes} (agreement {summary.get('gender_confidence') or 0:.2f} "
+                          f"< {bar:.2f})")
     if summary["gender_share"] < rule.min_share:
         gender_problem = (f"split gender vote {summary['votes']['gender']} "
                           f"(share {summary['gender_share']:.2f} < {rule.min_share:.2f})")

@@ -5,14 +5,16 @@ Offline the verdict is a logistic regression over interpretable statistics of th
 (`face_statistics`), with standardisation and coefficients fitted by benchmarks/real_humans.py on the
 labelled clips of hvbench_assets_tests/face_kinds.py and committed below (`MODEL`). With a describer model
 the track's face crops are also shown to it (core/mllm/prompts.py REAL_HUMAN) and both scores are combined
-(DESCRIBER_WEIGHT).
+(DESCRIBER_SHIFT).
 
 The statistics, each over the centre of the face crop (the face itself, not its margin):
-- colours: log2 of the distinct colours at 4 bits per channel (flat fills, but anti-aliased ink edges and
-  compression add colours: it counts only beside the others);
+- colours: log2 of the distinct colours at 4 bits per channel (flat fills; stored, not weighted since v3:
+  compression and coloured hair give drawings many colours too);
 - flat: share of pixels with almost no gradient (flat fills);
 - grain: median absolute difference to a 3x3 median filter (sensor noise and skin texture);
 - outline: share of pixels much darker than their neighbourhood (black ink lines);
+- ink: the same at half the contrast (the drawn lines of eyelids, nose and lips: drawings and digital
+  paintings outline them, photographs of faces rarely have such dark thin lines);
 - saturation: mean HSV saturation (stored, not weighted: see benchmarks/real_humans.py);
 - skin: share of pixels in a photographed-skin chroma range (YCrCb);
 - chroma: spread of the Cr channel inside skin-like pixels (grey statues have none);
@@ -36,16 +38,17 @@ import numpy as np
 from hvbench_assets.core.media import MediaError, iter_frames, probe_video
 from hvbench_assets.core.vision.tables import Track
 
-FEATURES = ("colours", "flat", "grain", "outline", "saturation", "skin", "chroma", "nonrigid")  # measured
+FEATURES = ("colours", "flat", "grain", "outline", "ink", "saturation", "skin", "chroma", "nonrigid")  # measured
 STATS_METHOD = "face-statistics logistic regression"
 
 # Fitted by `benchmarks/real_humans.py --write-model`: the statistics it weights (a subset of FEATURES), their
 # standardisation, coefficients and the threshold (docs/real-humans.md has the held-out figures).
 MODEL: dict = json.loads((Path(__file__).with_name("real_human_model.json")).read_text())
 THRESHOLD = float(MODEL.get("threshold", 0.5))  # score >= THRESHOLD: a real person
-# With a describer its score counts twice the statistics': it sees what they cannot (a card's edge, a TV set),
-# and a confident "not real" (0.1, confidence 0.9) outvotes any statistics score below 1.
-DESCRIBER_WEIGHT = 2 / 3
+# A describer's answer moves the statistics' log-odds by at most this: it sees what they cannot (a card's edge, a
+# TV set), but one model's vote must not overturn a strong statistic. At the 0.4 threshold a statistics score
+# below 0.08 stays rejected and one above 0.83 stays accepted whatever the describer says.
+DESCRIBER_SHIFT = 2.0
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,7 @@ def frame_statistics(img: np.ndarray) -> dict[str, float]:
         "grain": float(np.median(np.abs(grey.astype(np.int16) - med.astype(np.int16)))
                        + np.abs(grey.astype(np.int16) - med.astype(np.int16)).mean()),
         "outline": float((dark > 60).mean()),
+        "ink": float((dark > 30).mean()),
         "saturation": float(hsv[..., 1].mean() / 255.0),
         "skin": float(skin.mean()),
         "chroma": float(cr[skin].std()) if skin.sum() > 20 else 0.0,
@@ -178,18 +182,29 @@ class Opinion:
 Ask = Callable[[Sequence[np.ndarray]], Opinion]
 
 
+def _logit(p: float) -> float:
+    p = min(1 - 1e-6, max(1e-6, p))
+    return math.log(p / (1 - p))
+
+
+def combine(stats: float, describer: float) -> float:
+    """The statistics' score moved by the describer's log-odds, capped at DESCRIBER_SHIFT either way."""
+    z = _logit(stats) + max(-DESCRIBER_SHIFT, min(DESCRIBER_SHIFT, _logit(describer)))
+    return 1.0 / (1.0 + math.exp(-z))
+
+
 def judge(pairs: Sequence[Pair], params: RealHumanParams = RealHumanParams(),
           ask: Ask | None = None) -> tuple[Verdict, Opinion | None]:
-    """The verdict from face-crop frame pairs. With `ask` (the describer) the score is the weighted mean of
-    its score and the statistics' (DESCRIBER_WEIGHT); an unusable answer leaves the statistics alone and is
-    named in the reasons."""
+    """The verdict from face-crop frame pairs. With `ask` (the describer) its answer moves the statistics'
+    score by a bounded amount (`combine`); an unusable answer leaves the statistics alone and is named in
+    the reasons."""
     feats = face_statistics(pairs, params.centre)
     p, reasons = stats_score(feats)
     method, score, opinion = f"{STATS_METHOD} {MODEL['version']}", p, None
     if ask is not None:
         opinion = ask([a for a, _ in pairs])
         if opinion.score is not None:
-            score = (1 - DESCRIBER_WEIGHT) * p + DESCRIBER_WEIGHT * opinion.score
+            score = combine(p, opinion.score)
             method += " + describer"
             reasons = [f"describer: {opinion.answer}"] + reasons
         else:
@@ -224,7 +239,7 @@ def parse_opinion(text: str | None, call_id: str | None = None) -> Opinion:
 def version(describer: str | None = None) -> str:
     """What the verdict depends on: rule, committed coefficients, and the describer's prompt and model."""
     coefficients = hashlib.sha256(json.dumps(MODEL, sort_keys=True).encode()).hexdigest()[:8]
-    base = f"rh1-w{DESCRIBER_WEIGHT:.2f}-s{MODEL['version']}-{coefficients}"
+    base = f"rh2-d{DESCRIBER_SHIFT:.1f}-s{MODEL['version']}-{coefficients}"
     return base if describer is None else f"{base}+{describer}"
 
 
