@@ -151,10 +151,16 @@ def select_avsm(labels: ClipLabels, p: AvsmParams) -> Verdict:
         cls = speaker_rules.face_class(demo.get(longest), p.child_below_years)
         classes[q.index] = cls.label if cls else None
     m["face_classes"] = [classes[q.index] for q in people]
-    unknown = [q.index for q in candidates if classes[q.index] is None]
+    # an unsure face (L3 low_confidence) whose lean is not the voice's class does not block: the match is then
+    # confirmed by L7 below, which must hear exactly the matched person speak; one that leans to it, or none, blocks
+    leans = {q.index: _lean(demo.get(max(q.track_ids, key=lambda t: _frames(labels, t))), p.child_below_years)
+             for q in candidates if classes[q.index] is None}
+    unknown = [i for i, lean in leans.items() if lean in (None, voice.label)]
     if unknown:
         statuses = sorted({(demo.get(t) or {}).get("status") or "missing" for q in candidates for t in q.track_ids})
         return reject("face_class", f"face class unknown for {len(unknown)} person(s) (L3 {', '.join(statuses)})", m)
+    if leans:
+        m["unsure_faces"] = {str(i): lean for i, lean in leans.items()}
     matches = [q for q in people if classes[q.index] == voice.label]
     m["matches"] = len(matches)
     if len(matches) != 1:
@@ -176,6 +182,14 @@ def select_avsm(labels: ClipLabels, p: AvsmParams) -> Verdict:
                       f"speakers are {[list(s.track_ids) for s in speakers]}", m)
     return Verdict(True, "avsm", f"the voice ({voice.label}) matches exactly one person, the one L7 hears speak", m,
                    target=list(t.track_ids), target_track_ids=t.track_ids, persons=tuple(candidates))
+
+
+def _lean(row: dict | None, child_below_years: float) -> str | None:
+    """The class an unsure (low_confidence) L3 row leans to, or None."""
+    if not row or row.get("status") != "low_confidence":
+        return None
+    cls = speaker_rules.face_class({**row, "status": "ok"}, child_below_years)
+    return cls.label if cls else None
 
 
 def _frames(labels: ClipLabels, track_id: int) -> int:

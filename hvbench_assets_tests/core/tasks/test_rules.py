@@ -155,6 +155,23 @@ def test_avsm_voice_matches_exactly_one_face_class():
     assert speech.select_avsm(labels, speech.AvsmParams()).target_track_ids == (0,)
 
 
+def test_avsm_an_unsure_face_leaning_away_from_the_voice_does_not_block():
+    faces = {0: {"status": "ok", "age": 30, "gender": "Woman", "gender_share": 0.9},
+             1: {"status": "low_confidence", "age": 40, "gender": "male", "gender_share": 0.62}}
+    tracks = [full(0, 5), full(1, 5, x=300)]
+    v = speech.select_avsm(clip_labels(duration_s=5, tracks=tracks, voice="female", faces=faces, speaking=(0,)),
+                           speech.AvsmParams())
+    assert v.selected and v.target_track_ids == (0,) and v.measured["unsure_faces"] == {"1": "male"}
+    leaning_to_voice = {**faces, 1: {**faces[1], "gender": "female"}}
+    v = speech.select_avsm(clip_labels(duration_s=5, tracks=tracks, voice="female", faces=leaning_to_voice, speaking=(0,)),
+                           speech.AvsmParams())
+    assert v.rule == "face_class"
+    # the unsure face may not be the one L7 hears: then the match is unconfirmed
+    v = speech.select_avsm(clip_labels(duration_s=5, tracks=tracks, voice="female", faces=faces, speaking=(1,)),
+                           speech.AvsmParams())
+    assert v.rule == "speaker_agrees"
+
+
 def test_avsm_asks_only_where_l7_hears_the_matched_person():
     """A voice from off screen (nobody visibly speaks) or another visible speaker: the match would be a guess."""
     faces = {0: {"status": "ok", "age": 30, "gender": "Woman", "gender_share": 0.9},
