@@ -67,7 +67,7 @@ SHARED = ROOT.parent / "shared" / "videos"
 SECONDS = 4.0
 SCORER = VerifiedScorer(OnnxLightAsdScorer())
 METHODS = {"lipsync": lambda p: p.lipsync, "light_asd": lambda p: np.where(p.voice, p.asd, -1.0),
-           "combined": lambda p: p.combined, "verified": lambda p: p.checked}
+           "combined": lambda p: p.combined, "verified": lambda p: p.checked, "verified+veto": lambda p: p.checked}
 DROPS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)  # min_drop candidates for the leave-one-source-out choice
 
 
@@ -78,8 +78,27 @@ def clip_parts(tracks: list[TrackFrames], audio: np.ndarray, fps: float) -> list
     return SCORER.parts(placed, fps)
 
 
-def tracked(path: Path, work: Path) -> tuple[list[TrackFrames], dict[int, float], float]:
-    """L1 tracks of a clip as the asset stores them, with each track's mean face centre x."""
+def vetoes(tracks: list[TrackFrames], crops: dict[int, str], audio: np.ndarray) -> dict[int, str | None]:
+    """The voice/face veto of each track as speaker_scores applies it: L10's voice class against L3's face class
+    (the offline defaults), both confident, and different. Only a flagged track is vetoed."""
+    from types import SimpleNamespace
+
+    from hvbench_assets.core.audio.backends import AudioBackendConfig, build
+    from hvbench_assets.core.audio.labels import voice_row
+    from hvbench_assets.core.speakers import rules
+    from hvbench_assets.core.vision.demographics import demographics_rows
+    from hvbench_assets.defs.resources import VisionResource
+
+    vision = VisionResource()
+    voice = rules.voice_class({**voice_row(build("voice", AudioBackendConfig()), audio), "status": "ok"})
+    rows = demographics_rows([SimpleNamespace(track_id=t.track_id, face_clip_path=crops[t.track_id], n_frames=t.n_frames)
+                              for t in tracks], vision.demographics_estimator("offline"),
+                             rule=vision.demographics_rule("offline"))
+    return {r["track_id"]: rules.veto(voice, rules.face_class(r)) for r in rows}
+
+
+def tracked(path: Path, work: Path) -> tuple[list[TrackFrames], dict[int, float], float, dict[int, str]]:
+    """L1 tracks of a clip as the asset stores them, with each track's mean face centre x and face-crop clip."""
     from hvbench_assets.core.vision.backends import build_backend
     from hvbench_assets.core.vision.pipeline import track_video
 
@@ -90,23 +109,30 @@ def tracked(path: Path, work: Path) -> tuple[list[TrackFrames], dict[int, float]
     tracks = [TrackFrames(r["track_id"], r["first_frame"], r["last_frame"] - r["first_frame"] + 1,
                           lambda p=r["face_clip_path"]: (f.image for f in iter_frames(p)))
               for r in res.tracks if r.get("face_clip_path")]
-    return tracks, {t: float(np.mean(v)) for t, v in xs.items()}, res.fps
+    crops = {r["track_id"]: r["face_clip_path"] for r in res.tracks if r.get("face_clip_path")}
+    return tracks, {t: float(np.mean(v)) for t, v in xs.items()}, res.fps, crops
 
 
-def score_clip(path: Path, work: Path, truth_of) -> list[tuple[str, bool | None, Parts]]:
-    """(panel, truth, every method's scores) per L1 track of a clip."""
-    tracks, centre_x, fps = tracked(path, work)
-    return [(*truth_of(centre_x[t.track_id]), p) for t, p in zip(tracks, clip_parts(tracks, load_audio(path), fps))]
+def score_clip(path: Path, work: Path, truth_of) -> list[tuple[str, bool | None, Parts, str | None]]:
+    """(panel, truth, every method's scores, the veto) per L1 track of a clip."""
+    tracks, centre_x, fps, crops = tracked(path, work)
+    audio = load_audio(path)
+    veto = vetoes(tracks, crops, audio)
+    return [(*truth_of(centre_x[t.track_id]), p, veto.get(t.track_id))
+            for t, p in zip(tracks, clip_parts(tracks, audio, fps))]
 
 
 def speakers_set(work: Path) -> list:
     """(clip, truth, rows) for every clip of ../shared/videos/speakers; a track's panel from its face centre."""
     out = []
     for name, clip in load_truth().items():
-        tracks, centre_x, fps = tracked(clip.path, work / name)
+        tracks, centre_x, fps, crops = tracked(clip.path, work / name)
         panel = panels_of(centre_x, len(clip.panels))
-        parts = clip_parts(tracks, load_audio(clip.path), fps)
-        rows = [(f"p{panel[t.track_id]}", clip.speaks(panel[t.track_id]), p) for t, p in zip(tracks, parts)]
+        audio = load_audio(clip.path)
+        parts = clip_parts(tracks, audio, fps)
+        veto = vetoes(tracks, crops, audio)
+        rows = [(f"p{panel[t.track_id]}", clip.speaks(panel[t.track_id]), p, veto.get(t.track_id))
+                for t, p in zip(tracks, parts)]
         out.append((name, ",".join(f"p{i}" for i in sorted(clip.speaker_panels)) or "-", rows))
     return out
 
@@ -117,7 +143,7 @@ def score_scene(scene: Scene, work: Path, fixed_crops: bool) -> list[tuple[str, 
         crops = panel_crops(scene, SHARED, SECONDS)
         tracks = [TrackFrames(i, 0, len(f), lambda f=f: iter(f)) for i, f in enumerate(crops.values())]
         parts = clip_parts(tracks, scene_audio(scene, SHARED, SECONDS), FPS)
-        return [(name, name in truth, p) for name, p in zip(crops, parts)]
+        return [(name, name in truth, p, None) for name, p in zip(crops, parts)]
     clip = build_scene(scene, SHARED, work / f"{scene.name}.mp4", SECONDS)
     return score_clip(clip, work / scene.name, lambda x: face_truth(x, scene, SHARED))
 
@@ -137,7 +163,7 @@ def long_faces() -> list[tuple[str, bool | None, Parts]]:
             track = [TrackFrames(0, 0, n, lambda f=frames[:n]: iter(f))]
             parts = clip_parts(track, audio[: int(n / FPS * SAMPLE_RATE)], FPS)[0]
             truth = (None if face.startswith("woman") else True) if face == voice else False
-            out.append((f"{face} <- {voice}", truth, parts))
+            out.append((f"{face} <- {voice}", truth, parts, None))
     return out
 
 
@@ -149,10 +175,12 @@ def report(results, method: str, scorer=None) -> str:
     lines = []
     for name, truth, rows in results:
         cells = []
-        right = all(want is not None for _, want, _ in rows)
+        right = all(want is not None for _, want, _, _ in rows)
         counted = right
-        for panel, want, parts in rows:
+        for panel, want, parts, veto in rows:
             scores = (scorer or METHODS[method])(parts)
+            if method.endswith("+veto") and veto:
+                scores = np.full_like(scores, -1.0)
             run = longest_positive_run(scores)[0]
             got = run > DEFAULT_MIN_RUN
             right = right and want == got
@@ -186,20 +214,25 @@ def shift_scorer(min_drop: float):
 
 def clips_right(results, scorer) -> tuple[int, int]:
     """(clips with the right speaker set, false speakers) of a scorer."""
-    text = report(results, "verified", scorer).splitlines()[-1]
+    text = report(results, "verified+veto", scorer).splitlines()[-1]
     right = int(text.split("right on ")[1].split("/")[0])
     return right, int(text.split("fp ")[1].split(",")[0])
 
 
+def _right_fp(results, d: float) -> tuple[int, int]:
+    right, fp = clips_right(results, shift_scorer(d))
+    return right, -fp
+
+
 def leave_one_source_out(by_source: dict[str, list]) -> str:
-    """min_drop chosen on one source (most clips right, then fewest false speakers, then the smallest drop), scored
-    on the other."""
+    """min_drop chosen on one source with the veto in place (most clips right, then fewest false speakers, then the
+    largest drop: the cautious one), scored on the other."""
     lines = []
     for chosen_on, results in by_source.items():
-        best = max(DROPS, key=lambda d: (clips_right(results, shift_scorer(d))[0], -clips_right(results, shift_scorer(d))[1], -d))
+        best = max(DROPS, key=lambda d: (*_right_fp(results, d), d))
         for other, held in by_source.items():
             if other != chosen_on:
-                line = report(held, "verified", shift_scorer(best)).splitlines()[-1].split(": ", 1)[1]
+                line = report(held, "verified+veto", shift_scorer(best)).splitlines()[-1].split(": ", 1)[1]
                 lines.append(f"min_drop chosen on {chosen_on}: {best:g}; on {other}: {line}")
     return "\n".join(lines)
 
@@ -227,7 +260,7 @@ def main(args: list[str]) -> None:
             # her lips beat chance
             results.append(("two_people_talking", "?", score_clip(SHARED / "two_people_talking.mp4", work / "tpt",
                                                                   lambda x: (f"x{x:.0f}", None))))
-            results.append(("long faces alone", "own voice", long_faces()))
+            results += [(row[0], "own voice" if row[1] else "-", [row]) for row in long_faces()]
         if results:
             by_source["composites"] = results
     if dump:

@@ -7,24 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from hvbench_assets.core.ingest.tables import VIDEO_PROBE
-from hvbench_assets.core.media import probe_video
-from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
-from hvbench_assets.core.vision.tables import load_tracks
-from hvbench_assets.defs.labels.audio import audio_tags, voice_demographics
-from hvbench_assets.defs.labels.speakers import speaker_frame_scores, speaker_scores
-from hvbench_assets.defs.labels.vision import demographics, human_tracks, human_verdicts, person_count
-from hvbench_assets.defs.resources import WarehouseResource
-from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 from hvbench_assets_tests.conftest import shared_clip
-from hvbench_assets_tests.core.speakers.speakers_set import load_truth, panels_of
-from hvbench_assets_tests.real_labels import materialize
+from hvbench_assets_tests.core.speakers.speakers_set import load_truth
+from hvbench_assets_tests.defs.speakers_set_chain import question_outcomes
 
 pytestmark = pytest.mark.slow
 
-LABELS = [audio_tags, voice_demographics, human_tracks, person_count, demographics, human_verdicts,
-          speaker_frame_scores, speaker_scores]
-TASKS = [a for a in TASK_ASSETS if a.key.to_user_string() in ("active_speaker_detection", "audio_visual_speaker_matching")]
 ASD_CLIPS = {"dev_duo_left_speaks", "dev_duo_right_speaks", "dev_trio_middle_speaks", "dev_duo_man_speaks",
              "dev_trio_woman_speaks"}
 AVSM_CLIPS = {"dev_duo_man_speaks", "dev_trio_woman_speaks"}
@@ -32,22 +20,8 @@ AVSM_CLIPS = {"dev_duo_man_speaks", "dev_trio_woman_speaks"}
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory):
-    """Per clip: {abbrev: (candidate row, question row or None, panel of each track)}."""
     shared_clip("speakers/truth.json")
-    out = {}
-    for name, clip in load_truth().items():
-        key = name.removeprefix("dev_")
-        root = tmp_path_factory.mktemp(key)
-        wh = WarehouseResource(path=str(root / "wh.duckdb")).get()
-        wh.replace(VIDEO_PROBE, {"video_id": key}, [{**probe_video(clip.path).as_row(), "status": "ok", "reason": None}])
-        _, wh = materialize(root, key, LABELS + TASKS)
-        tracks = load_tracks(wh, key)
-        centres = {t.track_id: sum((b.face[0] + b.face[2]) / 2 for b in t.boxes) / len(t.boxes) for t in tracks}
-        panels = panels_of(centres, len(clip.panels))
-        cands = {c["abbrev"]: c for c in wh.rows(TASK_CANDIDATES, video_id=key)}
-        questions = {q["abbrev"]: q for q in wh.rows(QUESTIONS, video_id=key)}
-        out[name] = {a: (cands.get(a), questions.get(a), panels) for a in ("ASD", "AVSM")}
-    return out
+    return question_outcomes(tmp_path_factory.mktemp)
 
 
 def _asked(outcomes, abbrev):

@@ -71,3 +71,10 @@ def test_no_voice_verifies_nothing():
     lagged = np.ones((3, 50), np.float32)
     assert not ShiftTest().verified(lagged, np.zeros(50, bool), 25.0).any()
     assert ShiftTest().drops(lagged, np.zeros(50, bool)) is None
+
+
+def test_faces_too_small_to_judge_are_named_not_guessed():
+    from hvbench_assets.core.speakers.scoring import MIN_FACE_PX, too_small
+
+    assert too_small(MIN_FACE_PX) is None and too_small(None) is None
+    assert too_small(31.6) == "face 32 px (median side) < 40 px: too small to judge its lips"
