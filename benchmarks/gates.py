@@ -6,7 +6,7 @@
    these clips is a face wrongly skipped; a body-only track (no detected face frame) would be skipped.
    The gated families' selection verdicts are compared with and without the gate on the same tracks.
 2. With `--warehouse PATH`: the stored questions of that warehouse re-checked, per task: how many the face
-   gate would reject (a target or lettered track without a detected face) and how many fail the option
+   gate would reject (a target or numbered track without a detected face) and how many fail the option
    forms (core/synthesis/forms.py for the six descriptive tasks, the length band for SCM, the wording for AST).
 
 Run: PYTHONPATH=. .venv/bin/python benchmarks/gates.py [--detectors yunet,hog] [--warehouse wh.duckdb]
@@ -103,15 +103,15 @@ def recheck_warehouse(path: Path) -> None:
                 labels_of[vid] = ClipLabels(clip=load_clip(wh, vid), rows={"human_tracks": wh.rows(
                     HUMAN_TRACKS, video_id=vid)}, tracks=load_tracks(wh, vid))
             gone = faceless(labels_of[vid], fam.face_gate)
-            marked = {int(k) for k in ((q.get("marking") or {}).get("letters") or {})}
+            marked = {int(k) for k in ((q.get("marking") or {}).get("numbers") or {})}
             if gone.keys() & (set(q["target_track_ids"] or []) | marked):
                 t["face_gate"] += 1
         texts = [o["text"] for o in q["options"]]
         truth = q["answer_text"]
         others = [x for x in texts if x != truth]
         if fam.descriptive:
-            letters = tuple(sorted(((q.get("marking") or {}).get("letters") or {}).values()))
-            bad = form_problems(answer_form(q["abbrev"], letters), truth, others)
+            numbers = tuple(sorted(int(n) for n in ((q.get("marking") or {}).get("numbers") or {}).values()))
+            bad = form_problems(answer_form(q["abbrev"], numbers), truth, others)
         elif q["abbrev"] == "SCM":
             bad = check_sentences(truth, others, fam.params.length_band)[1]
         elif q["abbrev"] == "AST":

@@ -247,10 +247,10 @@ def test_export_takes_the_corrected_answer_and_unreviewed_only_when_asked(tmp_pa
         assert all(i["leakage"].startswith("not tested: model registry file") for i in manifest["items"])
 
 
-def test_letters_are_balanced_at_export_and_person_letters_stay_on_the_video(built):
+def test_letters_are_balanced_at_export_and_person_numbers_stay_on_the_video(built):
     """Two ASD questions of the duo clip whose stored answers share a letter (the twin names another target, so it
-    is no duplicate): the export keeps one letter, moves the other answer with its text ("Person B" names the
-    clip's person letter, not the option letter), exports the video as rendered, records stored and exported
+    is no duplicate): the export keeps one letter, moves the other answer with its text ("Person 2" names the
+    clip's person number, not an option), exports the video as rendered, records stored and exported
     letters, and explain shows both orders. A rerun gives the same."""
     from hvbench_assets.core.benchmark.explain import format_explanation
     from hvbench_assets.core.media.paths import resolve
@@ -275,7 +275,7 @@ def test_letters_are_balanced_at_export_and_person_letters_stay_on_the_video(bui
         bench = {i.question_id: i for i in load_benchmark(folder, name="letters").items}
         item = bench[moved["question_id"]]
         assert lines[moved["question_id"]]["Answer"] == moved["answer"] == item.answer
-        assert item.option_text(item.answer) == asd["answer_text"]  # the person keeps the clip's letter
+        assert item.option_text(item.answer) == asd["answer_text"]  # the person keeps the clip's number
         stored_video = resolve(asd["video_path"])
         assert item.video_path.is_file() and item.video_path.read_bytes() == stored_video.read_bytes()
         assert bench[kept["question_id"]].video_path.read_bytes() == stored_video.read_bytes()

@@ -29,8 +29,8 @@ def duo(tmp_path_factory):
 
 
 def _answer_tracks(q):
-    """The tracks drawn with the person letter the answer names ("Person A": the clip's letter, not the option's)."""
-    return sorted(int(t) for t, x in q["marking"]["letters"].items() if q["answer_text"] == f"Person {x}")
+    """The tracks drawn with the person number the answer names ("Person 1": the clip's number)."""
+    return sorted(int(t) for t, x in q["marking"]["numbers"].items() if q["answer_text"] == f"Person {x}")
 
 
 def _asd(root):
@@ -64,8 +64,8 @@ def test_explain_points_at_the_bad_l7_row_that_made_the_answer_wrong(tmp_path_fa
     materialize(root, "duo", ASD)
     good = _asd(root)
     front = duo_speaker_track(wh, "duo")
-    letters = good["marking"]["letters"]
-    behind = next(int(t) for t, x in letters.items() if x != letters[str(front)])
+    numbers = good["marking"]["numbers"]
+    behind = next(int(t) for t, x in numbers.items() if x != numbers[str(front)])
     # one bad L7 row: the still woman's track "speaks", the real speaker does not (a broken speaker model)
     wh.execute("UPDATE speaker_scores SET speaking = (track_id = ?), raw_speaking = (track_id = ?), "
                "person_speaking = (track_id = ?) WHERE video_id = 'duo' AND track_id IS NOT NULL",
@@ -77,8 +77,8 @@ def test_explain_points_at_the_bad_l7_row_that_made_the_answer_wrong(tmp_path_fa
     assert changed == [behind] and "CHANGED since the question was built" in format_explanation(before)
     materialize(root, "duo", ASD)
     q = _asd(root)
-    letters = q["marking"]["letters"]
-    assert q["answer_text"] == f"Person {letters[str(behind)]}" != f"Person {letters[str(front)]}"  # now wrong
+    numbers = q["marking"]["numbers"]
+    assert q["answer_text"] == f"Person {numbers[str(behind)]}" != f"Person {numbers[str(front)]}"  # now wrong
     data = explain_question(wh, q["question_id"])
     bad = [r for r in data["answer_basis"]["label_rows"] if r["current"]["speaking"]]
     assert [(r["table"], r["track_id"], r["code_version"]) for r in bad] == [("speaker_scores", behind, "l7-broken")]

@@ -18,7 +18,7 @@ from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import probe_video
 from hvbench_assets.core.speakers import rules
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
-from hvbench_assets.core.tasks.rules import named_letter
+from hvbench_assets.core.tasks.rules import named_number
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.core.vision.tables import DEMOGRAPHICS, load_tracks
 from hvbench_assets.defs.labels.speakers import speaker_scores
@@ -73,7 +73,7 @@ def test_default_ensemble_rows_give_an_avsm_question_and_a_veto(kids):
     q = wh.rows(QUESTIONS, video_id=KEY, abbrev="AVSM")
     assert len(q) == 1, next(c for c in wh.rows(TASK_CANDIDATES, video_id=KEY) if c["abbrev"] == "AVSM")
     answer = next(o for o in q[0]["options"] if o["letter"] == q[0]["answer"])
-    assert named_letter(answer["text"]) == q[0]["marking"]["letters"][str(man)]  # "Person <the man's letter>"
+    assert named_number(answer["text"]) == q[0]["marking"]["numbers"][str(man)]  # "Person <the man's number>"
     # L7: the man speaks; every girl's track L7 flags from her moving mouth is vetoed (man's voice, child's face)
     scores = {r["track_id"]: r for r in wh.rows(SPEAKER_SCORES, video_id=KEY)}
     assert scores[man]["speaking"] and scores[man]["veto_reason"] is None and scores[man]["face_class"] == "male"

@@ -7,7 +7,7 @@ import dagster as dg
 import pytest
 
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
-from hvbench_assets.core.vision.tables import HUMAN_TRACKS, letter_tracks, load_tracks
+from hvbench_assets.core.vision.tables import HUMAN_TRACKS, load_tracks, number_tracks
 from hvbench_assets.defs.labels.audio import audio_tags, voice_demographics
 from hvbench_assets.defs.labels.speakers import speaker_frame_scores, speaker_scores
 from hvbench_assets.defs.labels.vision import demographics, human_tracks, person_count
@@ -69,18 +69,18 @@ def test_five_people_grid_only_the_man_speaks(tmp_path_factory):
     assert meta["speakers"].value == 1 and "data:image/png;base64," in meta["score_plot"].value
     preview = meta["preview"].value.splitlines()
     assert "best score" in preview[0] and len(preview) == 2 + len(rows)  # one line per track, its margin shown
-    # each plot line and preview line names its person as the human_tracks key frame does: letter (left to right)
+    # each plot line and preview line names its person as the human_tracks key frame does: number (left to right)
     # and track id
-    letters = letter_tracks(load_tracks(wh, "grid"))
+    numbers = number_tracks(load_tracks(wh, "grid"))
     by_x = sorted(centre_x, key=lambda t: sum(centre_x[t]) / len(centre_x[t]))
-    assert [letters[t] for t in by_x] == sorted(letters.values(), key=lambda c: (len(c), c))
+    assert [numbers[t] for t in by_x] == sorted(numbers.values())
     lines = meta["score_plot_lines"].value
-    assert lines == [f"{letters[r['track_id']]} t{r['track_id']}" + (" speaks" if r["speaking"] else "")
+    assert lines == [f"P{numbers[r['track_id']]} t{r['track_id']}" + (" speaks" if r["speaking"] else "")
                      for r in rows if r["scores"]]
-    assert all(f"| {r['track_id']} | {letters[r['track_id']]} |" in meta["preview"].value for r in rows)
+    assert all(f"| {r['track_id']} | {numbers[r['track_id']]} |" in meta["preview"].value for r in rows)
     key_frame = label_metadata(tmp_path_factory, "five_people_grid.mp4", "grid")["human_tracks"]
     assert len(key_frame["people_on_key_frame"].value) >= 5
-    assert set(key_frame["people_on_key_frame"].value) <= {f"{c} t{t}" for t, c in letters.items()}
+    assert set(key_frame["people_on_key_frame"].value) <= {f"P{n} t{t}" for t, n in numbers.items()}
     frames = label_metadata(tmp_path_factory, "five_people_grid.mp4", "grid")["speaker_frame_scores"]
     assert frames["scored_tracks"].value == len(rows) and frames["frames"].value == sum(len(r["scores"]) for r in rows)
     assert all(f"| {r['track_id']} | ok | {len(r['scores'])} | {max(r['scores']):+.2f} |" in frames["preview"].value

@@ -16,7 +16,7 @@ from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import iter_frames, probe_video
 from hvbench_assets.core.mllm import MODEL_CALLS
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
-from hvbench_assets.core.vision.tables import letter_tracks, load_tracks
+from hvbench_assets.core.vision.tables import load_tracks, number_tracks
 from hvbench_assets.defs.labels.descriptions import appearance
 from hvbench_assets.defs.resources import WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
@@ -69,11 +69,11 @@ def test_every_clip_and_task_has_one_verdict(tpt):
 def test_asd_answer_is_the_talking_man(duo):
     q = rows(duo, QUESTIONS, video_id="duo", abbrev="ASD")[0]
     wh = WarehouseResource(path=str(duo / "wh.duckdb")).get()
-    letters = letter_tracks(load_tracks(wh, "duo"))
+    numbers = number_tracks(load_tracks(wh, "duo"))
     speaker = duo_speaker_track(wh, "duo")
-    # both boxes carry the clip's person letters; the answer names the speaker's, at whatever option letter
-    assert q["marking"]["letters"] == {str(t): c for t, c in letters.items()} and len(letters) == 2
-    assert q["answer_text"] == f"Person {letters[speaker]}" and q["status"] == "draft"
+    # both boxes carry the clip's person numbers; the answer names the speaker's, at whatever option letter
+    assert q["marking"]["numbers"] == {str(t): n for t, n in numbers.items()} and len(numbers) == 2
+    assert q["answer_text"] == f"Person {numbers[speaker]}" and q["status"] == "draft"
     tables = {r["table"] for r in q["label_rows"]}
     assert {"human_tracks", "person_count", "audio_tags", "speaker_scores"} <= tables
     assert all(r["code_version"] and r["materialized_at"] for r in q["label_rows"])
@@ -90,12 +90,12 @@ def test_task_partition_page_shows_key_frame_explain_review_link_and_checks(duo)
     still = cv2.imread(meta["question_key_frame_file"].value)
     assert still is not None and min(still.shape[:2]) > 100
     mask = cv2.inRange(still, np.array(AMBER[0], np.uint8), np.array(AMBER[1], np.uint8))
-    assert mask.mean() > 0.5  # the two lettered boxes are drawn on it
+    assert mask.mean() > 0.5  # the two numbered boxes are drawn on it
     # person options name their tracks; totals across clips are marked as such
-    letter = q["answer_text"].removeprefix("Person ")
-    tid = next(t for t, c in q["marking"]["letters"].items() if c == letter)
+    number = int(q["answer_text"].removeprefix("Person "))
+    tid = next(t for t, n in q["marking"]["numbers"].items() if n == number)
     assert f"{q['answer']}. {q['answer_text']} (track {tid})" in meta["preview"].value
-    assert f"| {letter} | {tid} | box {letter} | yes |" in meta["people"].value
+    assert f"| {number} | {tid} | box {number} | yes |" in meta["people"].value
     assert "task_wide_verdicts" in meta and "task_verdicts" not in meta
     assert meta["dagster/row_count"].value == 2
     checks = {c.asset_key.to_user_string(): c for c in result.get_asset_check_evaluations()}
@@ -105,33 +105,33 @@ def test_task_partition_page_shows_key_frame_explain_review_link_and_checks(duo)
 
 
 def test_one_identity_per_person_on_every_page(duo, tmp_path_factory):
-    """Each person of the duo clip has one name, letter and track id, on the human_tracks key frame and preview,
+    """Each person of the duo clip has one name, number and track id, on the human_tracks key frame and preview,
     the speaker_scores plot and preview, and the ASD partition's still, people table, preview and question."""
     wh = WarehouseResource(path=str(duo / "wh.duckdb")).get()
     tracks = load_tracks(wh, "duo")
-    letters = letter_tracks(tracks)
+    numbers = number_tracks(tracks)
     speaker = duo_speaker_track(wh, "duo")
-    listener = next(t for t in letters if t != speaker)
-    assert sorted(letters.values()) == ["A", "B"]
+    listener = next(t for t in numbers if t != speaker)
+    assert sorted(numbers.values()) == [1, 2]
     labels = label_metadata(tmp_path_factory, DUO, "duo")
     ht, ss = labels["human_tracks"], labels["speaker_scores"]
     q = rows(duo, QUESTIONS, video_id="duo", abbrev="ASD")[0]
     task = next(m.metadata for m in RESULTS["duo"].asset_materializations_for_node("active_speaker_detection"))
     assert ht["people_on_key_frame"].value == task["people_on_key_frame"].value == \
-        [f"{letters[t]} t{t}" for t in sorted(letters, key=letters.get)]
-    assert f"{letters[speaker]} t{speaker} speaks" in ss["score_plot_lines"].value
-    assert f"{letters[listener]} t{listener}" in ss["score_plot_lines"].value
-    for t, c in letters.items():
-        assert f"| {t} | {c} |" in ht["preview"].value and f"| {t} | {c} |" in ss["preview"].value
-        assert f"| {c} | {t} | box {c} | {'yes' if t == speaker else ''} |" in task["people"].value
-        assert f"Person {c} (track {t})" in task["preview"].value
-    assert q["answer_text"] == f"Person {letters[speaker]}"
-    assert {o["text"] for o in q["options"]} >= {f"Person {c}" for c in letters.values()}
+        [f"P{numbers[t]} t{t}" for t in sorted(numbers, key=numbers.get)]
+    assert f"P{numbers[speaker]} t{speaker} speaks" in ss["score_plot_lines"].value
+    assert f"P{numbers[listener]} t{listener}" in ss["score_plot_lines"].value
+    for t, n in numbers.items():
+        assert f"| {t} | {n} |" in ht["preview"].value and f"| {t} | {n} |" in ss["preview"].value
+        assert f"| {n} | {t} | box {n} | {'yes' if t == speaker else ''} |" in task["people"].value
+        assert f"Person {n} (track {t})" in task["preview"].value
+    assert q["answer_text"] == f"Person {numbers[speaker]}"
+    assert {o["text"] for o in q["options"]} >= {f"Person {n}" for n in numbers.values()}
 
 
 def _drawn_box_near(img, box, lo, hi, search=6):
     """The rectangle drawn in one colour around `box`: each edge is the row / column near the stored
-    edge that the colour covers most along the box (robust to neighbouring boxes and the letter tag)."""
+    edge that the colour covers most along the box (robust to neighbouring boxes and the number tag)."""
     mask = cv2.inRange(img, np.array(lo, np.uint8), np.array(hi, np.uint8)) > 0
     h, w = mask.shape
     x1, y1, x2, y2 = (int(round(v)) for v in box)
@@ -180,14 +180,64 @@ def assert_boxes_on_l1(video, root, key, lo, hi, track_ids=None, every=60):
     assert checked >= 3
 
 
-AMBER = ((0, 170, 200), (90, 255, 255))  # letter boxes, BGR
+AMBER = ((0, 170, 200), (90, 255, 255))  # numbered boxes, BGR
 RED = ((0, 0, 170), (80, 80, 255))
 
 
-def test_lettered_boxes_sit_on_the_stored_l1_boxes(duo):
+def test_numbered_boxes_sit_on_the_stored_l1_boxes(duo):
     q = rows(duo, QUESTIONS, video_id="duo", abbrev="ASD")[0]
     assert_boxes_on_l1(q["video_path"], duo, "duo", *AMBER)
 
+
+def _drawn_tag(image, box, candidates):
+    """Which of `candidates` the box's tag shows: each is drawn onto a copy of the decoded frame as the
+    renderer draws it (core/render/marked `draw_box`), and the one closest to the frame's tag wins."""
+    from hvbench_assets.core.render.marked import NUMBER_BGR, draw_box
+
+    h, w = image.shape[:2]
+    scale = max(h, w) / 720
+    thick = max(2, int(round(3 * scale)))
+    x1, y1 = (max(0, min(d - 1, int(round(v)))) for v, d in zip(box[:2], (w, h)))
+    (tw, th), base = cv2.getTextSize("0", cv2.FONT_HERSHEY_SIMPLEX, 0.9 * scale, thick)
+    ty = y1 - 2 if y1 - th - base - 4 >= 0 else min(h - 1, y1 + th + base + 4)
+    tag = (slice(max(0, ty - th - base - 2), ty), slice(x1, x1 + tw + 6))
+
+    def distance(label):
+        img = image.copy()
+        draw_box(img, box, NUMBER_BGR, scale, label)
+        return float(np.abs(img[tag].astype(int) - image[tag].astype(int)).mean())
+
+    return min(candidates, key=distance)
+
+
+def test_person_options_name_the_numbers_drawn_on_the_question_video(duo, tpt, man):
+    """No option on the real clips reads "Person <letter>"; the duo's ASD options read "Person <n>" and the
+    question video draws that n on the person's box (a digit, not a letter), as its still and the clip's key
+    frame name them ("P<n> t<track>")."""
+    import re
+
+    for root, key in ((duo, "duo"), (tpt, "tpt"), (man, "man")):
+        for q in rows(root, QUESTIONS, video_id=key):
+            assert not [o["text"] for o in q["options"] if re.match(r"Person [A-Z]\b", o["text"])], q["abbrev"]
+            assert (q["marking"] or {}).get("kind") != "letters"
+    q = rows(duo, QUESTIONS, video_id="duo", abbrev="ASD")[0]
+    numbers = {int(t): n for t, n in q["marking"]["numbers"].items()}
+    people = sorted(o["text"] for o in q["options"] if o["text"].startswith("Person "))
+    assert people == [f"Person {n}" for n in sorted(numbers.values())] == ["Person 1", "Person 2"]
+    tracks = load_tracks(WarehouseResource(path=str(duo / "wh.duckdb")).get(), "duo")
+    boxes = {t.track_id: {b.frame: b.face for b in t.boxes} for t in tracks}
+    seen: dict[int, list[str]] = {}
+    for fr in iter_frames(q["video_path"]):
+        if fr.index % 50:
+            continue
+        for tid, n in numbers.items():
+            if (box := boxes[tid].get(fr.index)) is not None:
+                seen.setdefault(tid, []).append(_drawn_tag(fr.image, box, [*"123456789", *"ABCDEF"]))
+    assert seen.keys() == numbers.keys()
+    for tid, n in numbers.items():
+        assert len(seen[tid]) >= 3 and set(seen[tid]) == {str(n)}, (tid, n, seen[tid])
+    task = next(m.metadata for m in RESULTS["duo"].asset_materializations_for_node("active_speaker_detection"))
+    assert sorted(task["people_on_key_frame"].value) == sorted(f"P{n} t{t}" for t, n in numbers.items())
 
 def test_avad_question_video_and_seeded_rerun(duo):
     before = {q["abbrev"]: q for q in rows(duo, QUESTIONS, video_id="duo")}

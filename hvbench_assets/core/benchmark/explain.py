@@ -27,7 +27,7 @@ from hvbench_assets.core.mllm.calls import MODEL_CALLS
 from hvbench_assets.core.synthesis.steps import REPAIR_STEPS
 from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 from hvbench_assets.core.tasks.labels import LABEL_TABLES
-from hvbench_assets.core.tasks.rules import named_letter
+from hvbench_assets.core.tasks.rules import named_number
 from hvbench_assets.core.tasks.store import ANNOTATIONS, QUESTIONS, TASK_CANDIDATES, question_content_hash
 from hvbench_assets.core.warehouse import Warehouse
 
@@ -93,12 +93,11 @@ def _answer_from(abbrev: str | None) -> str:
 
 
 def answer_tracks(q: Mapping[str, Any]) -> list[int]:
-    """Track ids behind the right answer: the tracks drawn with the person letter its text names ("Person B",
-    "B-happy"), else the target."""
-    marking = q.get("marking") or {}
-    letters = marking.get("letters") or {}
-    if letters and (named := named_letter(q.get("answer_text"))):
-        return sorted(int(t) for t, letter in letters.items() if letter == named)
+    """Track ids behind the right answer: the tracks drawn with the person number its text names ("Person 2",
+    "2-happy"), else the target (also for rows stored before person numbers, whose marking has letters)."""
+    numbers = (q.get("marking") or {}).get("numbers") or {}
+    if numbers and (named := named_number(q.get("answer_text"))) is not None:
+        return sorted(int(t) for t, n in numbers.items() if int(n) == named)
     return [int(t) for t in q.get("target_track_ids") or []]
 
 

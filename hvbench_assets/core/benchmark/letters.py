@@ -9,10 +9,10 @@ hash with the question id is smallest. The distractors keep their stored relativ
 - with equal option counts the letters' counts differ by at most one; with mixed counts each letter stays
   within its fair share + 1.
 
-The letters balanced here are the option letters only. Lettered questions (ASD, AVSM, EIC, T2H) name people
-by the clip's person letter drawn on their box ("Person B", see core/vision `letter_tracks`), which is not an
-option letter: an option moves with its text, the video stays as it was rendered (letters-v1 renamed the
-person options after their new slot and redrew the video).
+The letters balanced here are the option letters only. Numbered questions (ASD, AVSM, EIC, T2H) name people
+by the clip's person number drawn on their box ("Person 2", see core/vision `number_tracks`): an option moves
+with its text, the video stays as it was rendered (letters-v1 renamed the person options after their new slot
+and redrew the video).
 """
 
 from __future__ import annotations

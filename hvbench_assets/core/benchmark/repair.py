@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hvbench_assets.core.benchmark.leakage import LETTERS, LeakageVerdict, answer_blind, blind_jobs, leakage_verdicts
+from hvbench_assets.core.tasks.rules import named_number
 
 REPAIR_CODE_VERSION = "repair-v2"  # v2: the rounds are also synthesis_steps rows
 _EDITABLE = ("perturbation", "repair")  # option origins a repair may edit (a later round edits the last one's)
@@ -63,9 +64,9 @@ def blind_feedback(row: Mapping[str, Any], answers: Sequence[Mapping[str, Any]])
             "while each stays clearly wrong for the video.")
 
 
-def _letters(row: Mapping[str, Any]) -> tuple[str, ...]:
-    """EIC: the person letters its letter-emotion options use."""
-    return tuple(sorted({o["text"].strip()[:1].upper() for o in row["options"] if o["text"].strip()}))
+def _numbers(row: Mapping[str, Any]) -> tuple[int, ...]:
+    """EIC: the person numbers its number-emotion options use."""
+    return tuple(sorted({n for o in row["options"] if (n := named_number(o["text"])) is not None}))
 
 
 def with_distractors(row: Mapping[str, Any], distractors: Sequence[str]) -> list[dict]:
@@ -112,7 +113,7 @@ def _perturb(client, writer: str, row: Mapping[str, Any], feedback: str, round_:
     except BadReply as exc:
         return None, [{**base, "step": "perturbation", "status": "failed",
                        "payload": {"seeds": seeds, "feedback": feedback, "raw": r.text, "error": str(exc)}}]
-    check = check_options(truth, distractors, task.length_band, form=answer_form(task.abbrev, _letters(row)))
+    check = check_options(truth, distractors, task.length_band, form=answer_form(task.abbrev, _numbers(row)))
     steps = [{**base, "step": "perturbation", "status": "ok",
               "payload": {"seeds": seeds, "feedback": feedback, "distractors": distractors, "raw": r.text}},
              {**base, "call_id": None, "step": "check", "status": "ok" if check.ok else "failed",

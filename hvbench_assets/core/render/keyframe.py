@@ -1,7 +1,8 @@
 """One still per clip for the UI: the frame showing the most tracks, with their stored face and body boxes,
-each face labelled with its person letter and track id ("A t3"), so a person reads the same on every page.
+each face labelled with its person number and track id ("P1 t3"), so a person reads the same on every page.
+"P1", not a bare "1": two numbers side by side ("1 t3") leave open which one is the person.
 
-A question's still draws the same letters (the ones on its video's boxes) and track ids, its target in red."""
+A question's still draws the same numbers (the ones on its video's boxes) and track ids, its target in red."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import cv2
 import numpy as np
 
 from hvbench_assets.core.media import iter_frames
-from hvbench_assets.core.render.marked import HIGHLIGHT_BGR, LETTER_BGR, draw_box
-from hvbench_assets.core.vision.tables import Track, boxes_by_frame, letter_tracks
+from hvbench_assets.core.render.marked import HIGHLIGHT_BGR, NUMBER_BGR, draw_box
+from hvbench_assets.core.vision.tables import Track, boxes_by_frame, number_tracks
 
 BODY_BGR = (200, 200, 200)
 
@@ -28,27 +29,27 @@ def key_frame_index(tracks: list[Track]) -> int | None:
     return best[len(best) // 2]
 
 
-def person_label(letter: str | None, track_id: int) -> str:
-    """How a still names a person: letter and track id."""
-    return f"{letter} t{track_id}" if letter else f"t{track_id}"
+def person_label(number: int | None, track_id: int) -> str:
+    """How a still names a person: person number and track id."""
+    return f"P{number} t{track_id}" if number is not None else f"t{track_id}"
 
 
-def frame_people(tracks: list[Track], frame: int, letters: Mapping[int, str] | None = None) -> list[str]:
-    """The names a still of `frame` draws on its faces ("A t3"), in letter order: for the UI's metadata."""
-    letters = letter_tracks(tracks) if letters is None else letters
+def frame_people(tracks: list[Track], frame: int, numbers: Mapping[int, int] | None = None) -> list[str]:
+    """The names a still of `frame` draws on its faces ("P1 t3"), in number order: for the UI's metadata."""
+    numbers = number_tracks(tracks) if numbers is None else numbers
     on = boxes_by_frame(tracks).get(frame, {})
-    order = sorted(on, key=lambda t: (len(letters.get(t, "")), letters.get(t, ""), t))
-    return [person_label(letters.get(t), t) for t in order]
+    order = sorted(on, key=lambda t: (t not in numbers, numbers.get(t, 0), t))
+    return [person_label(numbers.get(t), t) for t in order]
 
 
 def render_key_frame(clip: str | Path, tracks: list[Track], dst: str | Path, max_side: int = 640,
                      quality: int = 80, kept: tuple[int, np.ndarray, float] | None = None,
-                     letters: Mapping[int, str] | None = None,
+                     numbers: Mapping[int, int] | None = None,
                      highlight: Collection[int] = ()) -> tuple[Path, int] | None:
     """Write the key frame as JPEG (longest side `max_side`); None when there are no tracks. `kept` is a
     frame L1 held from its own pass (index, image, image pixels -> source pixels): it is used when it
-    shows as many stored faces as the best frame, so drawing the still costs no second decode. `letters`
-    (default: `letter_tracks`, the clip's person letters) label the faces; `highlight` tracks are drawn in red."""
+    shows as many stored faces as the best frame, so drawing the still costs no second decode. `numbers`
+    (default: `number_tracks`, the clip's person numbers) label the faces; `highlight` tracks are drawn in red."""
     faces = boxes_by_frame(tracks)
     frame = key_frame_index(tracks)
     if frame is None:
@@ -65,13 +66,13 @@ def render_key_frame(clip: str | Path, tracks: list[Track], dst: str | Path, max
         return None
     img = image.copy()
     scale = max(img.shape[:2]) / 720
-    letters = letter_tracks(tracks) if letters is None else letters
+    numbers = number_tracks(tracks) if numbers is None else numbers
     bodies = boxes_by_frame(tracks, "body").get(frame, {})
     for tid, box in bodies.items():
         draw_box(img, _scaled(box, to_img), BODY_BGR, scale * 0.5)
     for tid, box in faces[frame].items():
-        color = HIGHLIGHT_BGR if tid in highlight else LETTER_BGR
-        draw_box(img, _scaled(box, to_img), color, scale, person_label(letters.get(tid), tid))
+        color = HIGHLIGHT_BGR if tid in highlight else NUMBER_BGR
+        draw_box(img, _scaled(box, to_img), color, scale, person_label(numbers.get(tid), tid))
     k = max_side / max(img.shape[:2])
     if k < 1:
         img = cv2.resize(img, None, fx=k, fy=k, interpolation=cv2.INTER_AREA)

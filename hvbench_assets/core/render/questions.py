@@ -1,7 +1,7 @@
 """Question videos: the clip with the marking a task asks for, encoded once per (clip, marking).
 
-Markings: `red_box` (the target's face boxes in red), `letters` (each offered person's face boxes with the
-option letter), `none` (the clip itself, nothing encoded) and `reversed_audio` (picture copied untouched,
+Markings: `red_box` (the target's face boxes in red), `numbers` (each offered person's face boxes with the
+clip's person number), `none` (the clip itself, nothing encoded) and `reversed_audio` (picture copied untouched,
 the sound time-reversed before `cut_s`). Boxes come from the stored L1 rows, never a new detection.
 """
 
@@ -46,10 +46,10 @@ def render_question_video(clip_path: Path, clip_sha256: str, tracks: Sequence[Tr
     if kind == "red_box":
         ids = set(marking["track_ids"])
         return render_marked(clip_path, dst, boxes_by_frame([t for t in tracks if t.track_id in ids]), highlight=ids)
-    if kind == "letters":
-        letters = {int(t): str(c) for t, c in marking["letters"].items()}
-        return render_marked(clip_path, dst, boxes_by_frame([t for t in tracks if t.track_id in letters]),
-                             letters=letters)
+    if kind == "numbers":
+        numbers = {int(t): int(n) for t, n in marking["numbers"].items()}
+        return render_marked(clip_path, dst, boxes_by_frame([t for t in tracks if t.track_id in numbers]),
+                             numbers=numbers)
     if kind == "reversed_audio":
         return reverse_audio_before(clip_path, dst, float(marking["cut_s"]))
     raise ValueError(f"unknown marking {kind!r}")

@@ -127,7 +127,7 @@ def extract_option(response: str | None, options: Sequence[tuple[str, str]]) -> 
         if got:
             return Extraction(got[0], PARSED, "bare_letter")
 
-    # a reply that is exactly one option's text ("B-angry" in EIC, where texts start with person letters)
+    # a reply that is exactly one option's text ("2-angry" in EIC, where texts start with person numbers)
     exact = [letter for letter, t in options if _norm(t) and _norm(t) == _norm(text)]
     if len(exact) == 1:
         return Extraction(exact[0], PARSED, "option_text")

@@ -13,16 +13,16 @@ from hvbench_assets.core.render.keyframe import person_label
 PALETTE = ((40, 90, 230), (40, 170, 40), (210, 120, 30), (170, 40, 170), (30, 170, 200), (120, 120, 120))
 
 
-def line_label(row: Mapping[str, Any], letters: Mapping[int, str] | None) -> str:
-    """A plot line's name, as the key frame names the face ("A t3"), and whether the track speaks."""
-    name = person_label((letters or {}).get(row["track_id"]), row["track_id"])
+def line_label(row: Mapping[str, Any], numbers: Mapping[int, int] | None) -> str:
+    """A plot line's name, as the key frame names the face ("P1 t3"), and whether the track speaks."""
+    name = person_label((numbers or {}).get(row["track_id"]), row["track_id"])
     return name + (" speaks" if row.get("speaking") else "")
 
 
 def render_score_plot(rows: Sequence[Mapping[str, Any]], dst: str | Path, size: tuple[int, int] = (720, 240),
-                      letters: Mapping[int, str] | None = None) -> Path | None:
+                      numbers: Mapping[int, int] | None = None) -> Path | None:
     """PNG of every scored row's `scores` (clipped to -1..1) against the clip time; speaking tracks are
-    drawn thick. Lines are named as the key frame names faces ("A t3": `letters`, the clip's person letters,
+    drawn thick. Lines are named as the key frame names faces ("P1 t3": `numbers`, the clip's person numbers,
     and the track id). None when no row has scores."""
     import cv2
 
@@ -51,7 +51,7 @@ def render_score_plot(rows: Sequence[Mapping[str, Any]], dst: str | Path, size: 
         first = r.get("first_frame") or 0
         pts = np.stack([x(first + np.arange(len(r["scores"]))), y(r["scores"])], axis=1).astype(np.int32)
         cv2.polylines(img, [pts], False, colour, 2 if r.get("speaking") else 1, cv2.LINE_AA)
-        cv2.putText(img, line_label(r, letters), (left + 4 + 120 * k, h - 8), cv2.FONT_HERSHEY_SIMPLEX, 0.4, colour, 1)
+        cv2.putText(img, line_label(r, numbers), (left + 4 + 120 * k, h - 8), cv2.FONT_HERSHEY_SIMPLEX, 0.4, colour, 1)
     dst = Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
     if not cv2.imwrite(str(dst), img):

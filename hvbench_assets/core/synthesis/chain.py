@@ -50,7 +50,7 @@ class Subject:
     video: Any  # Path of the question video
     appearance: str
     facial: str = ""  # L5 of the target (ER, ETA)
-    letters: tuple[str, ...] = ()  # EIC
+    numbers: tuple[int, ...] = ()  # EIC: the offered people's numbers
 
 
 def caption_and_question(task: SynthesisTask, models: SynthesisModels, subject: Subject, log: StepLog
@@ -78,10 +78,10 @@ def caption_and_question(task: SynthesisTask, models: SynthesisModels, subject: 
         log.add("question", {"source": "fixed", "question": P.H2T_FIXED_QUESTION, "answer": caption})
         return P.H2T_FIXED_QUESTION, caption
     if task.abbrev == "EIC":
-        q = P.EIC_FIXED_QUESTION.format(letters=", ".join(subject.letters), first=subject.letters[0])
+        q = P.EIC_FIXED_QUESTION.format(numbers=", ".join(map(str, subject.numbers)), first=subject.numbers[0])
         log.add("question", {"source": "fixed", "question": q, "answer": None})
         return q, None
-    form = answer_form(task.abbrev, subject.letters)
+    form = answer_form(task.abbrev, subject.numbers)
 
     def parse(text):  # the draft answer is an option too: of the task's form, or asked again once
         q, a = question_answer(text)
@@ -130,7 +130,7 @@ def _run(task: SynthesisTask, models: SynthesisModels, subject: Subject, log: St
                 model=models.writer.name, origin=log.last_call("question", "caption"))
     for spec, r in zip(models.answerers, models.each(task.answer, subject.video, question=question)):
         try:
-            text = parse_answer(task.abbrev, r.text if r.ok else None, subject.letters)
+            text = parse_answer(task.abbrev, r.text if r.ok else None, subject.numbers)
         except BadReply as exc:
             log.add("answer", {"raw": r.text, "error": r.error or str(exc)}, "failed", call=r, model=spec.name)
             continue
@@ -166,7 +166,7 @@ def _run(task: SynthesisTask, models: SynthesisModels, subject: Subject, log: St
         raise Stop("rejected", "question_leak", f"the question names the winning answer's key words {leak.found}")
     # 5-6. perturb the runners-up, check the four options; one retry with the problems named
     seeds = [candidates[i].text for i in ranking.order[1:4]]
-    form = answer_form(task.abbrev, subject.letters)
+    form = answer_form(task.abbrev, subject.numbers)
     feedback, problems = "", []
     for attempt in (1, 2):
         r = models.write(task.perturb, question=question, truth=win.text,
@@ -207,13 +207,13 @@ def build(task: SynthesisTask, ctx: BuildContext) -> Draft | Pending:
     """A family's build: the subject from the labels, then the chain."""
     labels, tids = ctx.labels, tuple(ctx.verdict.target_track_ids)
     if task.abbrev == "EIC":
-        letters = {t: ctx.letters[t] for t in tids}  # the clip's person letters (core/vision letter_tracks)
-        marking = {"kind": "letters", "letters": {str(t): c for t, c in letters.items()}}
+        numbers = {t: ctx.numbers[t] for t in tids}  # the clip's person numbers (core/vision number_tracks)
+        marking = {"kind": "numbers", "numbers": {str(t): n for t, n in numbers.items()}}
     else:
-        letters, marking = {}, {"kind": "red_box", "track_ids": sorted(tids)}
+        numbers, marking = {}, {"kind": "red_box", "track_ids": sorted(tids)}
     appearance = " ".join((labels.by_track("appearance").get(t) or {}).get("text") or "" for t in tids).strip()
     facial = " ".join((labels.by_track("facial_description").get(t) or {}).get("text") or "" for t in tids
                       if (labels.by_track("facial_description").get(t) or {}).get("status") == "ok").strip()
     subject = Subject(marking, ctx.marked_video(marking), appearance or "not available", facial,
-                      tuple(sorted(letters.values(), key=lambda c: (len(c), c))))
+                      tuple(sorted(numbers.values())))
     return synthesize(task, ctx.synthesis, subject)

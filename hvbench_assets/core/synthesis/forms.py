@@ -3,7 +3,7 @@ check, so an option of another kind (an appearance sentence among emotions) cann
 
     ER   names at least one emotion of the taxonomy (words.py); options differ in the emotions they name
     ETA  names emotions of the taxonomy; options differ in the emotion sequence
-    EIC  "letter-emotion" with an offered letter and an emotion of the taxonomy
+    EIC  "number-emotion" with an offered person number and an emotion of the taxonomy
     H2T  one sentence "The person is ..."
     BTA  an action sequence: at least two actions
     BCA  a statement (not a question) about events; when the truth joins cause and effect, every option does
@@ -21,7 +21,7 @@ from typing import Any
 from hvbench_assets.core.synthesis.words import EMOTIONS, content_words, emotion_words, words
 from hvbench_assets.core.tasks.replies import BadReply, normalise, person_sentence
 
-_LETTER_EMOTION = re.compile(r"^([A-Z])-([a-z]+)$")
+_NUMBER_EMOTION = re.compile(r"^(\d+)-([a-z]+)$")
 # what separates the actions of a sequence ("waves, then sits down and drinks")
 _ACTION_BREAK = re.compile(r"[,;]|\b(?:and then|then|and|before|after that|after|followed by|finally|next|while)\b", re.I)
 CAUSAL = re.compile(r"\b(?:because|so|since|therefore|thus|as a result|due to|leads? to|led to|causes?|caused|causing|"
@@ -71,17 +71,17 @@ def _person(text: str) -> str | None:
         return "is not in the answer form 'The person is ...'"
 
 
-def _letter_emotion(letters: tuple[str, ...]) -> Callable[[str], str | None]:
+def _number_emotion(numbers: tuple[int, ...]) -> Callable[[str], str | None]:
     def fits(text: str) -> str | None:
-        m = _LETTER_EMOTION.match(text.strip())
-        if not m or m.group(1) not in letters:
-            return f"is not in the answer form letter-emotion ({'/'.join(letters)}-emotion)"
+        m = _NUMBER_EMOTION.match(text.strip())
+        if not m or int(m.group(1)) not in numbers:
+            return f"is not in the answer form number-emotion ({'/'.join(map(str, numbers))}-emotion)"
         return None if m.group(2) in EMOTIONS else f"names {m.group(2)!r}, not an emotion of the taxonomy"
 
     return fits
 
 
-def answer_form(task: str, letters: tuple[str, ...] = ()) -> Form | None:
+def answer_form(task: str, numbers: tuple[int, ...] = ()) -> Form | None:
     """The form every option of `task` has (None: a task of the chain without one)."""
     if task == "ER":
         return Form("an emotion of the taxonomy", _emotions, lambda t: frozenset(emotion_words(t)), "emotions")
@@ -89,7 +89,7 @@ def answer_form(task: str, letters: tuple[str, ...] = ()) -> Form | None:
         return Form("emotions of the taxonomy in order", _emotions, lambda t: tuple(emotion_words(t)),
                     "emotion sequence")
     if task == "EIC":
-        return Form("letter-emotion", _letter_emotion(letters), lambda t: t.strip().lower(), "letter-emotion")
+        return Form("number-emotion", _number_emotion(numbers), lambda t: t.strip().lower(), "number-emotion")
     if task == "H2T":
         return Form("'The person is ...'", _person)
     if task == "BTA":

@@ -71,8 +71,8 @@ BCA_QUESTION = _question(
 
 H2T_FIXED_QUESTION = ("Describe the person marked by the red box so that they can be told apart from everyone else "
                       "in the video, using appearance, position and actions.")
-EIC_FIXED_QUESTION = ("Which of the persons marked {letters} shows the strongest emotion, and which emotion is it? "
-                      "Answer as letter-emotion, for example {first}-happy.")
+EIC_FIXED_QUESTION = ("Which of the persons numbered {numbers} shows the strongest emotion, and which emotion is it? "
+                      "Answer as number-emotion, for example {first}-happy.")
 
 # -- 3. ensemble answers, 4. scores -------------------------------------------------------------------
 _ANSWER = ("Answer the question about this video in one short sentence.{hint}\nQuestion: {question}")

@@ -1,5 +1,5 @@
 """Reading replies in the chain's forms, strictly: JSON objects with the keys a step asks for, one-sentence
-answers, letter-emotion answers. A writer reply that does not parse is asked again once (`parsed_call`),
+answers, number-emotion answers. A writer reply that does not parse is asked again once (`parsed_call`),
 with a note saying why, so the retry is a new request rather than the cached first reply."""
 
 from __future__ import annotations
@@ -90,21 +90,21 @@ def distractor_list(text: str | None) -> list[str]:
     return items
 
 
-_LETTER_EMOTION = re.compile(r"\b([A-Z])\s*[-\u2013\u2014:,]\s*([A-Za-z]+)")  # B-happy, B: happy, B, happy
+_NUMBER_EMOTION = re.compile(r"\b(\d+)\s*[-\u2013\u2014:,]\s*([A-Za-z]+)")  # 2-happy, 2: happy, 2, happy
 
 
-def parse_answer(task: str, text: str | None, letters: tuple[str, ...] = ()) -> str:
-    """An answering model's reply as an option: one sentence; H2T 'The person is ...'; EIC 'B-happy'."""
+def parse_answer(task: str, text: str | None, numbers: tuple[int, ...] = ()) -> str:
+    """An answering model's reply as an option: one sentence; H2T 'The person is ...'; EIC '2-happy'."""
     if not text or not text.strip():
         raise BadReply("empty answer")
     if task == "EIC":
-        m = _LETTER_EMOTION.search(text)
-        if not m or m.group(1) not in letters:
-            raise BadReply(f"answer is not letter-emotion with a letter of {'/'.join(letters)}: {text[:80]!r}")
-        answer = f"{m.group(1)}-{m.group(2).lower()}"
+        m = _NUMBER_EMOTION.search(text)
+        if not m or int(m.group(1)) not in numbers:
+            raise BadReply(f"answer is not number-emotion with a number of {'/'.join(map(str, numbers))}: {text[:80]!r}")
+        answer = f"{int(m.group(1))}-{m.group(2).lower()}"
     else:
         answer = person_sentence(text) if task == "H2T" else " ".join(text.strip().strip('"').split())
-    form = answer_form(task, letters)
+    form = answer_form(task, numbers)
     if form and (why := form.fits(answer)):
         raise BadReply(f"answer {why}: {answer[:120]!r}")
     return answer

@@ -20,7 +20,7 @@ class Draft:
     question: str
     truth: Option
     distractors: list[Option]
-    marking: dict[str, Any]  # {"kind": "letters"} | {"kind": "red_box", "track_ids": [...]} | {"kind": "none"} | ...
+    marking: dict[str, Any]  # {"kind": "numbers"} | {"kind": "red_box", "track_ids": [...]} | {"kind": "none"} | ...
     provisional: bool = False
     status: str = "draft"
     call_ids: list[str] = field(default_factory=list)
@@ -57,13 +57,13 @@ class BuildContext:
     verdict: Verdict
     rng: random.Random
     params: Any
-    letters: Mapping[int, str] = field(default_factory=dict)  # the clip's person letters (vision letter_tracks)
+    numbers: Mapping[int, int] = field(default_factory=dict)  # the clip's person numbers (vision number_tracks)
     # a describer/LLM call: ask(prompt, system=None, video=None) -> ModelAnswer (video frames sampled when given)
     ask: Callable[..., ModelAnswer] | None = None
     # the red-box video of some tracks, rendered once per (clip, tracks) and shared
     red_box_video: Callable[[tuple[int, ...]], Path] | None = None
     annotation: Mapping[str, Any] | None = None  # the latest human annotation for this clip and task
-    # the question video of any marking ({"kind": "letters", "letters": {...}}), rendered once and shared
+    # the question video of any marking ({"kind": "numbers", "numbers": {...}}), rendered once and shared
     marked_video: Callable[[Mapping[str, Any]], Path] | None = None
     synthesis: Any = None  # core.synthesis.calls.SynthesisModels: writer + answering models (descriptive tasks)
     bta_actions: tuple[str, ...] = ()  # AST: the action list of the clip's BTA synthesis, when it exists

@@ -20,7 +20,7 @@ PERSON = "Person Recognition"
 BEHAVIOR = "Behavior Analysis"
 SPEECH = "Speech-Visual Alignment"
 CATEGORIES: tuple[str, ...] = (EMOTION, PERSON, BEHAVIOR, SPEECH)
-MARKINGS = ("red_box", "letters", "none", "reversed_audio")
+MARKINGS = ("red_box", "numbers", "none", "reversed_audio")
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class Task:
     category: str
     asset: str  # asset key, e.g. human_counting
     labels: tuple[str, ...]  # label assets of the supplement's Table 9
-    marking: str  # the final question video: red_box | letters | none | reversed_audio
+    marking: str  # the final question video: red_box | numbers | none | reversed_audio
     rules: Rules
     truth: str  # where the right answer comes from, in words (docs/tasks.md)
     answer_from: str  # the same for `hvbench explain`, naming the rows
@@ -108,20 +108,20 @@ TASKS: tuple[Task, ...] = (
          answer_from="a model's answer", answer_labels=("appearance",), face=True, records_steps=True,
          guideline="Judge the boxed person's attitude to what they talk about or look at: positive, neutral, "
                    "negative, or cannot be determined. Prefer 'cannot be determined' over a guess."),
-    Task("Emotion_Intensity_Compare", "EIC", EMOTION, "emotion_intensity_comparison", ("human_tracks",), "letters",
+    Task("Emotion_Intensity_Compare", "EIC", EMOTION, "emotion_intensity_comparison", ("human_tracks",), "numbers",
          _DESC, truth=_ENSEMBLE, answer_from=_ENSEMBLE_FROM, face=True, records_steps=True, paper_no_edit=0.63,
-         synthesis=Synthesis(None, None, "", None, " Reply only as letter-emotion, for example \"B-happy\".",
-                             "if a draft names the same letter as the correct answer, change its emotion; if it "
-                             "names another letter, the emotion may stay", length_band=(0.3, 3.0)),
-         guideline="Compare the lettered people: the right option ranks them by how strongly they show the emotion "
-                   "asked about. Reject if two are too close to call or a letter sits on the wrong person."),
-    Task("Text2Human", "T2H", PERSON, "text_to_human", ("human_tracks", "person_count", "appearance"), "letters",
+         synthesis=Synthesis(None, None, "", None, " Reply only as number-emotion, for example \"2-happy\".",
+                             "if a draft names the same number as the correct answer, change its emotion; if it "
+                             "names another number, the emotion may stay", length_band=(0.3, 3.0)),
+         guideline="Compare the numbered people: the right option ranks them by how strongly they show the emotion "
+                   "asked about. Reject if two are too close to call or a number sits on the wrong person."),
+    Task("Text2Human", "T2H", PERSON, "text_to_human", ("human_tracks", "person_count", "appearance"), "numbers",
          # 2: every person with a detected face is boxed, not only the co-present ones
          Rules("people", "T2hParams", prompts=("PERSON_DESCRIPTION",), version="2"),
          truth="L1 target; a model describes it", answer_from="the L1 target track, described by a model",
          answer_labels=("human_tracks", "appearance"), face=True,
-         guideline="Find the person the text describes among the lettered boxes; exactly one must fit. Reject "
-                   "(ambiguous) if the text fits two people, or (bad track) if a letter is on no one."),
+         guideline="Find the person the text describes among the numbered boxes; exactly one must fit. Reject "
+                   "(ambiguous) if the text fits two people, or (bad track) if a number is on no one."),
     Task("Human2Text", "H2T", PERSON, "human_to_text", ("human_tracks", "person_count", "appearance"), "red_box",
          _DESC, truth=_ENSEMBLE, answer_from=_ENSEMBLE_FROM, answer_labels=("appearance",), face=True,
          records_steps=True, paper_no_edit=0.65,
@@ -175,16 +175,17 @@ TASKS: tuple[Task, ...] = (
          guideline="Find when the boxed person starts the named action: the right option is that second. Annotate "
                    "the start (t), and mark 'ongoing' if it is already happening when the clip begins."),
     Task("Audio_Visual_Speaker_Matching", "AVSM", SPEECH, "audio_visual_speaker_matching",
-         ("human_tracks", "person_count", "demographics", "audio_tags", "voice_demographics"), "letters",
-         Rules("speech", "AvsmParams"), ours=("speaker_scores",),
+         ("human_tracks", "person_count", "demographics", "audio_tags", "voice_demographics"), "numbers",
+         Rules("speech", "AvsmParams", version="2"), ours=("speaker_scores",),
          why_ours="the voice must be the one L7 hears from the matched face: an off-screen voice matches no one",
          truth="L10 voice class = one L3 face class = the L7 speaker",
          answer_from="the person whose L3 face class equals the L10 voice class and whom L7 alone hears speak",
          answer_labels=("voice_demographics", "demographics", "speaker_scores"), face=True,
-         guideline="Listen to the voice and look at the lettered people: the right option is the one whose apparent "
+         guideline="Listen to the voice and look at the numbered people: the right option is the one whose apparent "
                    "sex and age match the voice. Reject if two people match equally."),
     Task("Active_Speaker_Detection", "ASD", SPEECH, "active_speaker_detection",
-         ("human_tracks", "person_count", "audio_tags", "speaker_scores"), "letters", Rules("speech", "AsdParams"),
+         ("human_tracks", "person_count", "audio_tags", "speaker_scores"), "numbers",
+         Rules("speech", "AsdParams", version="2"),
          ours=("voice_demographics", "demographics"),
          why_ours="a speaker whose face contradicts the voice (L3 against L10) is not asked about",
          truth="L7 single speaking person, one voice (L10), face not contradicting the voice (L3)",

@@ -159,7 +159,7 @@ def select_t2h(labels: ClipLabels, p: T2hParams) -> Verdict:
     everyone = persons(labels)
     target = _pick([q for q in everyone if set(q.track_ids) & ids], labels.clip.sha256)
     m["people_boxed"] = len(everyone)
-    # every person on screen gets a lettered box and is an option (the paper marks all individuals), not only
+    # every person on screen gets a numbered box and is an option (the paper marks all individuals), not only
     # the co-present ones the target is drawn from
     return Verdict(True, "t2h", f"{len(sharing)} tracks share the longest presence", m, target=list(target.track_ids),
                    target_track_ids=target.track_ids, persons=tuple(everyone))
@@ -182,5 +182,5 @@ def build_t2h(ctx: BuildContext) -> Draft | Pending:
         question=f"Please select the person in the video that best matches the following description: {sentence}",
         truth=Option("", "truth", person=match.index),
         distractors=[Option("", "rule", person=q.index) for q in people if q is not match],
-        marking={"kind": "letters"}, call_ids=calls, details={"description": sentence},
+        marking={"kind": "numbers"}, call_ids=calls, details={"description": sentence},
     )

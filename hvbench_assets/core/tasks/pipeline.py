@@ -20,7 +20,7 @@ from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.registry import TaskFamily
 from hvbench_assets.core.tasks.rules import Verdict, assemble, seeded_position
 from hvbench_assets.core.tasks.store import question_id, rng_for, seed_of
-from hvbench_assets.core.vision.tables import letter_tracks, person_letter
+from hvbench_assets.core.vision.tables import number_tracks, person_number
 
 
 # the rule that places the right answer in a stored question (2: seeded from the question id alone; 1 balanced
@@ -41,7 +41,7 @@ class Outcome:
     verdict: Verdict | None
     qid: str | None
     result: Draft | Pending | None
-    letters: Mapping[int, str] = field(default_factory=dict)  # the clip's person letters (every L1 track)
+    numbers: Mapping[int, int] = field(default_factory=dict)  # the clip's person numbers (every L1 track)
 
     @property
     def status(self) -> str:
@@ -89,13 +89,13 @@ class Outcome:
                     "call_ids": r.call_ids, "annotation_ids": r.annotation_ids}, None
         n = len(r.distractors) + 1
         position = seeded_position(n, rng_for(self.qid + ":slot"))
-        # a person option names the person's clip letter (the one on the human_tracks key frame), not its slot
-        letters = {p.index: person_letter(p.track_ids, self.letters) for p in v.persons}
-        options = assemble(r.truth, r.distractors, position, rng_for(self.qid + ":order"), letters)
+        # a person option names the person's clip number (the one on the human_tracks key frame)
+        numbers = {p.index: person_number(p.track_ids, self.numbers) for p in v.persons}
+        options = assemble(r.truth, r.distractors, position, rng_for(self.qid + ":order"), numbers)
         marking = dict(r.marking)
-        if marking["kind"] == "letters" and "letters" not in marking:  # the offered people's boxes
+        if marking["kind"] == "numbers" and "numbers" not in marking:  # the offered people's boxes
             offered = {o.person for o in (r.truth, *r.distractors) if o.person is not None}
-            marking["letters"] = {str(t): letters[p.index] for p in v.persons if p.index in offered
+            marking["numbers"] = {str(t): numbers[p.index] for p in v.persons if p.index in offered
                                   for t in p.track_ids}
         answer = options[position]
         return {**base, "status": r.status, "provisional": r.provisional, "question": r.question, "options": options,
@@ -116,18 +116,18 @@ def run_family(
 ) -> Outcome:
     """Select, then build. `annotation(target track ids)` returns the latest human annotation for the
     family's kind (HC, AST, TSA); model calls happen in the build through `ask`."""
-    letters = letter_tracks(list(labels.tracks))  # over every L1 track, before any is set aside
+    numbers = number_tracks(list(labels.tracks))  # over every L1 track, before any is set aside
     people, not_people = humans.real_people(labels)
     labels, skipped = gate_tracks(people, family.face_gate)
     verdict = humans.noted(with_skipped(family.select(labels, family.params), skipped), not_people, people)
     if not verdict.selected:
-        return Outcome(family, labels, verdict, None, None, letters)
+        return Outcome(family, labels, verdict, None, None, numbers)
     qid = question_id(family.task, labels.clip.sha256, verdict.target, family.fingerprint())
-    ctx = BuildContext(labels=labels, verdict=verdict, rng=rng_for(qid), params=family.params, letters=letters,
+    ctx = BuildContext(labels=labels, verdict=verdict, rng=rng_for(qid), params=family.params, numbers=numbers,
                        ask=ask, red_box_video=red_box_video, marked_video=marked_video, synthesis=synthesis,
                        bta_actions=bta_actions,
                        annotation=annotation(verdict.target_track_ids) if annotation and family.annotation else None)
-    return Outcome(family, labels, verdict, qid, family.build(ctx), letters)
+    return Outcome(family, labels, verdict, qid, family.build(ctx), numbers)
 
 
 def preview_markdown(rows: Sequence[Mapping[str, Any]]) -> str:

@@ -19,7 +19,7 @@ from hvbench_assets.core.synthesis.tasks import SYNTHESIS_TASKS
 from hvbench_assets.core.tasks import actions, attitude, descriptive, people, prompts, speech, speech_content
 from hvbench_assets.core.tasks.catalog import TASKS, Task
 from hvbench_assets.core.tasks.faces import FaceGate
-from hvbench_assets.core.vision.tables import PERSON_LETTER_RULE
+from hvbench_assets.core.vision.tables import PERSON_NUMBER_RULE
 
 
 @dataclass(frozen=True)
@@ -101,8 +101,8 @@ class TaskFamily:
                 "prompts": [p.fingerprint for p in self.prompts]}
         if self.face_gate is not None:
             blob["face_gate"] = dataclasses.asdict(self.face_gate)
-        if self.marking == "letters":  # its boxes and person options carry the clip's person letters
-            blob["person_letters"] = PERSON_LETTER_RULE
+        if self.marking == "numbers":  # its boxes and person options carry the clip's person numbers
+            blob["person_numbers"] = PERSON_NUMBER_RULE
         blob = json.dumps(blob, sort_keys=True)
         return f"{self.rule_version}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
 

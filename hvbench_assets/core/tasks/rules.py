@@ -26,7 +26,7 @@ class Verdict:
     measured: dict[str, Any] = field(default_factory=dict)
     target: Any = None  # what the question is about (goes into the question id)
     target_track_ids: tuple[int, ...] = ()
-    persons: tuple[Person, ...] = ()  # people offered as options (letter tasks), in a fixed order
+    persons: tuple[Person, ...] = ()  # people offered as options (numbered tasks), in a fixed order
 
 
 def reject(rule: str, reason: str, measured: Mapping[str, Any]) -> Verdict:
@@ -161,24 +161,24 @@ def seeded_position(n_options: int, rng: random.Random) -> int:
 class Option:
     text: str
     origin: str  # truth | rule | model | fixed
-    person: int | None = None  # a person option: its text is written once its letter is known
+    person: int | None = None  # a person option: its text is written once its number is known
 
 
-_NAMED = re.compile(r"^(?:Person ([A-Z]{1,2})\b|([A-Z]{1,2})\s*-)")
+_NAMED = re.compile(r"^(?:Person (\d+)\b|(\d+)\s*-)")
 
 
-def named_letter(text: str | None) -> str | None:
-    """The person letter an option of a lettered question names: "Person B" (ASD, AVSM, T2H) or "B-happy" (EIC)."""
+def named_number(text: str | None) -> int | None:
+    """The person number an option of a numbered question names: "Person 2" (ASD, AVSM, T2H) or "2-happy" (EIC)."""
     m = _NAMED.match(text or "")
-    return (m.group(1) or m.group(2)) if m else None
+    return int(m.group(1) or m.group(2)) if m else None
 
 
 def assemble(truth: Option, distractors: Sequence[Option], position: int, rng: random.Random,
-             person_letters: Mapping[int, str] | None = None, person_text: str = "Person {letter}") -> list[dict]:
+             person_numbers: Mapping[int, int] | None = None, person_text: str = "Person {number}") -> list[dict]:
     """Options with the truth at `position` and the distractors in a seeded order. A person option is named
-    by the person's letter on the clip (`person_letters`: person index -> letter, see core/vision
-    `letter_tracks`), which is also the letter drawn on that person's box; it has nothing to do with the
-    option letter A, B, ... it sits at."""
+    by the person's number on the clip (`person_numbers`: person index -> number, see core/vision
+    `number_tracks`), which is also the number drawn on that person's box; the option letter A, B, ... it
+    sits at is another thing."""
     rest = list(distractors)
     rng.shuffle(rest)
     ordered = rest[:position] + [truth] + rest[position:]
@@ -186,6 +186,6 @@ def assemble(truth: Option, distractors: Sequence[Option], position: int, rng: r
     for i, opt in enumerate(ordered):
         text = opt.text
         if opt.person is not None:
-            text = person_text.format(letter=(person_letters or {})[opt.person])
+            text = person_text.format(number=(person_numbers or {})[opt.person])
         options.append({"letter": LETTERS[i], "text": text, "origin": opt.origin})
     return options

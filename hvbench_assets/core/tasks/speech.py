@@ -72,10 +72,10 @@ def build_asd(ctx: BuildContext) -> Draft:
     speaker = next(p for p in people if set(p.track_ids) == target)
     others = [Option("", "rule", person=p.index) for p in people if p is not speaker]
     return Draft(
-        question="Who is the active speaker in this video? Every person is marked by a box with a letter.",
+        question="Who is the active speaker in this video? Every person is marked by a box with a number.",
         truth=Option("", "truth", person=speaker.index),
         distractors=others + [Option(MORE_THAN_ONE, "fixed"), Option(NO_SPEAKER, "fixed")],
-        marking={"kind": "letters"},
+        marking={"kind": "numbers"},
     )
 
 
@@ -200,8 +200,8 @@ def build_avsm(ctx: BuildContext) -> Draft | Pending:
     people, target = ctx.verdict.persons, set(ctx.verdict.target_track_ids)
     match = next(p for p in people if set(p.track_ids) == target)
     return Draft(
-        question="Whose voice is heard in this video? Every person is marked by a box with a letter.",
+        question="Whose voice is heard in this video? Every person is marked by a box with a number.",
         truth=Option("", "truth", person=match.index),
         distractors=[Option("", "rule", person=p.index) for p in people if p is not match],
-        marking={"kind": "letters"},
+        marking={"kind": "numbers"},
     )

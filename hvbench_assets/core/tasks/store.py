@@ -48,7 +48,7 @@ QUESTIONS = TableSpec(
         ("answer", "VARCHAR"),  # letter
         ("answer_text", "VARCHAR"),
         ("video_path", "VARCHAR"),  # the question video (marked, reversed or the clip itself)
-        ("marking", "JSON"),  # {"kind": red_box | letters | none | reversed_audio, ...}
+        ("marking", "JSON"),  # {"kind": red_box | numbers | none | reversed_audio, ...}
         ("rule", "VARCHAR"),
         ("rule_version", "VARCHAR"),
         ("rule_params", "JSON"),

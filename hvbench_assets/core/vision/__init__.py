@@ -6,17 +6,17 @@ from hvbench_assets.core.vision.tables import (
     HUMAN_TRACKS,
     HUMAN_VERDICTS,
     PERSON_COUNT,
-    PERSON_LETTER_RULE,
+    PERSON_NUMBER_RULE,
     Box,
     Track,
     TrackBox,
     boxes_by_frame,
-    letter_tracks,
     load_tracks,
-    person_letter,
+    number_tracks,
+    person_number,
 )
 
 __all__ = [
-    "DEMOGRAPHICS", "HUMAN_TRACKS", "HUMAN_TRACK_BOXES", "HUMAN_VERDICTS", "PERSON_COUNT", "PERSON_LETTER_RULE", "Box",
-    "Track", "TrackBox", "boxes_by_frame", "letter_tracks", "load_tracks", "person_letter",
+    "DEMOGRAPHICS", "HUMAN_TRACKS", "HUMAN_TRACK_BOXES", "HUMAN_VERDICTS", "PERSON_COUNT", "PERSON_NUMBER_RULE", "Box",
+    "Track", "TrackBox", "boxes_by_frame", "load_tracks", "number_tracks", "person_number",
 ]

@@ -237,34 +237,26 @@ def boxes_by_frame(tracks: list[Track], kind: str = "face") -> dict[int, dict[in
     return out
 
 
-# The one rule naming people by letter (key frames, `people` tables, speaker plot, question videos and their
-# person options). In the fingerprint of the lettered task families, whose rows store these letters; the label
-# assets only draw them in their metadata.
-PERSON_LETTER_RULE = "letters-left-to-right-1"
+# The one rule naming people (key frames, `people` tables, speaker plot, question videos and their person
+# options). Numbers, because options are lettered A-F: an option reads "B. Person 2", one symbol per thing. In the
+# fingerprint of the numbered task families, whose rows store these numbers; the label assets only draw them in
+# their metadata.
+PERSON_NUMBER_RULE = "numbers-left-to-right-1"
 
 
-def letter_tracks(tracks: list[Track]) -> dict[int, str]:
-    """A clip's person letters: capital letters for ALL its L1 tracks in a fixed order, left to right by the
-    face centre at each track's first frame (ties by first frame, then track id). Beyond Z: AA, AB, ...
-    The same tracks always get the same letters, whatever subset a question shows."""
+def number_tracks(tracks: list[Track]) -> dict[int, int]:
+    """A clip's person numbers: 1, 2, 3, ... for ALL its L1 tracks in a fixed order, left to right by the
+    face centre at each track's first frame (ties by first frame, then track id).
+    The same tracks always get the same numbers, whatever subset a question shows."""
     def first_x(tr: Track) -> float:
         f = tr.boxes[0].face if tr.boxes else (0.0, 0.0, 0.0, 0.0)
         return (f[0] + f[2]) / 2
 
     order = sorted(tracks, key=lambda tr: (first_x(tr), tr.first_frame, tr.track_id))
-    return {tr.track_id: _letter(i) for i, tr in enumerate(order)}
+    return {tr.track_id: i for i, tr in enumerate(order, 1)}
 
 
-def person_letter(track_ids, letters: dict[int, str]) -> str:
-    """The letter of one person made of several tracks (L2 merges a person who left and came back): the
-    first of its tracks' letters (A before B, Z before AA)."""
-    return min((letters[t] for t in track_ids if t in letters), key=lambda c: (len(c), c))
-
-
-def _letter(i: int) -> str:
-    s = ""
-    i += 1
-    while i:
-        i, r = divmod(i - 1, 26)
-        s = chr(65 + r) + s
-    return s
+def person_number(track_ids, numbers: dict[int, int]) -> int:
+    """The number of one person made of several tracks (L2 merges a person who left and came back): the
+    first (smallest) of its tracks' numbers."""
+    return min(numbers[t] for t in track_ids if t in numbers)

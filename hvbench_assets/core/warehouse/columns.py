@@ -159,7 +159,7 @@ BY_TABLE: dict[str, dict[str, str]] = {
         "response": "Raw response body", "text": "Reply text", "attempts": "Attempts including retries"},
     "task_candidates": {"measured": "Values the rules measured, as JSON", "rule": "Rule that selected or rejected the clip"},
     "questions": {
-        "provisional": "Built from labels with low confidence (needs review)", "marking": "How the video is marked (red_box, letters, ...), as JSON",
+        "provisional": "Built from labels with low confidence (needs review)", "marking": "How the video is marked (red_box, numbers, ...), as JSON",
         "rule_version": "Version of the family's rules", "rule_params": "Parameters the rule used, as JSON",
         "label_rows": "Label rows the question rests on (table, code version, time)", "call_ids": "model_calls rows used",
         "annotation_ids": "Human annotations used", "seed": "Seed of the question's option order", "clip_sha256": "SHA-256 of the clip"},

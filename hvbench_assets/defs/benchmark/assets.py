@@ -299,7 +299,7 @@ def export_items(wh, name: str) -> tuple[list[dict], list[dict]]:
 
 def assemble_items(items: list[dict]) -> tuple[list[dict], dict]:
     """The export items with their answer letters balanced per task (core/benchmark/letters.py) over the items
-    that have a question video (it is exported as rendered: the person letters on it are not option letters).
+    that have a question video (it is exported as rendered: the person numbers on it stay).
     Returns (items, letters section of the manifest)."""
     present = [i for i in items if (p := resolve(i.get("video_path"))) is not None and p.is_file()]
     assembled = assemble_letters(present)

@@ -13,7 +13,7 @@ from hvbench_assets.core.speakers.persons import person_groups, person_of, speak
 from hvbench_assets.core.speakers.plot import line_label, render_score_plot
 from hvbench_assets.core.speakers.scoring import TrackFrames, clip_scores, too_small, verdict_rows
 from hvbench_assets.core.speakers.tables import SPEAKER_FRAME_SCORES, SPEAKER_SCORES
-from hvbench_assets.core.vision.tables import (DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, letter_tracks, load_tracks,
+from hvbench_assets.core.vision.tables import (DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, load_tracks, number_tracks,
                                               track_frames)
 from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, SPLIT_TAG, per_clip
 from hvbench_assets.defs.executor import FORK_TAG
@@ -141,22 +141,22 @@ def speaker_scores(context: dg.AssetExecutionContext, settings: SettingsResource
         k = person_of(r["track_id"], groups)
         r.update(person=k, person_tracks=groups[k], person_speaking=groups[k] in talkers)
     wh.replace(SPEAKER_SCORES, {"video_id": video_id}, rows, provenance=prov)
-    letters = letter_tracks(load_tracks(wh, video_id))  # the key frame's person letters
-    table = "\n".join(_preview_line(r, letters) for r in rows)
-    plot = render_score_plot(rows, settings.media_dir(video_id) / "speaker_scores.png", letters=letters)
+    numbers = number_tracks(load_tracks(wh, video_id))  # the key frame's person numbers
+    table = "\n".join(_preview_line(r, numbers) for r in rows)
+    plot = render_score_plot(rows, settings.media_dir(video_id) / "speaker_scores.png", numbers=numbers)
     return dg.MaterializeResult(metadata={**row_counts(wh, SPEAKER_SCORES, len(rows)),
         "status": "ok", "rows": len(rows), "speakers": len(talkers), "speaking_persons": dg.MetadataValue.json(talkers),
         "speaking_tracks": dg.MetadataValue.json([r["track_id"] for r in rows if r.get("speaking")]), **meta,
         **({"method_note": first["method_note"]} if first.get("method_note") else {}),
-        "preview": dg.MetadataValue.md("| track | letter | L2 person | status | frames | longest run | best score | speaking | veto |\n"
+        "preview": dg.MetadataValue.md("| track | number | L2 person index | status | frames | longest run | best score | speaking | veto |\n"
                                       "|---|---|---|---|---|---|---|---|---|\n" + table),
         **({**image(plot, "score_plot"), "score_plot_lines": dg.MetadataValue.json(
-            [line_label(r, letters) for r in rows if r.get("scores")])} if plot else {}),
+            [line_label(r, numbers) for r in rows if r.get("scores")])} if plot else {}),
     })
 
 
-def _preview_line(r: dict, letters: dict[int, str]) -> str:
+def _preview_line(r: dict, numbers: dict[int, int]) -> str:
     """One track in the preview; best score = how far its best frame is above (> 0) or below its speaking bar."""
     best = f"{max(r['scores']):+.2f}" if r.get("scores") else ""
-    return (f"| {r['track_id']} | {letters.get(r['track_id'], '')} | {r['person']} | {r['status']} | {r.get('n_frames')} | {r.get('longest_run')} | {best} | "
+    return (f"| {r['track_id']} | {numbers.get(r['track_id'], '')} | {r['person']} | {r['status']} | {r.get('n_frames')} | {r.get('longest_run')} | {best} | "
             f"{r['speaking']} | {r.get('veto_reason') or ''} |")

@@ -23,8 +23,8 @@ from hvbench_assets.core.vision import (
     HUMAN_TRACKS,
     HUMAN_VERDICTS,
     PERSON_COUNT,
-    letter_tracks,
     load_tracks,
+    number_tracks,
 )
 from hvbench_assets.core.vision.count import TrackSpan, count_people
 from hvbench_assets.core.vision.demographics import demographics_rows
@@ -117,7 +117,7 @@ def human_tracks(context: dg.AssetExecutionContext, settings: SettingsResource, 
     wh.commit_held()
     remove_replaced(media, out_dir, lambda run_id: run_in_progress(context.instance, run_id))
     stored = load_tracks(wh, vid)
-    letters = letter_tracks(stored)
+    numbers = number_tracks(stored)
     return dg.MaterializeResult(metadata=materialization({
         **row_counts(wh, HUMAN_TRACKS, len(tracks)),
         "tracks": len(result.tracks),
@@ -132,15 +132,15 @@ def human_tracks(context: dg.AssetExecutionContext, settings: SettingsResource, 
         "clip": dg.MetadataValue.path(str(clip.path)),
         "crop_dir": dg.MetadataValue.path(str(out_dir)),
         **_key_frame(context, clip.path, stored, out_dir, result.key_frame),
-        # "letter": the person letter the key frame, the speaker plot and the task pages use for this track
-        "preview": _preview([{**t, "letter": letters.get(t["track_id"], "")} for t in tracks],
-                            ["track_id", "letter", "status", "first_s", "last_s", "coverage", "face_size_median",
+        # "number": the person number the key frame, the speaker plot and the task pages use for this track
+        "preview": _preview([{**t, "number": numbers.get(t["track_id"], "")} for t in tracks],
+                            ["track_id", "number", "status", "first_s", "last_s", "coverage", "face_size_median",
                                      "n_detections", "face_clip_path"]),
     }))
 
 
 def _key_frame(context: dg.AssetExecutionContext, clip: Path, tracks, out_dir: Path, kept) -> dict:
-    """The stored boxes and letters on the frame showing the most tracks (nothing for a clip without faces)."""
+    """The stored boxes and person numbers on the frame showing the most tracks (nothing for a clip without faces)."""
     try:
         drawn = render_key_frame(clip, tracks, out_dir / "key_frame.jpg", kept=kept)
     except (MediaError, OSError) as exc:  # a picture for the UI only: the labels are stored already

@@ -16,7 +16,7 @@ from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
 from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.render.keyframe import frame_people, render_key_frame
-from hvbench_assets.core.vision.tables import letter_tracks
+from hvbench_assets.core.vision.tables import number_tracks
 from hvbench_assets.core.render.questions import render_question_video
 from hvbench_assets.core.synthesis.calls import SynthesisModels, too_few_answerers
 from hvbench_assets.core.synthesis.rerank import agreement_counts
@@ -28,7 +28,7 @@ from hvbench_assets.core.tasks.materialize import (earlier_actions, key_frame_pa
                                                    task_counts)
 from hvbench_assets.core.tasks.pipeline import ANSWER_SLOT_RULE, blocked_row, preview_markdown, run_family
 from hvbench_assets.core.tasks.registry import FAMILIES, TaskFamily
-from hvbench_assets.core.tasks.rules import named_letter
+from hvbench_assets.core.tasks.rules import named_number
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
 from hvbench_assets.defs.executor import FORK_TAG
@@ -196,35 +196,35 @@ def question_check(family: TaskFamily, question: dict | None) -> dg.AssetCheckRe
 
 
 def with_track_ids(question: dict, marking: dict | None) -> dict:
-    """The question for the UI with each person option naming its track: "Person B (track 3)"."""
-    lettered = (marking or {}).get("letters") or {}
-    if not lettered:
+    """The question for the UI with each person option naming its track: "Person 2 (track 3)"."""
+    numbered = (marking or {}).get("numbers") or {}
+    if not numbered:
         return question
-    tracks_of: dict[str, list[str]] = {}
-    for tid, letter in lettered.items():
-        tracks_of.setdefault(letter, []).append(str(tid))
+    tracks_of: dict[int, list[int]] = {}
+    for tid, number in numbered.items():
+        tracks_of.setdefault(int(number), []).append(int(tid))
     options = []
     for o in question["options"]:
-        name = named_letter(o["text"])
-        if o["text"] == f"Person {name}" and name in tracks_of:
-            o = {**o, "text": f"{o['text']} (track {', '.join(sorted(tracks_of[name], key=int))})"}
+        number = named_number(o["text"])
+        if o["text"] == f"Person {number}" and number in tracks_of:
+            o = {**o, "text": f"{o['text']} (track {', '.join(map(str, sorted(tracks_of[number])))})"}
         options.append(o)
     return {**question, "options": options}
 
 
 def people_table(tracks, question: dict, marking: dict | None) -> str:
-    """Who is who in this question: every track of the clip with its person letter (the one rule,
-    core/vision `letter_tracks`, as on the human_tracks key frame and the speaker_scores plot), how the question
+    """Who is who in this question: every track of the clip with its person number (the one rule,
+    core/vision `number_tracks`, as on the human_tracks key frame and the speaker_scores plot), how the question
     marks it, and whether it is the answer."""
-    clip = letter_tracks(list(tracks))
+    clip = number_tracks(list(tracks))
     marking = marking or {}
-    drawn = {int(t): str(c) for t, c in (marking.get("letters") or {}).items()}
+    drawn = {int(t): int(n) for t, n in (marking.get("numbers") or {}).items()}
     red = {int(t) for t in marking.get("track_ids", ())}
     answer = set(answer_tracks(question)) if drawn or red else set()
-    lines = ["| letter | track | in this question | answer |", "|---|---|---|---|"]
-    for tid in sorted(clip, key=lambda t: (len(clip[t]), clip[t])):
+    lines = ["| person | track | in this question | answer |", "|---|---|---|---|"]
+    for tid in sorted(clip, key=clip.get):
         if tid in drawn:
-            how = f"box {drawn[tid]}" + ("" if drawn[tid] == clip[tid] else f" (L2: the same person as {drawn[tid]})")
+            how = f"box {drawn[tid]}" + ("" if drawn[tid] == clip[tid] else f" (L2: the same person as Person {drawn[tid]})")
         else:
             how = "red box" if tid in red else "not marked"
         lines.append(f"| {clip[tid]} | {tid} | {how} | {'yes' if tid in answer else ''} |")
@@ -237,13 +237,13 @@ def question_pointers(context, question: dict, marking: dict | None, clip_path, 
     out = {"explain": dg.MetadataValue.md(f"`hvbench explain {qid}`"),
            "review_app": dg.MetadataValue.url(f"{review_url.rstrip('/')}/questions/{qid}")}
     kind = (marking or {}).get("kind", "none")
-    letters = {int(t): str(c) for t, c in (marking or {}).get("letters", {}).items()}
+    numbers = {int(t): int(n) for t, n in (marking or {}).get("numbers", {}).items()}
     highlight = {int(t) for t in (marking or {}).get("track_ids", ())}
-    shown = [t for t in tracks if t.track_id in letters or t.track_id in highlight] or list(tracks)
+    shown = [t for t in tracks if t.track_id in numbers or t.track_id in highlight] or list(tracks)
     try:
-        # the clip's person letters (human_tracks); a lettered question's are the same, as drawn on its video
-        names = {**letter_tracks(list(tracks)), **(letters if kind == "letters" else {})}
-        drawn = render_key_frame(clip_path, shown, key_frame_path(out_dir, qid), letters=names,
+        # the clip's person numbers (human_tracks); a numbered question's are the same, as drawn on its video
+        names = {**number_tracks(list(tracks)), **(numbers if kind == "numbers" else {})}
+        drawn = render_key_frame(clip_path, shown, key_frame_path(out_dir, qid), numbers=names,
                                  highlight=highlight)
     except (MediaError, OSError) as exc:  # a picture for the UI only
         context.log.warning(f"key frame of question {qid} not drawn: {exc}")
@@ -251,7 +251,7 @@ def question_pointers(context, question: dict, marking: dict | None, clip_path, 
     if drawn is not None:
         out.update(image(drawn[0], "question_key_frame"))
         out["people_on_key_frame"] = dg.MetadataValue.json(frame_people(shown, drawn[1], names))
-    if tracks:  # who is who: the same letter and track id as on human_tracks and speaker_scores
+    if tracks:  # who is who: the same number and track id as on human_tracks and speaker_scores
         out["people"] = dg.MetadataValue.md(people_table(tracks, question, marking))
     return out
 

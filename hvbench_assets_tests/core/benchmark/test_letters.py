@@ -87,9 +87,9 @@ def test_assembly_is_deterministic_and_per_task():
     assert sum(avad.values()) == 12 and max(avad.values()) - min(avad.values()) <= 1  # 3 options: 4 each
 
 
-def test_moved_answer_keeps_its_text_and_person_letters_stay_on_their_boxes():
-    """Option letters move, person letters do not: "Person B" still names the box drawn with B (the clip's
-    person letter), so the stored question video is exported as it is."""
+def test_moved_answer_keeps_its_text_and_person_numbers_stay_on_their_boxes():
+    """Option letters move, person numbers do not: "Person 2" still names the box drawn with 2 (the clip's
+    person number), so the stored question video is exported as it is."""
     rows = asd_rows(range(40))
     out = assemble_letters(rows)
     moved = 0
@@ -102,7 +102,7 @@ def test_moved_answer_keeps_its_text_and_person_letters_stay_on_their_boxes():
         assert a.options["ABCD".index(a.answer)]["origin"] == "truth"
         # the distractors keep their stored relative order
         assert [s for s in a.order if s != r["answer"]] == [o["letter"] for o in r["options"] if o["letter"] != r["answer"]]
-        speaker = next(t for t, c in r["marking"]["letters"].items() if f"Person {c}" == r["answer_text"])
-        assert a.options["ABCD".index(a.answer)]["text"] == f"Person {r['marking']['letters'][speaker]}"
+        speaker = next(t for t, n in r["marking"]["numbers"].items() if f"Person {n}" == r["answer_text"])
+        assert a.options["ABCD".index(a.answer)]["text"] == f"Person {r['marking']['numbers'][speaker]}"
         moved += a.answer != r["answer"]
     assert moved > 0

@@ -22,10 +22,10 @@ PROV = {"backend": "rules", "model": None, "code_version": "t"}
 
 
 def question(i: int, abbrev="ASD", task="Active_Speaker_Detection", **extra):
-    opts = [{"letter": ltr, "text": f"Person {ltr} of q{i}", "origin": "rule"} for ltr in "ABC"]
+    opts = [{"letter": ltr, "text": f"Person {n} of q{i}", "origin": "rule"} for n, ltr in enumerate("ABC", 1)]
     return {"question_id": f"q{i:015x}", "video_id": f"clip{i // 3}", "task": task, "abbrev": abbrev, "status": "draft",
             "question": f"Who speaks in clip {i // 3}?", "options": opts, "answer": "B", "answer_text": opts[1]["text"],
-            "marking": {"kind": "letters"}, "clip_sha256": f"sha{i // 3}", "target_track_ids": [i % 3],
+            "marking": {"kind": "numbers"}, "clip_sha256": f"sha{i // 3}", "target_track_ids": [i % 3],
             "annotation_ids": [], "label_rows": [{"table": "faces"}], "rule_params": {"target": i % 3}, **extra}
 
 

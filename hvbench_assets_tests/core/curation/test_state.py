@@ -10,14 +10,14 @@ from hvbench_assets.core.curation.tables import REVIEW_DECISIONS, REVIEWED_QUEST
 from hvbench_assets.core.tasks.store import QUESTIONS, question_content_hash
 from hvbench_assets.core.warehouse import Warehouse
 
-OPTIONS = [{"letter": "A", "text": "Person A", "origin": "rule"}, {"letter": "B", "text": "Person B", "origin": "truth"},
-           {"letter": "C", "text": "Person C", "origin": "rule"}]
+OPTIONS = [{"letter": "A", "text": "Person 1", "origin": "rule"}, {"letter": "B", "text": "Person 2", "origin": "truth"},
+           {"letter": "C", "text": "Person 3", "origin": "rule"}]
 
 
 def question(qid="q1", abbrev="ASD", answer="B", question_text="Who is speaking?", **extra):
     return {"question_id": qid, "video_id": "clip1", "task": "Active_Speaker_Detection", "abbrev": abbrev,
             "status": "draft", "question": question_text, "options": OPTIONS, "answer": answer,
-            "answer_text": {o["letter"]: o["text"] for o in OPTIONS}[answer], "marking": {"kind": "letters"},
+            "answer_text": {o["letter"]: o["text"] for o in OPTIONS}[answer], "marking": {"kind": "numbers"},
             "clip_sha256": "abc", **extra}
 
 
@@ -47,10 +47,10 @@ def test_accept_correct_reject():
     q = question()
     assert curate_question(q, [decision(q, "ann", "accept", blind_choice="B")])["state"] == "accepted"
     corrected = curate_question(q, [decision(q, "ann", "correct", corrected_answer="C")])
-    assert (corrected["state"], corrected["answer"], corrected["answer_text"]) == ("corrected", "C", "Person C")
+    assert (corrected["state"], corrected["answer"], corrected["answer_text"]) == ("corrected", "C", "Person 3")
     written = curate_question(q, [decision(q, "ann", "correct", corrected_text="Nobody speaks")])
     assert written["state"] == "corrected" and written["answer"] == "B" and written["answer_text"] == "Nobody speaks"
-    assert [o["origin"] for o in written["options"]] == ["rule", "review", "rule"] and OPTIONS[1]["text"] == "Person B"
+    assert [o["origin"] for o in written["options"]] == ["rule", "review", "rule"] and OPTIONS[1]["text"] == "Person 2"
     rejected = curate_question(q, [decision(q, "ann", "reject", reason="bad_track")])
     assert rejected["state"] == "rejected" and rejected["reason"] == "bad_track"
 

@@ -9,10 +9,10 @@ from hvbench_assets.core.render import render_marked
 from hvbench_assets_tests.media_factory import moving_square_video
 
 
-def test_red_box_and_letters_drawn_with_audio(tmp_path):
+def test_red_box_and_numbers_drawn_with_audio(tmp_path):
     src = moving_square_video(tmp_path / "src.mp4", seconds=1.0, size=(320, 240))
     boxes = {f: {0: (20.0, 20.0, 120.0, 120.0), 1: (180.0, 60.0, 300.0, 200.0)} for f in range(25)}
-    dst = render_marked(src, tmp_path / "out.mp4", boxes, highlight=0, letters={0: "A", 1: "B"})
+    dst = render_marked(src, tmp_path / "out.mp4", boxes, highlight=0, numbers={0: 1, 1: 2})
     info = probe_video(dst)
     assert info.has_audio and info.video_codec == "h264" and info.frame_count == 25
     with av.open(str(dst)) as c:

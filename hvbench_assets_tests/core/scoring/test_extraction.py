@@ -83,3 +83,17 @@ def test_option_texts_that_start_with_letters():
     assert extract_option("A-happy.", eic).letter == "B"
     assert extract_option("D", eic).letter == "D"  # a bare letter is the option letter we asked for
     assert extract_option("The answer is C.", eic).letter == "C"
+
+
+def test_person_numbers_are_never_read_as_option_letters():
+    # numbered questions (ASD, AVSM, T2H, EIC) name people by the number on their box: a reply naming the person
+    # is that option; a bare number names no option (it is not the option at that position)
+    asd = [("A", "There is no active speaker in the video."), ("B", "Person 2"),
+           ("C", "There is more than one active speaker in the video."), ("D", "Person 1")]
+    assert extract_option("Person 2", asd).letter == "B"
+    assert extract_option("The answer is Person 1.", asd).letter == "D"
+    assert extract_option("D", asd).letter == "D"
+    assert [extract_option(r, asd).status for r in ("1", "2", "4")] == ["unparsed"] * 3
+    eic = [("A", "2-happy"), ("B", "3-sad"), ("C", "1-angry"), ("D", "4-happy")]
+    assert extract_option("3-sad", eic).letter == "B" and extract_option("C", eic).letter == "C"
+    assert extract_option("3", eic).status == "unparsed"

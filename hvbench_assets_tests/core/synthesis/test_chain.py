@@ -153,18 +153,19 @@ def test_er_stores_the_polarity_of_the_truth(run, script):
     assert steps_of(out, "caption")[0]["payload"]["source"] == "labels" and steps_of(out, "caption")[0]["call_id"] is None
 
 
-def test_eic_letters_and_merged_duplicate_answers(run, script, tmp_path):
+def test_eic_numbers_and_merged_duplicate_answers(run, script, tmp_path):
     tracks = [track(i, 0, 199, x=10 + 70 * i, size=50) for i in (3, 1, 0, 2)]
     labels = clip_labels(duration_s=8, tracks=tracks, path=tmp_path / "clip.mp4")
-    script.answers = {"org/strong": "B - happy", "org/mid": "c-angry? no: C-angry", "org/weak": "B-happy."}
+    script.answers = {"org/strong": "2 - happy", "org/mid": "Person 3? no: 3-angry", "org/weak": "2-happy."}
     script.scores = {m: {1: 8, 2: 3} for m in SCORES}
-    script.perturb = [["B-sad", "C-happy", "D-happy"]]
+    script.perturb = [["2-sad", "3-happy", "4-happy"]]
     out, _ = run("EIC", labels)
     q, marking = out.question_row()
-    assert marking["letters"] == {"0": "A", "1": "B", "2": "C", "3": "D"}  # left to right
-    assert "A, B, C, D" in q["question"] and q["answer_text"] == "B-happy"
+    assert marking == {"kind": "numbers", "numbers": {"0": 1, "1": 2, "2": 3, "3": 4}}  # left to right
+    assert "numbered 1, 2, 3, 4" in q["question"] and q["answer_text"] == "2-happy"
+    assert "number-emotion, for example 1-happy" in q["question"]
     cands = steps_of(out, "total")[0]["payload"]["candidates"]
-    assert cands == [{"text": "B-happy", "sources": ["strong", "weak"]}, {"text": "C-angry", "sources": ["mid"]}]
+    assert cands == [{"text": "2-happy", "sources": ["strong", "weak"]}, {"text": "3-angry", "sources": ["mid"]}]
 
 
 def test_h2t_caption_is_the_draft_answer(run, script, tmp_path):

@@ -124,13 +124,13 @@ def test_distractors_must_have_the_answer_form_of_h2t_and_eic():
                                 "The person is the woman on the right in a white coat."], form=h2t)
     assert not bad.ok and bad.problems == ["distractor 2 is not in the answer form 'The person is ...': "
                                            "'A man on the right wearing a black shirt and tie.'"]
-    eic = answer_form("EIC", ("A", "B", "C", "D"))
-    assert check_options("B-happy", ["B-sad", "C-happy", "D-angry"], (0.3, 3.0), form=eic).ok
-    bad = check_options("B-happy", ["E-sad", "C happy", "D-angry and sad"], (0.3, 3.0), form=eic)
-    assert [p.split(":")[0] for p in bad.problems] == [f"distractor {i} is not in the answer form letter-emotion "
-                                                       "(A/B/C/D-emotion)" for i in (1, 2, 3)]
-    assert check_options("B-happy", ["B-sad", "C-tall", "D-angry"], (0.3, 3.0), form=eic).problems == \
-        ["distractor 2 names 'tall', not an emotion of the taxonomy: 'C-tall'"]
+    eic = answer_form("EIC", (1, 2, 3, 4))
+    assert check_options("2-happy", ["2-sad", "3-happy", "4-angry"], (0.3, 3.0), form=eic).ok
+    bad = check_options("2-happy", ["5-sad", "3 happy", "B-angry"], (0.3, 3.0), form=eic)
+    assert [p.split(":")[0] for p in bad.problems] == [f"distractor {i} is not in the answer form number-emotion "
+                                                       "(1/2/3/4-emotion)" for i in (1, 2, 3)]
+    assert check_options("2-happy", ["2-sad", "3-tall", "4-angry"], (0.3, 3.0), form=eic).problems == \
+        ["distractor 2 names 'tall', not an emotion of the taxonomy: '3-tall'"]
     assert answer_form("AST") is None
 
 
@@ -153,11 +153,12 @@ def test_score_list_in_candidate_order_and_eic_answer_forms():
     assert parse_scores('{"scores": [7, 3]}', 2) == {1: 7.0, 2: 3.0}
     with pytest.raises(BadReply):
         parse_scores('{"scores": [7, 3, 1]}', 2)
-    letters = ("A", "B", "C")
-    assert [parse_answer("EIC", t, letters) for t in ("B-Happy", "Person C: angry", "A, surprised", "b - sad. C-sad")] \
-        == ["B-happy", "C-angry", "A-surprised", "C-sad"]
-    with pytest.raises(BadReply):
-        parse_answer("EIC", "D-happy", letters)  # D is not offered
+    numbers = (1, 2, 3)
+    assert [parse_answer("EIC", t, numbers) for t in ("2-Happy", "Person 3: angry", "1, surprised", "b - sad. 3-sad")] \
+        == ["2-happy", "3-angry", "1-surprised", "3-sad"]
+    for reply in ("4-happy", "B-happy"):  # 4 is not offered; a letter is no person
+        with pytest.raises(BadReply):
+            parse_answer("EIC", reply, numbers)
 
 
 def test_every_option_of_the_answers_kind_per_family():

@@ -106,15 +106,15 @@ def test_atd_describes_the_red_boxed_person_and_builds_ranges(server, ask_factor
     assert list((tmp_path / "q").glob("red_box-*.mp4"))
 
 
-def test_t2h_letters_every_person_and_the_description_picks_one(server, ask_factory, video, tmp_path):
+def test_t2h_numbers_every_person_and_the_description_picks_one(server, ask_factory, video, tmp_path):
     labels = clip_labels(duration_s=10, tracks=[full(i, 10, x=10 + 60 * i) for i in range(4)], path=video)
     out = run_family(FAMILY_BY_ABBREV["T2H"], labels, ask=ask_factory(), red_box_video=red_box(labels, tmp_path / "q"))
     q, marking = out.question_row()
-    # every box carries the clip's person letter (left to right), the options name them in any option order
-    assert marking["letters"] == {"0": "A", "1": "B", "2": "C", "3": "D"}
-    assert sorted(o["text"] for o in q["options"]) == ["Person A", "Person B", "Person C", "Person D"]
+    # every box carries the clip's person number (left to right), the options name them in any option order
+    assert marking["numbers"] == {"0": 1, "1": 2, "2": 3, "3": 4}
+    assert sorted(o["text"] for o in q["options"]) == ["Person 1", "Person 2", "Person 3", "Person 4"]
     target = q["target_track_ids"][0]
-    assert q["answer_text"] == f"Person {marking['letters'][str(target)]}"
+    assert q["answer_text"] == f"Person {marking['numbers'][str(target)]}"
     three = clip_labels(duration_s=10, tracks=[full(i, 10, x=10 + 60 * i) for i in range(3)], path=video)
     assert run_family(FAMILY_BY_ABBREV["T2H"], three).candidate_row()["reason"] == \
         "tracks sharing the longest presence=3 not in (3..7)"
@@ -138,13 +138,13 @@ def test_ar_garbage_reply_is_a_failed_candidate(server, ask_factory, video, tmp_
 
 def test_t2h_boxes_every_person_on_screen_not_only_the_co_present(server, ask_factory, video, tmp_path):
     # four people share the whole clip, a fifth walks in for 3 s: the target is drawn from the four, but the
-    # fifth is on screen too, so it gets a lettered box and is an option (the paper marks all individuals)
+    # fifth is on screen too, so it gets a numbered box and is an option (the paper marks all individuals)
     tracks = [full(i, 10, x=10 + 60 * i) for i in range(4)] + [track(4, 100, 174, x=260)]
     labels = clip_labels(duration_s=10, tracks=tracks, path=video)
     out = run_family(FAMILY_BY_ABBREV["T2H"], labels, ask=ask_factory(), red_box_video=red_box(labels, tmp_path / "q"))
     q, marking = out.question_row()
     assert q["target_track_ids"][0] in range(4) and out.verdict.measured["people_boxed"] == 5
-    assert len(q["options"]) == 5 and sorted(marking["letters"]) == ["0", "1", "2", "3", "4"]
+    assert len(q["options"]) == 5 and sorted(marking["numbers"]) == ["0", "1", "2", "3", "4"]
 
 
 # -- distractor checks with one retry (replies.parsed_call, as in the synthesis chain) ------------------------

@@ -11,8 +11,8 @@ from hvbench_assets.core.tasks import actions, people, speech, speech_content
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.pipeline import run_family
 from hvbench_assets.core.tasks.registry import FAMILIES, FAMILY_BY_ABBREV
-from hvbench_assets.core.tasks.rules import Option, assemble, integer_range, named_letter, overlap, persons
-from hvbench_assets.core.vision.tables import letter_tracks, person_letter
+from hvbench_assets.core.tasks.rules import Option, assemble, integer_range, named_number, overlap, persons
+from hvbench_assets.core.vision.tables import number_tracks, person_number
 from hvbench_assets.core.tasks.store import question_id
 from hvbench_assets_tests.core.tasks.factory import clip_labels, full, track
 
@@ -88,31 +88,31 @@ def test_asd_rejects_no_speech_and_music():
     assert "music" in speech.select_asd(two_speakers_clip(music=True), speech.AsdParams()).reason
 
 
-def test_asd_options_letters_and_truth():
+def test_asd_options_numbers_and_truth():
     labels = two_speakers_clip(duration_s=5, n=3, speaking=(2,))
     out = run_family(FAMILY_BY_ABBREV["ASD"], labels)
     q, marking = out.question_row()
     texts = [o["text"] for o in q["options"]]
     assert len(texts) == 5 and speech.MORE_THAN_ONE in texts and speech.NO_SPEAKER in texts
-    # each box carries the clip's person letter (left to right: track 0 is A), the same as on the human_tracks
-    # key frame; a person option names that letter, whichever option letter it sits at
-    assert marking["letters"] == {"0": "A", "1": "B", "2": "C"}
-    assert q["answer_text"] == "Person C"
-    assert sorted(t for t in texts if t.startswith("Person ")) == ["Person A", "Person B", "Person C"]
+    # each box carries the clip's person number (left to right: track 0 is 1), the same as on the human_tracks
+    # key frame; a person option names that number, whichever option letter it sits at
+    assert marking == {"kind": "numbers", "numbers": {"0": 1, "1": 2, "2": 3}}
+    assert q["answer_text"] == "Person 3"
+    assert sorted(t for t in texts if t.startswith("Person ")) == ["Person 1", "Person 2", "Person 3"]
 
 
-def test_a_person_of_two_tracks_is_named_by_its_first_letter_and_a_subset_keeps_clip_letters():
-    """Tracks 0 and 1 are one person (L2), left to right 0, 1, 2, 3 are A, B, C, D; track 3 is no real
-    person: the question boxes A (on both of its tracks) and C, never renames C to B."""
+def test_a_person_of_two_tracks_is_named_by_its_first_number_and_a_subset_keeps_clip_numbers():
+    """Tracks 0 and 1 are one person (L2), left to right 0, 1, 2, 3 are 1, 2, 3, 4; track 3 is no real
+    person: the question boxes 1 (on both of its tracks) and 3, never renumbers 3 to 2."""
     tracks = [track(0, 0, 49, x=10), track(1, 50, 99, x=12), track(2, 0, 99, x=300), track(3, 0, 99, x=500)]
     labels = clip_labels(duration_s=4, tracks=tracks, persons=[[0, 1], [2], [3]], speaking=(2,))
     labels.rows["human_verdicts"] = [{"video_id": "clip", "track_id": t, "status": "ok", "is_human": t != 3,
                                       "score": 0.9 if t != 3 else 0.1, "method": "m"} for t in range(4)]
-    assert letter_tracks(tracks) == {0: "A", 1: "B", 2: "C", 3: "D"}
+    assert number_tracks(tracks) == {0: 1, 1: 2, 2: 3, 3: 4}
     q, marking = run_family(FAMILY_BY_ABBREV["ASD"], labels).question_row()
-    assert marking["letters"] == {"0": "A", "1": "A", "2": "C"} and q["answer_text"] == "Person C"
-    assert sorted(o["text"] for o in q["options"] if o["text"].startswith("Person ")) == ["Person A", "Person C"]
-    assert person_letter((1, 0), letter_tracks(tracks)) == "A"
+    assert marking["numbers"] == {"0": 1, "1": 1, "2": 3} and q["answer_text"] == "Person 3"
+    assert sorted(o["text"] for o in q["options"] if o["text"].startswith("Person ")) == ["Person 1", "Person 3"]
+    assert person_number((1, 0), number_tracks(tracks)) == 1
 
 
 # -- AVAD -----------------------------------------------------------------------------------------
@@ -304,16 +304,16 @@ def test_persons_follow_l2_groups_left_to_right():
     assert [p.track_ids for p in ps] == [(1,), (0, 2)] and ps[1].frames == 22
 
 
-def test_assemble_places_truth_and_names_persons_by_their_clip_letter():
+def test_assemble_places_truth_and_names_persons_by_their_clip_number():
     opts = assemble(Option("", "truth", person=1), [Option("", "rule", person=0), Option("x", "fixed")], 2,
-                    random.Random(1), {0: "B", 1: "D"})
-    assert opts[2] == {"letter": "C", "text": "Person D", "origin": "truth"}
-    assert sorted(o["text"] for o in opts) == ["Person B", "Person D", "x"]
+                    random.Random(1), {0: 2, 1: 4})
+    assert opts[2] == {"letter": "C", "text": "Person 4", "origin": "truth"}
+    assert sorted(o["text"] for o in opts) == ["Person 2", "Person 4", "x"]
 
 
-def test_named_letter_reads_person_options_only():
-    assert [named_letter(t) for t in ("Person B", "B-happy", "Person AB", "A man walks", speech.NO_SPEAKER, None)] \
-        == ["B", "B", "AB", None, None, None]
+def test_named_number_reads_person_options_only():
+    texts = ("Person 2", "2-happy", "Person 12", "Person B", "B-happy", "2 people talk", speech.NO_SPEAKER, None)
+    assert [named_number(t) for t in texts] == [2, 2, 12, None, None, None, None, None]
 
 
 def test_question_id_is_stable_and_changes_with_inputs():
@@ -362,8 +362,8 @@ def test_content_hash_changes_with_what_a_reviewer_saw_not_with_json_encoding():
     from hvbench_assets.core.tasks.store import question_content_hash
 
     row = {"question": "Who speaks?", "options": '[{"letter": "A", "text": "left"}]', "answer": "A",
-           "answer_text": "left", "marking": '{"kind": "letters"}', "clip_sha256": "ab", "status": "draft"}
-    same = dict(row, options=[{"letter": "A", "text": "left"}], marking={"kind": "letters"}, status="accepted")
+           "answer_text": "left", "marking": '{"kind": "numbers"}', "clip_sha256": "ab", "status": "draft"}
+    same = dict(row, options=[{"letter": "A", "text": "left"}], marking={"kind": "numbers"}, status="accepted")
     assert question_content_hash(row) == question_content_hash(same)
     assert question_content_hash(row) != question_content_hash(dict(row, answer="B"))
     assert question_content_hash(row) != question_content_hash(dict(row, question="Who talks?"))

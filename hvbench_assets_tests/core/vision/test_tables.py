@@ -4,8 +4,8 @@ from hvbench_assets.core.vision import (
     HUMAN_TRACK_BOXES,
     HUMAN_TRACKS,
     boxes_by_frame,
-    letter_tracks,
     load_tracks,
+    number_tracks,
 )
 
 
@@ -41,8 +41,8 @@ def test_load_tracks_round_trip(warehouse):
     assert str(tracks[0].face_clip_path) == "/x/f0.mp4" and tracks[1].face_clip_path is None
     assert boxes_by_frame(tracks)[1] == {0: (300.0, 10.0, 340.0, 50.0), 1: (10.0, 10.0, 40.0, 40.0)}
     assert boxes_by_frame(tracks, "body")[0] == {0: (260.0, 0.0, 380.0, 200.0)}
-    # letters go left to right: track 1 is on the left
-    assert letter_tracks(tracks) == {1: "A", 0: "B"}
+    # numbers go left to right from 1: track 1 is on the left
+    assert number_tracks(tracks) == {1: 1, 0: 2}
 
 
 def test_no_faces_row_gives_no_tracks(warehouse):
