@@ -152,9 +152,14 @@ LONG_FACES = {"woman 0-11s": (Panel("w", WOMAN.clip, 0.0, WOMAN.crop, 1), 11.0),
               "woman 11-22s": (Panel("w", WOMAN.clip, 11.0, WOMAN.crop, 1), 11.0), "man 0-5s": (MAN, 5.0)}
 
 
-def long_faces() -> list[tuple[str, bool | None, Parts]]:
-    """(face <- voice, truth, every method's scores) for every long face under every voice."""
+def long_faces(work: Path) -> list[tuple[str, bool | None, Parts, str | None]]:
+    """(face <- voice, truth, every method's scores, the veto) for every long face under every voice; the veto
+    reads L3 on the fixed crop written as a clip, as L1's crop clips are."""
+    from hvbench_assets.core.media import write_video
+
     crops = {k: list(panel_frames(p, SHARED, sec, 224)) for k, (p, sec) in LONG_FACES.items()}
+    work.mkdir(parents=True, exist_ok=True)
+    clips = {k: write_video(work / f"{k.replace(' ', '_')}.mp4", frames, FPS) for k, frames in crops.items()}
     voices = {k: load_audio(SHARED / p.clip, start_s=p.start_s, end_s=p.start_s + sec) for k, (p, sec) in LONG_FACES.items()}
     out = []
     for face, frames in crops.items():
@@ -162,8 +167,9 @@ def long_faces() -> list[tuple[str, bool | None, Parts]]:
             n = min(len(frames), int(len(audio) / SAMPLE_RATE * FPS))
             track = [TrackFrames(0, 0, n, lambda f=frames[:n]: iter(f))]
             parts = clip_parts(track, audio[: int(n / FPS * SAMPLE_RATE)], FPS)[0]
+            veto = vetoes(track, {0: str(clips[face])}, audio[: int(n / FPS * SAMPLE_RATE)])[0]
             truth = (None if face.startswith("woman") else True) if face == voice else False
-            out.append((f"{face} <- {voice}", truth, parts, None))
+            out.append((f"{face} <- {voice}", truth, parts, veto))
     return out
 
 
@@ -260,7 +266,7 @@ def main(args: list[str]) -> None:
             # her lips beat chance
             results.append(("two_people_talking", "?", score_clip(SHARED / "two_people_talking.mp4", work / "tpt",
                                                                   lambda x: (f"x{x:.0f}", None))))
-            results += [(row[0], "own voice" if row[1] else "-", [row]) for row in long_faces()]
+            results += [(row[0], "own voice" if row[1] else "-", [row]) for row in long_faces(work / "long")]
         if results:
             by_source["composites"] = results
     if dump:

@@ -58,7 +58,8 @@ def face_class(row: Mapping[str, Any] | None, child_below_years: float = 13.0) -
     label = {"man": "male", "woman": "female", "m": "male", "f": "female"}.get(str(gender).lower(), str(gender).lower())
     if label not in ("male", "female"):
         return None
-    return PersonClass(label, float(_first(row, "gender_share", "gender_confidence", "gender_score") or 0.0))
+    # the calibrated confidence where L3 has one (the offline ensemble's smallest model agreement), else the vote share
+    return PersonClass(label, float(_first(row, "gender_confidence", "gender_share", "gender_score") or 0.0))
 
 
 def _first(row: Mapping[str, Any], *keys: str) -> Any:

@@ -43,4 +43,7 @@ def test_classes_from_label_rows():
     assert face_class({"status": "low_confidence", "age": 30.0, "gender": "male", "gender_share": 1.0}) is None
     assert face_class({"status": "ok", "age": 41.0, "gender": "Man", "gender_share": 0.9}) == PersonClass("male", 0.9)
     assert face_class({"status": "ok", "age": 8.0, "gender": "Woman", "gender_share": 0.7}).label == "child"
+    # the ensemble's calibrated agreement, where a row has one, is the confidence the veto reads
+    assert face_class({"status": "ok", "age": 27.0, "gender": "male", "gender_share": 0.75,
+                       "gender_confidence": 0.625}) == PersonClass("male", 0.625)
     assert face_class(None) is None
