@@ -1,8 +1,9 @@
 """Independent evidence about who speaks must agree before ASD or AVSM asks (issue 49's answer key).
 
 The signals fail differently: L7 (Light-ASD under the time-shift test, lip-sync rivals) says which face follows
-the sound; L10 says how many voices are heard at once and whether the voice is a man's, a woman's or a child's;
-L3 says the same of each face. A question is made only where they agree; otherwise the candidate is rejected
+the sound; L10 says whether the voice is a man's, a woman's or a child's; L3 says the same of each face. Two voices
+at once reach ASD as two L7 speakers (both faces pass the shift test): the offline audio detector of how many voices
+are heard (core/audio/overlap.py) is not accurate enough to gate on (docs/audio.md). A question is made only where they agree; otherwise the candidate is rejected
 with a reason that names the disagreement, so `task_candidates` tells a reviewer which signal objected."""
 
 from __future__ import annotations
@@ -12,20 +13,6 @@ from collections.abc import Sequence
 from hvbench_assets.core.speakers import rules as speaker_rules
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.rules import Person, Verdict, reject
-
-SEVERAL = "several"
-
-
-def one_voice(labels: ClipLabels, rule: str, m: dict) -> Verdict | None:
-    """None unless L10 hears two or more voices at once (the paper's ASD needs exactly one speaker)."""
-    row = labels.one("voice_demographics") or {}
-    m["voices"] = row.get("voices")
-    if row.get("voices") == SEVERAL:
-        share = row.get("overlap_share")
-        heard = f"{share:.0%} of the voiced time" if isinstance(share, (int, float)) else "part of the clip"
-        return reject(rule, f"two or more voices at once in {heard} (L10): exactly one may speak", m)
-    return None
-
 
 def too_small(labels: ClipLabels, people: Sequence[Person], m: dict) -> Verdict | None:
     """None unless a person's every L7 row says its face is too small to judge (then nobody can say they are silent)."""

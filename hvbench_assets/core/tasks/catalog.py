@@ -188,8 +188,8 @@ TASKS: tuple[Task, ...] = (
          Rules("speech", "AsdParams", version="2"),
          ours=("voice_demographics", "demographics"),
          why_ours="a speaker whose face contradicts the voice (L3 against L10) is not asked about",
-         truth="L7 single speaking person, one voice (L10), face not contradicting the voice (L3)",
-         answer_from="the one person whose L7 speaker_scores row says speaking, when L10 hears one voice",
+         truth="L7 single speaking person, face not contradicting the voice (L3 against L10)",
+         answer_from="the one person whose L7 speaker_scores row says speaking",
          answer_labels=("speaker_scores",),
          guideline="Find who is speaking in the stretch asked about: lips moving in time with the voice. Reject if "
                    "the speaker is off screen or two people talk at once."),

@@ -44,12 +44,10 @@ class AsdParams:
 
 
 def select_asd(labels: ClipLabels, p: AsdParams) -> Verdict:
-    """One speaker among 2-4 people, and the evidence agrees: one voice heard at once (L10), every face large enough
-    to judge, exactly one L7 speaker whose face does not contradict the voice (L3 vs L10)."""
+    """One speaker among 2-4 people, and the evidence agrees: every face large enough to judge, exactly one L7 speaker
+    (two people talking at once are two), whose face does not contradict the voice (L3 vs L10)."""
     m: dict = {}
     if v := talking_group(labels, p, m):
-        return v
-    if v := agreement.one_voice(labels, "one_voice", m):
         return v
     people = persons(labels)
     if v := agreement.too_small(labels, people, m):
@@ -59,11 +57,12 @@ def select_asd(labels: ClipLabels, p: AsdParams) -> Verdict:
     if not speakers and (v := agreement.vetoed(labels, m)):
         return v
     if len(speakers) != 1:
-        return reject("one_speaker", f"speaking persons={len(speakers)} (L7), need exactly 1", m)
+        return reject("one_speaker", f"speaking persons={len(speakers)} (L7), need exactly 1"
+                      + (": more than one person talks" if len(speakers) > 1 else ""), m)
     s = speakers[0]
     if d := agreement.voice_disagrees(labels, s, p.child_below_years, p.min_class_confidence):
         return reject("voice_face", f"L7's speaker (tracks {list(s.track_ids)}) and the voice disagree: {d}", m)
-    return Verdict(True, "asd", "one speaker among 2-4 people with speech, one voice, no contradicting face", m,
+    return Verdict(True, "asd", "one speaker among 2-4 people with speech, no contradicting face", m,
                    target=list(s.track_ids), target_track_ids=s.track_ids, persons=tuple(people))
 
 
@@ -170,8 +169,6 @@ def select_avsm(labels: ClipLabels, p: AvsmParams) -> Verdict:
     t = matches[0]
     # the voice must be that person's on screen: L7 hears exactly them speak (an off-screen voice or a second
     # talker would make the match a guess)
-    if v := agreement.one_voice(labels, "one_voice", m):
-        return v
     speakers = speaking_persons(labels, people)
     m["speaking_persons"] = [list(s.track_ids) for s in speakers]
     if not speakers:
