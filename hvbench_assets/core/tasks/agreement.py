@@ -1,5 +1,9 @@
 """Independent evidence about who speaks must agree before ASD or AVSM asks (issue 49's answer key).
 
+ASD: L7 names one speaker and the voice's class (L10) equals that face's class (L3), both known; AVSM: the voice's
+class matches one face and L7 hears exactly that person speak. Each family thus needs two signals that fail
+differently to point at the same person.
+
 The signals fail differently: L7 (Light-ASD under the time-shift test, lip-sync rivals) says which face follows
 the sound; L10 says whether the voice is a man's, a woman's or a child's; L3 says the same of each face. Two voices
 at once reach ASD as two L7 speakers (both faces pass the shift test): the offline audio detector of how many voices
@@ -42,7 +46,20 @@ def face_of(labels: ClipLabels, person: Person, child_below_years: float) -> spe
     return speaker_rules.face_class(labels.by_track("demographics").get(longest), child_below_years)
 
 
-def voice_disagrees(labels: ClipLabels, person: Person, child_below_years: float, min_confidence: float) -> str | None:
-    """The disagreement between the voice (L10) and a person's face (L3), when both are known and confident."""
-    voice = speaker_rules.voice_class(labels.one("voice_demographics"))
-    return speaker_rules.veto(voice, face_of(labels, person, child_below_years), min_confidence)
+def unconfirmed(labels: ClipLabels, person: Person, child_below_years: float, min_confidence: float) -> str | None:
+    """Why the voice (L10) does not confirm a person as its speaker, or None: both classes known (the voice at
+    `min_confidence`, the face `ok` in L3) and equal. A face L3 is unsure of confirms nothing: a mouthing face L7
+    could not tell from a speaker is then not asked about."""
+    row = labels.one("voice_demographics")
+    voice = speaker_rules.voice_class(row)
+    if voice is None or voice.confidence < min_confidence:
+        what = f"{voice.label} ({voice.confidence:.2f})" if voice else f"unknown (L10 {(row or {}).get('status')})"
+        return f"the voice's class is {what}, below {min_confidence:g}"
+    face = face_of(labels, person, child_below_years)
+    if face is None:
+        longest = max(person.track_ids, key=lambda t: {x.track_id: x.n_frames for x in labels.tracks}.get(t, 0))
+        status = (labels.by_track("demographics").get(longest) or {}).get("status") or "missing"
+        return f"the voice is {voice.label} ({voice.confidence:.2f}) but the face's class is unknown (L3 {status})"
+    if face.label != voice.label:
+        return f"the voice is {voice.label} ({voice.confidence:.2f}) but the face is {face.label} ({face.confidence:.2f})"
+    return None

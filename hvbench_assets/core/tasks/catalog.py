@@ -187,8 +187,8 @@ TASKS: tuple[Task, ...] = (
          ("human_tracks", "person_count", "audio_tags", "speaker_scores"), "numbers",
          Rules("speech", "AsdParams", version="2"),
          ours=("voice_demographics", "demographics"),
-         why_ours="a speaker whose face contradicts the voice (L3 against L10) is not asked about",
-         truth="L7 single speaking person, face not contradicting the voice (L3 against L10)",
+         why_ours="L7's speaker is asked about only where the voice's class (L10) equals the face's (L3)",
+         truth="L7 single speaking person whose L3 face class equals the L10 voice class",
          answer_from="the one person whose L7 speaker_scores row says speaking",
          answer_labels=("speaker_scores",),
          guideline="Find who is speaking in the stretch asked about: lips moving in time with the voice. Reject if "

@@ -40,12 +40,12 @@ class AsdParams:
     max_people: int = 4
     min_duration_s: float = 4.0
     child_below_years: float = 13.0
-    min_class_confidence: float = 0.7  # voice and face must both be this sure to count as disagreeing (L7's veto)
+    min_voice_confidence: float = 0.7  # L10's class probability that counts as knowing the voice (L7's veto bar)
 
 
 def select_asd(labels: ClipLabels, p: AsdParams) -> Verdict:
     """One speaker among 2-4 people, and the evidence agrees: every face large enough to judge, exactly one L7 speaker
-    (two people talking at once are two), whose face does not contradict the voice (L3 vs L10)."""
+    (two people talking at once are two), and the voice's class (L10) equals that face's class (L3)."""
     m: dict = {}
     if v := talking_group(labels, p, m):
         return v
@@ -60,9 +60,9 @@ def select_asd(labels: ClipLabels, p: AsdParams) -> Verdict:
         return reject("one_speaker", f"speaking persons={len(speakers)} (L7), need exactly 1"
                       + (": more than one person talks" if len(speakers) > 1 else ""), m)
     s = speakers[0]
-    if d := agreement.voice_disagrees(labels, s, p.child_below_years, p.min_class_confidence):
-        return reject("voice_face", f"L7's speaker (tracks {list(s.track_ids)}) and the voice disagree: {d}", m)
-    return Verdict(True, "asd", "one speaker among 2-4 people with speech, no contradicting face", m,
+    if d := agreement.unconfirmed(labels, s, p.child_below_years, p.min_voice_confidence):
+        return reject("voice_face", f"L7's speaker (tracks {list(s.track_ids)}) is not confirmed by the voice: {d}", m)
+    return Verdict(True, "asd", "one speaker among 2-4 people with speech, the voice's class matching the face's", m,
                    target=list(s.track_ids), target_track_ids=s.track_ids, persons=tuple(people))
 
 

@@ -17,9 +17,14 @@ from hvbench_assets.core.tasks.store import question_id
 from hvbench_assets_tests.core.tasks.factory import clip_labels, full, track
 
 
-def two_speakers_clip(duration_s=4.0, n=2, speaking=(0,), **kw):
+def men(n: int) -> dict[int, dict]:
+    """L3 rows of n confident men: with a male voice, ASD's speaker is confirmed."""
+    return {i: {"status": "ok", "age": 35, "gender": "Man", "gender_share": 1.0} for i in range(n)}
+
+
+def two_speakers_clip(duration_s=4.0, n=2, speaking=(0,), voice="male", faces=None, **kw):
     return clip_labels(duration_s=duration_s, tracks=[full(i, duration_s, x=100.0 * (i + 1)) for i in range(n)],
-                       speaking=speaking, **kw)
+                       speaking=speaking, voice=voice, faces=men(n) if faces is None else faces, **kw)
 
 
 # -- ASD ------------------------------------------------------------------------------------------
@@ -43,7 +48,8 @@ def test_asd_people_boundaries(n, ok):
 
 def test_asd_needs_exactly_one_speaking_person_and_counts_merged_tracks_once():
     tracks = [track(0, 0, 49, x=10), track(1, 50, 99, x=12), track(2, 0, 99, x=300)]
-    one_person_two_tracks = clip_labels(duration_s=4, tracks=tracks, persons=[[0, 1], [2]], speaking=(0, 1))
+    one_person_two_tracks = clip_labels(duration_s=4, tracks=tracks, persons=[[0, 1], [2]], speaking=(0, 1),
+                                        voice="male", faces=men(3))
     v = speech.select_asd(one_person_two_tracks, speech.AsdParams())
     assert v.selected and set(v.target_track_ids) == {0, 1}
     two = clip_labels(duration_s=4, tracks=tracks, persons=[[0, 1], [2]], speaking=(0, 2))
@@ -53,17 +59,19 @@ def test_asd_needs_exactly_one_speaking_person_and_counts_merged_tracks_once():
     assert "speaking persons=0" in speech.select_asd(none, speech.AsdParams()).reason
 
 
-def test_asd_rejects_a_speaker_whose_face_contradicts_the_voice():
+def test_asd_asks_only_where_the_voice_confirms_the_speakers_face():
     faces = {0: {"status": "ok", "age": 30, "gender": "Woman", "gender_share": 0.95},
              1: {"status": "ok", "age": 40, "gender": "Man", "gender_share": 0.95}}
     agree = two_speakers_clip(duration_s=6, speaking=(1,), voice="male", faces=faces)
     assert speech.select_asd(agree, speech.AsdParams()).selected
     clash = two_speakers_clip(duration_s=6, speaking=(0,), voice="male", faces=faces)
     v = speech.select_asd(clash, speech.AsdParams())
-    assert v.rule == "voice_face" and "voice is male (0.90) but the face is female (0.95)" in v.reason
-    unsure = {k: {**f, "gender_share": 0.6} for k, f in faces.items()}  # an unsure face does not object
-    assert speech.select_asd(two_speakers_clip(duration_s=6, speaking=(0,), voice="male", faces=unsure),
-                             speech.AsdParams()).selected
+    assert v.rule == "voice_face" and "the voice is male (0.90) but the face is female (0.95)" in v.reason
+    unsure = {**faces, 1: {**faces[1], "status": "low_confidence"}}  # an unsure face confirms nothing
+    v = speech.select_asd(two_speakers_clip(duration_s=6, speaking=(1,), voice="male", faces=unsure), speech.AsdParams())
+    assert v.rule == "voice_face" and "face's class is unknown (L3 low_confidence)" in v.reason
+    no_voice = two_speakers_clip(duration_s=6, speaking=(1,), faces=faces, voice=None)
+    assert "the voice's class is unknown" in speech.select_asd(no_voice, speech.AsdParams()).reason
 
 
 def test_asd_names_the_veto_and_faces_too_small_to_judge():
@@ -99,7 +107,8 @@ def test_a_person_of_two_tracks_is_named_by_its_first_number_and_a_subset_keeps_
     """Tracks 0 and 1 are one person (L2), left to right 0, 1, 2, 3 are 1, 2, 3, 4; track 3 is no real
     person: the question boxes 1 (on both of its tracks) and 3, never renumbers 3 to 2."""
     tracks = [track(0, 0, 49, x=10), track(1, 50, 99, x=12), track(2, 0, 99, x=300), track(3, 0, 99, x=500)]
-    labels = clip_labels(duration_s=4, tracks=tracks, persons=[[0, 1], [2], [3]], speaking=(2,))
+    labels = clip_labels(duration_s=4, tracks=tracks, persons=[[0, 1], [2], [3]], speaking=(2,), voice="male",
+                         faces=men(4))
     labels.rows["human_verdicts"] = [{"video_id": "clip", "track_id": t, "status": "ok", "is_human": t != 3,
                                       "score": 0.9 if t != 3 else 0.1, "method": "m"} for t in range(4)]
     assert number_tracks(tracks) == {0: 1, 1: 2, 2: 3, 3: 4}
