@@ -199,7 +199,8 @@ def person_count(context: dg.AssetExecutionContext, warehouse: WarehouseResource
     code_version=DEMOGRAPHICS_VERSION,
     pool="cpu",
     description="L3: per-track age (median), child/adult, gender and race (mode, vote share) from face crops; offline "
-                "SSR-Net (no race), low_confidence when the vote is split or the model is measured too inaccurate",
+                "three gender models must agree (mini-Xception, SSR-Net, UTKFace CNN; SSR-Net's age, no race), else "
+                "low_confidence",
     metadata=table_definition(DEMOGRAPHICS),
 )
 @per_clip
