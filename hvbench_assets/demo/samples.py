@@ -5,7 +5,9 @@ The talker is the astronaut photograph whose mouth opens with the loudness of sy
 lower lip and chin are shifted down and the gap darkened, placed by dlib's 68 face landmarks); the listener
 is a face from the LFW subset, still. A slow camera pan gives the clip the motion the clip filter asks for.
 It is a puppet, not a person: it exists so that the offline labels (L1, L2, L6, L7) have a clip with two
-people and exactly one speaker, and the task layer has ASD and AVAD questions to make.
+people and exactly one speaker, and the task layer has an AVAD question to make. ASD and AVSM are rejected with
+their reasons, as they should be: the synthesised voice is a man's, the talker's face is not confidently one
+(docs/gates.md).
 """
 
 from __future__ import annotations

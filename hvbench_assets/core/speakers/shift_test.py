@@ -8,11 +8,11 @@ a voice is heard:
 - level: the mean score as heard must be above Light-ASD's zero;
 - drop: it must exceed the mean score with the sound shifted by -`shift_s` and +`shift_s` by `min_drop`.
 A frame is verified when a window holding it passes both. The test alone does not catch every mouthing face (one
-under a voice of similar rhythm drops by up to 0.22 over 4 s), but those left are caught by evidence that fails
-differently: the voice/face class veto (L10 against L3) and, for the questions, the agreement rules of
-core/tasks/agreement.py. `min_drop` was chosen on the composites and shared clips with the veto in place
-(benchmarks/speaker_accuracy.py, the `composites` source) and confirmed on the speakers set, which played no part
-in choosing it (docs/speakers.md)."""
+under a voice of similar rhythm drops by up to 0.22 over 4 s); the voice/face class veto (L10 against L3) catches
+some of those left, and ASD asks only where the voice's class confirms the speaker's face
+(core/tasks/agreement.py). `min_drop` 0.1 is the one value best on both labelled sources of
+benchmarks/speaker_accuracy.py (speakers set 12/12 clips, composites 17/20); chosen on one source alone it comes
+out 0.15 (speakers: 16/20 on composites) or 0.2 (composites: 10/12 on the speakers set), docs/speakers.md."""
 
 from __future__ import annotations
 

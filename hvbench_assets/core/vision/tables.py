@@ -119,8 +119,7 @@ DEMOGRAPHICS = TableSpec(
         ("age_confidence", "DOUBLE"),  # vote share of age_class
         ("male_score", "DOUBLE"),  # mean male probability over crops (offline models)
         ("n_unusable", "INTEGER"),  # sampled crops that could not be analysed
-        # ensemble: the smallest share of any member model's crop votes that side with `gender` (NULL otherwise)
-        ("gender_confidence", "DOUBLE"),
+        ("gender_confidence", "DOUBLE"),  # ensemble: the smallest share of any member's crop votes siding with `gender`
     ),
     description="L3: per-track age / gender / race from face crops (low_confidence when the vote is split, the "
                 "ensemble's models disagree or the model measured too inaccurate; unavailable when no model)",

@@ -116,6 +116,7 @@ BY_TABLE: dict[str, dict[str, str]] = {
         "race": "Race vote", "race_share": "Share of samples voting that race", "votes": "Per-sample votes, as JSON",
         "n_samples": "Face samples estimated", "age_class": "Age class (child, young, middle-aged, elderly)",
         "age_confidence": "Confidence of the age class", "male_score": "Mean male probability",
+        "gender_confidence": "Ensemble: the smallest share of any model's crop votes siding with the gender",
         "n_unusable": "Samples too small or blurred to use", "method": "Estimator (model and weights in provenance)"},
     "audio_tags": {
         "is_speech": "Whether the clip holds speech (gates L7-L10)", "sound_type": "Dominant sound type",

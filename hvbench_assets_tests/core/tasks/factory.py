@@ -28,6 +28,11 @@ def clip_labels(duration_s: float = 10.0, fps: float = 25.0, tracks: list[Track]
                 faces: dict[int, dict] | None = None, appearance: bool = True, path: Path | None = None,
                 sha: str = "ab" * 32, music: bool = False, detect_fps: float | None = None) -> ClipLabels:
     tracks = tracks if tracks is not None else []
+    if speaking and voice is None and faces is None:
+        # ASD asks only where the voice's class confirms the speaker's face (core/tasks/agreement.py): by default a
+        # clip with a speaker has a man's voice and confident men's faces
+        voice, faces = "male", {t.track_id: {"status": "ok", "age": 35, "gender": "Man", "gender_share": 1.0}
+                                for t in tracks}
     frames = int(round(duration_s * fps))
     groups = persons if persons is not None else [[t.track_id] for t in tracks]
     n = people if people is not None else len(groups)
