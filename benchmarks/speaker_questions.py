@@ -28,7 +28,7 @@ def main() -> None:
             return Path(tmp) / key
 
         outcomes = question_outcomes(folder)
-    asked = {"ASD": [0, 0], "AVSM": [0, 0]}  # asked, right
+    asked = {abbrev: [0, 0] for by in outcomes.values() for abbrev in by}  # asked, right
     for name, by in outcomes.items():
         for abbrev, (cand, q, panels) in by.items():
             if q is None:

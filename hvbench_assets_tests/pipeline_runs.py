@@ -23,8 +23,8 @@ def use_data_root(monkeypatch, data: Path, warehouse: str | None = None) -> None
 
 
 def talking_clip(path: Path, seconds: float = 4.0) -> Path:
-    """Two people, the left one talking (espeak-ng speech when installed): faces for L1's crop clips and an
-    ASD question with a rendered question video."""
+    """Two people, the left one talking (espeak-ng speech when installed): faces for L1's crop clips and, over 8 s,
+    an AVAD question with a rendered question video."""
     from hvbench_assets.demo.main import _speech
     from hvbench_assets.core.media import write_video
     from hvbench_assets.demo.samples import two_people_talking

@@ -40,7 +40,7 @@ def test_the_data_root_moves_and_every_read_follows(tmp_path, monkeypatch, dagst
 
     a = tmp_path / "node-a" / "hvdata"
     use_data_root(monkeypatch, a)
-    talking_clip(a / "inbox" / "talk.mp4")
+    talking_clip(a / "inbox" / "talk.mp4", seconds=9.0)  # over 8 s: an AVAD question with its question video
     with dg.DagsterInstance.get() as instance:
         assert ingest_inbox(instance) == ["talk"]
         (clip,) = new_clips(instance)
@@ -52,7 +52,7 @@ def test_the_data_root_moves_and_every_read_follows(tmp_path, monkeypatch, dagst
     assert wh.rows(VIDEO_PROBE, video_id=clip)[0]["path"] == f"clips/talk/{clip}.mp4"
     crops = [r["face_clip_path"] for r in wh.rows(HUMAN_TRACKS, video_id=clip) if r["status"] == "ok"]
     assert len(crops) == 2 and all(c.startswith(f"media/{clip}/human_tracks/") for c in crops)
-    (q,) = [q for q in wh.rows(QUESTIONS) if q["video_path"]]  # ASD, drawn letters: a rendered question video
+    (q,) = [q for q in wh.rows(QUESTIONS) if q["video_path"]]  # AVAD: a rendered question video (reversed sound)
     assert q["video_path"].startswith(f"media/{clip}/questions/")
     assert values_naming(wh, a) == []
 
