@@ -39,11 +39,15 @@ def vetoed(labels: ClipLabels, m: dict) -> Verdict | None:
     return reject("voice_face", "L7's speaker and the voice disagree: " + "; ".join(reasons), m)
 
 
+def longest_track(labels: ClipLabels, person: Person) -> int:
+    """The person's track with the most frames: whose L3 row speaks for the person."""
+    frames = {t.track_id: t.n_frames for t in labels.tracks}
+    return max(person.track_ids, key=lambda t: frames.get(t, 0))
+
+
 def face_of(labels: ClipLabels, person: Person, child_below_years: float) -> speaker_rules.PersonClass | None:
     """L3's class of a person: the row of its longest track."""
-    frames = {t.track_id: t.n_frames for t in labels.tracks}
-    longest = max(person.track_ids, key=lambda t: frames.get(t, 0))
-    return speaker_rules.face_class(labels.by_track("demographics").get(longest), child_below_years)
+    return speaker_rules.face_class(labels.by_track("demographics").get(longest_track(labels, person)), child_below_years)
 
 
 def unconfirmed(labels: ClipLabels, person: Person, child_below_years: float, min_confidence: float) -> str | None:
@@ -57,8 +61,7 @@ def unconfirmed(labels: ClipLabels, person: Person, child_below_years: float, mi
         return f"the voice's class is {what}, below {min_confidence:g}"
     face = face_of(labels, person, child_below_years)
     if face is None:
-        longest = max(person.track_ids, key=lambda t: {x.track_id: x.n_frames for x in labels.tracks}.get(t, 0))
-        status = (labels.by_track("demographics").get(longest) or {}).get("status") or "missing"
+        status = (labels.by_track("demographics").get(longest_track(labels, person)) or {}).get("status") or "missing"
         return f"the voice is {voice.label} ({voice.confidence:.2f}) but the face's class is unknown (L3 {status})"
     if face.label != voice.label:
         return f"the voice is {voice.label} ({voice.confidence:.2f}) but the face is {face.label} ({face.confidence:.2f})"

@@ -146,13 +146,13 @@ def select_avsm(labels: ClipLabels, p: AvsmParams) -> Verdict:
     demo = labels.by_track("demographics")
     classes = {}
     for q in people:
-        longest = max(q.track_ids, key=lambda t: _frames(labels, t))
+        longest = agreement.longest_track(labels, q)
         cls = speaker_rules.face_class(demo.get(longest), p.child_below_years)
         classes[q.index] = cls.label if cls else None
     m["face_classes"] = [classes[q.index] for q in people]
     # an unsure face (L3 low_confidence) whose lean is not the voice's class does not block: the match is then
     # confirmed by L7 below, which must hear exactly the matched person speak; one that leans to it, or none, blocks
-    leans = {q.index: _lean(demo.get(max(q.track_ids, key=lambda t: _frames(labels, t))), p.child_below_years)
+    leans = {q.index: _lean(demo.get(agreement.longest_track(labels, q)), p.child_below_years)
              for q in candidates if classes[q.index] is None}
     unknown = [i for i, lean in leans.items() if lean in (None, voice.label)]
     if unknown:
@@ -187,10 +187,6 @@ def _lean(row: dict | None, child_below_years: float) -> str | None:
         return None
     cls = speaker_rules.face_class({**row, "status": "ok"}, child_below_years)
     return cls.label if cls else None
-
-
-def _frames(labels: ClipLabels, track_id: int) -> int:
-    return next((t.n_frames for t in labels.tracks if t.track_id == track_id), 0)
 
 
 def build_avsm(ctx: BuildContext) -> Draft | Pending:
