@@ -113,6 +113,13 @@ class SsrNetDemographics:
             out[i] = FaceAttributes(float(a), "male" if m > 0.5 else "female", None, round(m, 4))
         return out
 
+    def male_scores(self, faces: Sequence[np.ndarray]) -> list[float]:
+        """The gender network alone on usable crops (1 = male), rounded as `analyze` rounds them."""
+        from hvbench_assets.core.vision.ssrnet import INPUT_SIZE
+
+        x = np.stack([reframe(f, self.margin, INPUT_SIZE) for f in faces]).astype(np.float32)
+        return [round(float(np.clip(m, 0.0, 1.0)), 4) for m in self._gender.predict(x)]
+
 
 class UtkFaceTfliteDemographics:
     """Offline alternative: the UTKFace-trained TFLite pair of shubham0204/Age-Gender_Estimation_TF-Android

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from hvbench_assets.core import devices
+
 CHIP_SIZE = 150
 
 # The network, input first: (filters, blocks, first block downsamples) per level; the stem is
@@ -187,9 +189,7 @@ class DlibResnet:
     """The descriptor network of `dlib_face_recognition_resnet_model_v1.dat` with float32 numpy weights."""
 
     def __init__(self, path: str | Path, blas_threads: int | None = 1):
-        """`blas_threads`: BLAS threads during a forward pass (None leaves BLAS as it is). One by default: the
-        ~300 small matmuls of a chip run faster on one thread than on two when the other core is busy (OpenBLAS
-        threads spin waiting for each other; 28 ms vs 50-250 ms per chip seen with another process running)."""
+        """`blas_threads`: BLAS threads during a forward pass (None leaves BLAS as it is; core/devices.py)."""
         self.path = Path(path)
         try:
             mean, layers = _parse(self.path.read_bytes())
@@ -215,12 +215,7 @@ class DlibResnet:
                                k // 2 if s == 1 else 0))
         self._stem, self._blocks = convs[0], [convs[i:i + 2] for i in range(1, len(convs), 2)]
         self._fc = layers[-1][2][0]
-        self._limit = None
-        if blas_threads is not None:
-            from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
-
-            controller = ThreadpoolController()
-            self._limit = lambda: controller.limit(limits=blas_threads, user_api="blas")
+        self._blas_threads = blas_threads
 
     def descriptors(self, chips: np.ndarray) -> np.ndarray:
         """(N, 128) float64 descriptors of N 150x150x3 uint8 RGB chips."""
@@ -232,9 +227,7 @@ class DlibResnet:
         # a few chips per pass fill the small late matmuls; more only make the stem's columns outgrow the cache
         run = lambda: np.concatenate([self._forward(chips[i:i + 4]) for i in range(0, len(chips), 4)]
                                      or [np.zeros((0, 128))])
-        if self._limit is None:
-            return run()
-        with self._limit():
+        with devices.blas_threads(self._blas_threads):
             return run()
 
     def _forward(self, chips: np.ndarray) -> np.ndarray:

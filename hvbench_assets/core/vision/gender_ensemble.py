@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from hvbench_assets.core.devices import blas_threads
 from hvbench_assets.core.vision.demographics import (
     DemographicsEstimator,
     FaceAttributes,
@@ -49,18 +50,22 @@ class EnsembleDemographics:
                       f"mini-Xception gender {provenance('face_gender_mini_xception')}")
 
     def analyze(self, faces: Sequence[np.ndarray]) -> list[FaceAttributes | None]:
+        with blas_threads(1):
+            return self._analyze(faces)
+
+    def _analyze(self, faces: Sequence[np.ndarray]) -> list[FaceAttributes | None]:
         out = self._ssr.analyze(faces)
         ok = [i for i, a in enumerate(out) if a is not None]
         if not ok:
             return out
         # each member sees the crop and its mirror image (a turned head reads differently either way)
-        mirrored = self._ssr.analyze([faces[i][:, ::-1] for i in ok])
+        mirrored = self._ssr.male_scores([faces[i][:, ::-1] for i in ok])  # gender only: the age is the crop's
         both = [(faces[i], faces[i][:, ::-1].copy()) for i in ok]
         grey = np.stack([cv2.cvtColor(reframe(f, self.margin, 64), cv2.COLOR_BGR2GRAY) for pair in both for f in pair])
         mx = self._mx.predict(grey).reshape(len(ok), 2).mean(axis=1)
         for k, i in enumerate(ok):
             members = {"mini_xception": float(mx[k]),
-                       "ssrnet": (out[i].male_score + mirrored[k].male_score) / 2,
+                       "ssrnet": (out[i].male_score + mirrored[k]) / 2,
                        "utkface": float(np.mean([self._utk.male_probability(f) for f in both[k]]))}
             out[i] = FaceAttributes(out[i].age, "male" if members["mini_xception"] > 0.5 else "female", None,
                                     round(members["mini_xception"], 4), {k: round(v, 4) for k, v in members.items()})
