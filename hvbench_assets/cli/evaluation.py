@@ -278,7 +278,7 @@ def _lmms_import_args(p: argparse.ArgumentParser) -> None:
 
 def _lmms_import(args: argparse.Namespace) -> int:
     from hvbench_assets.core.benchmark import load_benchmark
-    from hvbench_assets.core.evaluation.lmms import LmmsImportError, import_lmms_samples
+    from hvbench_assets.core.evaluation.lmms_samples import LmmsImportError, import_lmms_samples
     from hvbench_assets.settings_table import open_warehouse
 
     bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
