@@ -1,7 +1,7 @@
 """lmms-eval interop: export a benchmark as an lmms-eval task folder.
 
 The export is plain files (no lmms-eval import here): one JSONL of docs per task (question, options, the
-exact letter-only prompt `hvbench eval` sends, the video's absolute path), one task YAML per task, a group
+exact prompt `hvbench eval` sends, letter-only or yes/no, the video's absolute path), one task YAML per task, a group
 YAML, `utils.py` (doc_to_visual / doc_to_text / process_results) and `hvbench_extraction.py`, a copy of
 core/scoring/extraction.py, so lmms-eval scores replies by the same rules as `hvbench eval`.
 
@@ -19,10 +19,11 @@ from pathlib import Path
 
 from hvbench_assets.core.benchmark.layout import BenchmarkItem, LoadedBenchmark
 from hvbench_assets.core.benchmark.tasks import task_info
-from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION, letter_only_prompt
+from hvbench_assets.core.benchmark.yesno import YESNO, is_yesno
+from hvbench_assets.core.evaluation.prompt import arm_prompt
 from hvbench_assets.core.scoring import extraction
 
-LMMS_EXPORT_VERSION = "lmms-task-v1"
+LMMS_EXPORT_VERSION = "lmms-task-v2"  # v2: yes/no items (doc format) read by extract_yesno
 METRIC = "hvbench_accuracy"
 
 UTILS_PY = '''"""lmms-eval hooks of an hvbench export ({version}). Plain Python: replies are scored by
@@ -54,7 +55,8 @@ def process_results(doc, results):
     reply = results[0] if results else ""
     while isinstance(reply, (list, tuple)):
         reply = reply[0] if reply else ""
-    verdict = extraction.extract_option(reply or "", list(zip(doc["letters"], doc["options"])))
+    read = extraction.extract_yesno if doc.get("format") == "yesno" else extraction.extract_option
+    verdict = read(reply or "", list(zip(doc["letters"], doc["options"])))
     return {{"{metric}": float(verdict.letter == doc["answer"]),
              "hvbench_unparsed": float(verdict.status != extraction.PARSED)}}
 '''
@@ -70,7 +72,7 @@ def task_items(bench: LoadedBenchmark, task: str) -> list[BenchmarkItem]:
     return [i for i in bench.items if i.task == task]
 
 
-def _task_yaml(task: str, group: str, data: Path) -> str:
+def _task_yaml(task: str, group: str, data: Path, prompt_version: str) -> str:
     return (f"task: {lmms_task_name(group, task)}\n"
             f"dataset_path: json\n"
             f"dataset_kwargs:\n  data_files:\n    test: {json.dumps(str(data))}\n"
@@ -80,7 +82,11 @@ def _task_yaml(task: str, group: str, data: Path) -> str:
             "generation_kwargs:\n  max_new_tokens: 16\n  temperature: 0\n  do_sample: false\n"
             f"metric_list:\n  - metric: {METRIC}\n    aggregation: mean\n    higher_is_better: true\n"
             "  - metric: hvbench_unparsed\n    aggregation: mean\n    higher_is_better: false\n"
-            f"metadata:\n  version: 1\n  hvbench_task: {task}\n  prompt: {PROMPT_VERSION}\n")
+            f"metadata:\n  version: 1\n  hvbench_task: {task}\n  prompt: {prompt_version}\n")
+
+
+def item_format(item: BenchmarkItem) -> str:
+    return YESNO if is_yesno(item) else "mc"
 
 
 def group_name(bench: LoadedBenchmark) -> str:
@@ -95,14 +101,15 @@ def export_lmms_task(bench: LoadedBenchmark, out_dir: str | Path) -> Path:
     (folder / "data").mkdir(parents=True, exist_ok=True)
     names = []
     for task in bench.tasks:
-        docs = [{"question_id": i.question_id, "task": i.task, "question": i.question,
+        items = task_items(bench, task)
+        docs = [{"question_id": i.question_id, "task": i.task, "question": i.question, "format": item_format(i),
                  "letters": i.letters, "options": [o.text for o in i.options], "answer": i.answer,
-                 "video": str(Path(i.video_path).resolve()), "prompt": letter_only_prompt(i), "item_hash": i.fingerprint}
-                for i in task_items(bench, task)]
+                 "video": str(Path(i.video_path).resolve()), "prompt": arm_prompt(i, "full")[0], "item_hash": i.fingerprint}
+                for i in items]
         data = folder / "data" / f"{task}.jsonl"
         data.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
         names.append(lmms_task_name(group, task))
-        (folder / f"{names[-1]}.yaml").write_text(_task_yaml(task, group, data.resolve()), encoding="utf-8")
+        (folder / f"{names[-1]}.yaml").write_text(_task_yaml(task, group, data.resolve(), arm_prompt(items[0], "full")[1]), encoding="utf-8")
     (folder / f"{group}.yaml").write_text(f"group: {group}\ntask:\n" + "".join(f"  - {n}\n" for n in names)
                                           + "aggregate_metric_list:\n"
                                             f"  - metric: {METRIC}\n    aggregation: mean\n    weight_by_size: false\n",

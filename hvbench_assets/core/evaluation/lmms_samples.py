@@ -25,10 +25,10 @@ from typing import Any
 from hvbench_assets.core.benchmark.layout import BenchmarkItem, LoadedBenchmark
 from hvbench_assets.core.benchmark.tasks import task_info
 from hvbench_assets.core.evaluation.lmms import group_name, lmms_task_name, task_items
-from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION, letter_only_prompt
+from hvbench_assets.core.benchmark.yesno import is_yesno
+from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION, YESNO_PROMPT_VERSION, arm_prompt, read_reply
 from hvbench_assets.core.evaluation.tables import EVAL_RESPONSES, EVAL_RUNS
 from hvbench_assets.core.media.paths import to_stored
-from hvbench_assets.core.scoring.extraction import extract_option
 from hvbench_assets.core.warehouse import Warehouse
 
 # v2: matched by task and doc_id (v1 matched by prompt and put the replies of items sharing a prompt on one item)
@@ -100,7 +100,7 @@ class SampleMatcher:
         self.by_qid = {i.question_id: i for i in bench.items}
         self.by_prompt: dict[str, list[BenchmarkItem]] = defaultdict(list)
         for item in bench.items:
-            self.by_prompt[letter_only_prompt(item)].append(item)
+            self.by_prompt[_prompt(item)].append(item)
 
     def task_of(self, s: Sample) -> str:
         named = s.doc.get("task") or s.data.get("task")
@@ -134,7 +134,7 @@ class SampleMatcher:
                 return None, (f"{s.where}: doc_id {s.doc_id} of {task}, which has {len(docs)} items in benchmark "
                               f"{self.bench.name} (it changed since the export); skipped")
             item = docs[s.doc_id]
-            if s.prompt is not None and s.prompt != letter_only_prompt(item):
+            if s.prompt is not None and s.prompt != _prompt(item):
                 by_text = [i.question_id for i in self.by_prompt.get(s.prompt, [])]
                 if by_text:
                     raise LmmsImportError(
@@ -165,7 +165,8 @@ def import_lmms_samples(warehouse: Warehouse, bench: LoadedBenchmark, files: Seq
     parsed by the same rules as `hvbench eval`. The run is replaced as a whole, and so are runs an earlier
     import version made of the same model. Returns (run id, rows stored, warnings)."""
     matcher = SampleMatcher(bench)
-    settings = {"source": "lmms-eval", "model": model, "prompt": PROMPT_VERSION, "import": LMMS_IMPORT_VERSION}
+    prompt = YESNO_PROMPT_VERSION if any(is_yesno(i) for i in bench.items) else PROMPT_VERSION
+    settings = {"source": "lmms-eval", "model": model, "prompt": prompt, "import": LMMS_IMPORT_VERSION}
     run_id = f"{bench.name}__lmms-{model}__{hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]}"
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     rows, warnings, first = [], [], {}
@@ -202,6 +203,11 @@ def import_lmms_samples(warehouse: Warehouse, bench: LoadedBenchmark, files: Seq
     return run_id, len(rows), warnings
 
 
+def _prompt(item: BenchmarkItem) -> str:
+    """What the export's doc_to_text gives lmms-eval: the prompt `hvbench eval` sends."""
+    return arm_prompt(item, "full")[0]
+
+
 def _imported_of(config: Any, model: str) -> bool:
     config = json.loads(config) if isinstance(config, str) else config or {}
     return config.get("source") == "lmms-eval" and config.get("model") == model
@@ -213,10 +219,10 @@ def _row(item: BenchmarkItem, s: Sample, run_id: str, benchmark: str, now: dt.da
            "question_id": item.question_id, "rotation": 0, "item_hash": item.fingerprint,
            "n_options": item.n_options, "letters": item.letters, "options": [o.text for o in item.options],
            "answer": item.answer, "answer_original": item.answer, "response": text, "answered_at": now,
-           "prompt_hash": hashlib.sha256(letter_only_prompt(item).encode()).hexdigest()[:16]}
+           "prompt_hash": hashlib.sha256(_prompt(item).encode()).hexdigest()[:16]}
     if text is None:
         return {**row, "status": "failed", "method": "no_reply", "correct": False,
                 "error": f"{s.where}: no reply in the sample"}
-    verdict = extract_option(text, [(o.letter, o.text) for o in item.options])
+    verdict = read_reply(item, text)
     return {**row, "status": verdict.status, "method": verdict.method, "chosen": verdict.letter,
             "chosen_original": verdict.letter, "correct": verdict.letter == item.answer}
