@@ -3,7 +3,6 @@ own export folder and manifest, its lmms-eval group, and `hvbench eval --format 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections import Counter
 from pathlib import Path
@@ -18,7 +17,8 @@ from hvbench_assets.core.benchmark.yesno import SOURCE_FIELD, export_yesno, is_y
 from hvbench_assets.core.evaluation import EVAL_RESPONSES
 from hvbench_assets.core.evaluation.reporting import report_for
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.core.evaluation.bench_factory import SPEC, ITEMS_PER_TASK, make_benchmark
+from hvbench_assets_tests.core.evaluation.bench_factory import ITEMS_PER_TASK, SPEC, make_benchmark
+from hvbench_assets_tests.core.evaluation.lmms_logs import lmms_sample_log, task_utils
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
 from hvbench_assets_tests.media_factory import moving_square_video
 
@@ -96,13 +96,6 @@ class _FunctionTagLoader(yaml.SafeLoader):
 _FunctionTagLoader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
 
 
-def _utils(folder: Path):
-    spec = importlib.util.spec_from_file_location("yesno_task_utils", folder / "utils.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _statement_of(prompt: str, found) -> object:
     return next(s for s in found if f"Question: {s.question}\n" in prompt)
 
@@ -156,10 +149,18 @@ def test_eval_and_lmms_export_of_the_yesno_format(tmp_path, capsys):
     docs = [json.loads(line) for line in Path(task["dataset_kwargs"]["data_files"]["test"]).read_text().splitlines()]
     assert len(docs) == 2 * ITEMS_PER_TASK and {d["format"] for d in docs} == {"yesno"}
     sent = {r.prompt for r in server.requests}
-    utils = _utils(folder)
+    utils = task_utils(folder)
     for d in docs:
         assert utils.doc_to_text(d) in sent  # the very prompt hvbench eval sent
         truth = "yes" if d["answer"] == "A" else "no"
         assert utils.process_results(d, ["Yes." if truth == "yes" else "no"])["hvbench_accuracy"] == 1.0
         assert utils.process_results(d, ["Yes"])["hvbench_accuracy"] == float(truth == "yes")
         assert utils.process_results(d, ["I can't tell"])["hvbench_unparsed"] == 1.0
+    # and its lmms-eval sample logs import as a run scored by the yes/no rules
+    all_docs = [json.loads(line) for f in (folder / "data").glob("*.jsonl") for line in f.read_text().splitlines()]
+    files = lmms_sample_log(folder, {d["question_id"]: "Yes" for d in all_docs}, tmp_path / "lmms_out")
+    assert main(["lmms-import", "--benchmark", str(root.parent / "toy_yesno"), "--model", "yes-lmms",
+                 "--warehouse", str(wh), "--samples", *map(str, files)]) == 0
+    data, _ = report_for(Warehouse(wh), "toy_yesno", store=False)
+    assert {t: s.accuracy for t, s in data.scores["yes-lmms"].items()} == \
+           {t: s.accuracy for t, s in data.scores["yes-man"].items()}

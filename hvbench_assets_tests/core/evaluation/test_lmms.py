@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from hvbench_assets.core.evaluation import EVAL_RESPONSES
 from hvbench_assets.core.evaluation.reporting import report_for
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets_tests.core.evaluation.bench_factory import ITEMS_PER_TASK, SPEC, item_of, make_benchmark, right_letter
+from hvbench_assets_tests.core.evaluation.lmms_logs import lmms_sample_log, lmms_tasks, task_utils
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
 
 N_ITEMS = len(SPEC) * ITEMS_PER_TASK
@@ -52,13 +52,6 @@ def evaluated(tmp_path_factory):
     server.stop()
 
 
-def _utils(folder: Path):
-    spec = importlib.util.spec_from_file_location("lmms_task_utils", folder / "utils.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _docs(folder: Path) -> list[dict]:
     return [json.loads(line) for f in sorted((folder / "data").glob("*.jsonl")) for line in f.read_text().splitlines()]
 
@@ -69,7 +62,7 @@ def test_exported_task_asks_the_same_prompt_and_scores_like_hvbench_eval(evaluat
     assert group.startswith("group: hvbench_lmmsbench") and "  - hvbench_lmmsbench_er\n" in group
     task_yaml = (folder / "hvbench_lmmsbench_asd.yaml").read_text()
     assert "process_results: !function utils.process_results" in task_yaml and "dataset_path: json" in task_yaml
-    utils = _utils(folder)
+    utils = task_utils(folder)
     docs = _docs(folder)
     assert len(docs) == N_ITEMS and all(Path(d["video"]).is_file() for d in docs)
     sent = {r.prompt for r in evaluated["server"].requests}
@@ -84,43 +77,10 @@ def test_exported_task_asks_the_same_prompt_and_scores_like_hvbench_eval(evaluat
             assert scored["hvbench_unparsed"] == float(row["status"] != "parsed")
 
 
-def _lmms_tasks(folder: Path) -> dict[str, str]:
-    """data file stem -> lmms-eval task name, read from the exported task YAMLs."""
-    out = {}
-    for y in folder.glob("*.yaml"):
-        text = y.read_text()
-        data = re.search(r"test: \"(.+)\"", text)
-        if data:
-            out[Path(data.group(1)).stem] = re.match(r"task: (\S+)", text).group(1)
-    return out
-
-
-def _lmms_sample_log(folder: Path, replies: dict[str, str], out: Path, doc_ids: bool = True) -> list[Path]:
-    """Sample logs as lmms-eval 0.7.3 writes them with --log_samples: one file per task named
-    <date>_samples_<task>.jsonl, one line per doc (its index in the data file as `doc_id`, the prompt as `input`,
-    the reply as `filtered_resps`, the metrics; no doc, no task name)."""
-    utils = _utils(folder)
-    tasks = _lmms_tasks(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    files = []
-    for data in sorted((folder / "data").glob("*.jsonl")):
-        docs = [json.loads(line) for line in data.read_text().splitlines()]
-        path = out / f"20261126_000000_samples_{tasks[data.stem]}.jsonl"
-        lines = []
-        for i, d in enumerate(docs):
-            reply = replies[d["question_id"]]
-            lines.append(json.dumps({**({"doc_id": i} if doc_ids else {}), "target": d["answer"], "filtered_resps": reply,
-                                     "token_counts": [{"input_tokens": 49, "output_tokens": 2, "reasoning_tokens": 0}],
-                                     **utils.process_results(d, [reply]), "input": utils.doc_to_text(d)}))
-        path.write_text("\n".join(lines) + "\n")
-        files.append(path)
-    return files
-
-
 def test_lmms_sample_logs_import_into_the_report_with_the_same_accuracy(evaluated, capsys):
     folder, wh, tmp = evaluated["folder"], evaluated["wh"], evaluated["tmp"]
     sloppy = {r["question_id"]: r["response"] for r in wh.rows(EVAL_RESPONSES) if r["model"] == "sloppy"}
-    files = _lmms_sample_log(folder, sloppy, tmp / "lmms_out" / "sloppy")
+    files = lmms_sample_log(folder, sloppy, tmp / "lmms_out" / "sloppy")
     assert main(["lmms-import", "--benchmark", str(evaluated["root"]), "--model", "sloppy-lmms",
                  "--warehouse", str(wh.path), "--samples", *map(str, files)]) == 0
     assert f"imported {N_ITEMS} replies" in capsys.readouterr().out
@@ -188,7 +148,7 @@ def test_items_sharing_a_prompt_each_get_their_own_reply(tmp_path, capsys):
     wrong = next(letter for letter in twin_1["letters"] if letter != twin_1["answer"])
     replies = {d["question_id"]: d["answer"] for d in docs}
     replies[twin_2["question_id"]] = wrong  # twin 1 right, twin 2 wrong: 2/3 on AR
-    files = _lmms_sample_log(folder, replies, tmp_path / "out")
+    files = lmms_sample_log(folder, replies, tmp_path / "out")
     wh = tmp_path / "wh.duckdb"
     assert main(["lmms-import", "--benchmark", str(root), "--model", "m", "--warehouse", str(wh),
                  "--samples", *map(str, files)]) == 0
@@ -206,7 +166,7 @@ def test_items_sharing_a_prompt_each_get_their_own_reply(tmp_path, capsys):
     assert sorted(ours.values()) == pytest.approx(sorted(lmms_mean.values()))
 
     # without doc_id only the prompt is left: the twins are skipped with a warning, every other sample imported
-    no_ids = _lmms_sample_log(folder, replies, tmp_path / "no_ids", doc_ids=False)
+    no_ids = lmms_sample_log(folder, replies, tmp_path / "no_ids", doc_ids=False)
     assert main(["lmms-import", "--benchmark", str(root), "--model", "m2", "--warehouse", str(wh),
                  "--samples", *map(str, no_ids)]) == 0
     out = capsys.readouterr()
@@ -232,12 +192,12 @@ def test_a_reimport_replaces_the_run(tmp_path, capsys):
     assert main(["lmms-export", "--benchmark", str(root), "--out", str(tmp_path / "tasks")]) == 0
     folder = tmp_path / "tasks" / "hvbench_again"
     replies = {d["question_id"]: "A" for d in _docs(folder)}
-    files = _lmms_sample_log(folder, replies, tmp_path / "out")
+    files = lmms_sample_log(folder, replies, tmp_path / "out")
     wh = tmp_path / "wh.duckdb"
     args = ["lmms-import", "--benchmark", str(root), "--model", "m", "--warehouse", str(wh), "--samples"]
     assert main([*args, *map(str, files)]) == 0
     assert main([*args, str(files[0])]) == 0  # one task only this time: the other tasks' rows go
-    task = next(stem for stem, name in _lmms_tasks(folder).items() if files[0].name.endswith(f"_samples_{name}.jsonl"))
+    task = next(stem for stem, name in lmms_tasks(folder).items() if files[0].name.endswith(f"_samples_{name}.jsonl"))
     assert {r["task"] for r in Warehouse(wh).rows(EVAL_RESPONSES)} == {task}
     assert main([*args, str(files[0]), str(files[0])]) == 2
     assert f"{files[0]}:1: a second reply to" in capsys.readouterr().err
