@@ -2,6 +2,7 @@
 common.py), one module per group, so other stages add theirs the same way without touching the dispatcher.
 
     evaluation.py  hvbench eval --benchmark DIR --model NAME [--frames 8 | --fps 1] [--concurrency 4] [--limit N]
+                   (eval and lmms-export take --format yesno: the benchmark's yes/no statements, DIR_yesno)
                    hvbench report --benchmark DIR [--human baseline.csv] [--out DIR]
                    hvbench lmms-export --benchmark DIR --out DIR / lmms-import --benchmark DIR --model M --samples F...
                    hvbench aggregate scores.csv        (per-task numbers in, category averages and overall out)

@@ -22,6 +22,35 @@ def _benchmark_name(args) -> str:
     return args.name or Path(args.benchmark).resolve().name
 
 
+def _format_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("mc", "yesno"), default="mc",
+                   help="yesno: first write the benchmark's yes/no statements (two per item, 'yes' right for half of "
+                        "each task) to <benchmark>_yesno beside it, and use that (default: mc, the items as they are)")
+
+
+def _load(args):
+    """The benchmark of --benchmark, or with --format yesno its yes/no export (written first); None after an error."""
+    from hvbench_assets.core.benchmark import load_benchmark
+    from hvbench_assets.core.benchmark.export import ExportError
+    from hvbench_assets.core.benchmark.yesno import export_yesno, yesno_folder
+
+    bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
+    if getattr(args, "format", "mc") != "yesno" or not bench.items or bench.video_problem:
+        return bench
+    folder = yesno_folder(args.benchmark)
+    try:
+        result = export_yesno(bench, folder)
+    except (ExportError, OSError) as exc:
+        print(f"error: cannot write the yes/no export {folder}: {exc}", file=sys.stderr)
+        return None
+    counts = result.manifest["balance"]
+    print(f"{folder}: {len(result.items)} yes/no statements from {len(bench.items)} items; 'yes' right in "
+          + ", ".join(f"{t} {c['yes']}/{c['yes'] + c['no']}" for t, c in counts.items()), file=sys.stderr)
+    for left in result.left_out:
+        print(f"warning {left['question_id']}: left out of the yes/no export ({left['reason']})", file=sys.stderr)
+    return load_benchmark(folder, name=f"{bench.name}_yesno" if args.name else None)
+
+
 # -- eval --------------------------------------------------------------------------------------
 def _eval_args(p: argparse.ArgumentParser) -> None:
     _common(p)
@@ -51,6 +80,7 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--models-file", default=None, help="model registry (default: HVBENCH_MODELS_FILE, else config/models.toml)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--report", action="store_true", help="write the benchmark report afterwards")
+    _format_arg(p)
 
 
 def _run_eval(args: argparse.Namespace) -> int:
@@ -89,7 +119,6 @@ def _run_eval(args: argparse.Namespace) -> int:
 
 
 def _eval_models(args: argparse.Namespace, answerer, warehouse, models: list[str]) -> int:
-    from hvbench_assets.core.benchmark import load_benchmark
     from hvbench_assets.core.evaluation import EvalConfig, ModelMisconfigured, evaluate
     from hvbench_assets.core.evaluation.arms import ArmUnavailable, parse_arms
     from hvbench_assets.core.mllm import ModelNotConfigured
@@ -99,7 +128,9 @@ def _eval_models(args: argparse.Namespace, answerer, warehouse, models: list[str
     except ValueError as exc:
         print(f"error: --arms: {exc}", file=sys.stderr)
         return 2
-    bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
+    bench = _load(args)
+    if bench is None:
+        return 2
     for issue in bench.issues:
         print(f"skipped {issue}", file=sys.stderr)
     for warning in bench.warnings:
@@ -249,13 +280,15 @@ def _lmms_export_args(p: argparse.ArgumentParser) -> None:
     _common(p)
     p.add_argument("--video-root", type=Path, default=None, help="as for eval")
     p.add_argument("--out", type=Path, required=True, help="folder to write the task folder into (lmms-eval --include_path)")
+    _format_arg(p)
 
 
 def _lmms_export(args: argparse.Namespace) -> int:
-    from hvbench_assets.core.benchmark import load_benchmark
     from hvbench_assets.core.evaluation.lmms import export_lmms_task, group_name
 
-    bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
+    bench = _load(args)
+    if bench is None:
+        return 2
     for issue in bench.issues:
         print(f"skipped {issue}", file=sys.stderr)
     if not bench.items:
@@ -264,7 +297,7 @@ def _lmms_export(args: argparse.Namespace) -> int:
     folder = export_lmms_task(bench, args.out)
     print(f"{folder}: {len(bench.items)} items in {len(bench.tasks)} task(s); run with "
           f"`lmms-eval --include_path {args.out} --tasks {group_name(bench)} --log_samples ...`, then "
-          f"`hvbench lmms-import --benchmark {args.benchmark} --model NAME --samples <output>/*_samples_*.jsonl`")
+          f"`hvbench lmms-import --benchmark {bench.root} --model NAME --samples <output>/*_samples_*.jsonl`")
     return 0
 
 
@@ -278,7 +311,7 @@ def _lmms_import_args(p: argparse.ArgumentParser) -> None:
 
 def _lmms_import(args: argparse.Namespace) -> int:
     from hvbench_assets.core.benchmark import load_benchmark
-    from hvbench_assets.core.evaluation.lmms import LmmsImportError, import_lmms_samples
+    from hvbench_assets.core.evaluation.lmms_samples import LmmsImportError, import_lmms_samples
     from hvbench_assets.settings_table import open_warehouse
 
     bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))

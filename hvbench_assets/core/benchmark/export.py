@@ -100,7 +100,8 @@ def check_replaceable(folder: Path) -> None:
 def export_benchmark(items: Sequence[Mapping[str, Any]], folder: str | Path, manifest: Mapping[str, Any],
                      ) -> ExportResult:
     """Write `items` (question_id, task, question, options [{letter, text}], answer, video_path, review_state,
-    leakage; stored_answer and letter_order when the letters were assembled) to `folder`. An item without a readable question video is left out (named in the manifest);
+    leakage; stored_answer and letter_order when the letters were assembled; `extra`: more fields of the line)
+    to `folder`. An item without a readable question video is left out (named in the manifest);
     anything else that fails stops the export and leaves `folder` untouched."""
     folder = Path(folder)
     parent, name = folder.parent, folder.name
@@ -137,7 +138,7 @@ def _write(items: Sequence[Mapping[str, Any]], tmp: Path, manifest: Mapping[str,
         letters = [o["letter"] for o in item["options"]]
         record = {"Question": item["question"], "choices": format_choices([o["text"] for o in item["options"]]),
                   "Answer": "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[letters.index(item["answer"])], "Video": rel,
-                  "Question_id": item["question_id"]}
+                  "Question_id": item["question_id"], **(item.get("extra") or {})}
         lines[info.name].append(json.dumps(record, ensure_ascii=False))
         exported.append({"question_id": item["question_id"], "task": info.name, "jsonl": f"{info.name}.jsonl",
                          "video": rel, "answer": record["Answer"], "review_state": item.get("review_state"),

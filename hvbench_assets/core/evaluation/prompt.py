@@ -1,13 +1,20 @@
-"""The letter-only prompt (same intent as the paper's evaluation prompt; our own wording), and its variants
-for the modality arms (core/evaluation/arms.py)."""
+"""The letter-only prompt (same intent as the paper's evaluation prompt; our own wording), its variants for the
+modality arms (core/evaluation/arms.py), and the yes/no prompt of yes/no items (core/benchmark/yesno.py)."""
 
 from __future__ import annotations
 
 from hvbench_assets.core.benchmark.layout import BenchmarkItem
 from hvbench_assets.core.benchmark.leakage import BLIND_PROMPT_VERSION, blind_prompt
+from hvbench_assets.core.benchmark.yesno import is_yesno
+from hvbench_assets.core.scoring.extraction import Extraction, extract_option, extract_yesno
 
 PROMPT_VERSION = "letter-only-v1"
 AUDIO_ONLY_PROMPT_VERSION = "audio-only-v1"
+YESNO_PROMPT_VERSION = "yes-no-v1"
+_YESNO_INTRO = {"full": "Watch the video and answer the question below",
+                "frames": "Watch the video and answer the question below",
+                "audio": "Listen to the soundtrack of a video whose pictures you cannot see, and answer the question below",
+                "text": "Answer the question below about a video you cannot see"}
 
 
 def _question_block(item: BenchmarkItem) -> str:
@@ -30,12 +37,24 @@ def audio_only_prompt(item: BenchmarkItem) -> str:
     )
 
 
+def yesno_prompt(item: BenchmarkItem, arm: str = "full") -> str:
+    return f"{_YESNO_INTRO[arm]} with yes or no.\n\nQuestion: {item.question}\n\nAnswer yes or no. Your answer:"
+
+
 def arm_prompt(item: BenchmarkItem, arm: str) -> tuple[str, str]:
     """(prompt, prompt version) for one arm. Full and frames-only share the video prompt (a model without
     audio input gets the same request in both); text-only is the leakage step's blind prompt, so blind
-    answers already cached in model_calls are reused."""
+    answers already cached in model_calls are reused. A yes/no item gets the yes/no prompt in every arm."""
+    if is_yesno(item):
+        return yesno_prompt(item, arm), YESNO_PROMPT_VERSION
     if arm == "audio":
         return audio_only_prompt(item), AUDIO_ONLY_PROMPT_VERSION
     if arm == "text":
         return blind_prompt(item.question, [o.text for o in item.options]), BLIND_PROMPT_VERSION
     return letter_only_prompt(item), PROMPT_VERSION
+
+
+def read_reply(item: BenchmarkItem, text: str) -> Extraction:
+    """The option a reply chose, by the rules of the item's format."""
+    options = [(o.letter, o.text) for o in item.options]
+    return extract_yesno(text, options) if is_yesno(item) else extract_option(text, options)

@@ -27,14 +27,15 @@ from typing import Any, Protocol
 import numpy as np
 from hvbench_assets.core.benchmark.layout import BenchmarkItem, LoadedBenchmark
 from hvbench_assets.core.benchmark.tasks import task_info
+from hvbench_assets.core.benchmark.yesno import is_yesno
 from hvbench_assets.core.evaluation.arms import ARMS, ArmUnavailable, arm_unavailable
-from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION, arm_prompt
+from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION, YESNO_PROMPT_VERSION, arm_prompt, read_reply
 from hvbench_assets.core.evaluation.tables import EVAL_RESPONSES, EVAL_RUNS
 from hvbench_assets.core.media import NoAudioError, load_audio
 from hvbench_assets.core.media.errors import MediaError
 from hvbench_assets.core.media.paths import to_stored
 from hvbench_assets.core.scoring.circular import original_letter, rotate_item, rotations
-from hvbench_assets.core.scoring.extraction import PARSED, extract_option
+from hvbench_assets.core.scoring.extraction import PARSED
 from hvbench_assets.core.scoring.judge import JUDGE_PROMPT_VERSION, judge_option
 from hvbench_assets.core.warehouse import Warehouse
 
@@ -101,8 +102,14 @@ def arm_prompt_version(arm: str) -> str:
     return {"audio": AUDIO_ONLY_PROMPT_VERSION, "text": BLIND_PROMPT_VERSION}.get(arm, PROMPT_VERSION)
 
 
-def run_id_for(benchmark: str, config: EvalConfig) -> str:
-    digest = hashlib.sha256(json.dumps(config.answer_settings(), sort_keys=True).encode()).hexdigest()[:8]
+def run_settings(config: EvalConfig, yesno: bool = False) -> dict[str, Any]:
+    """What changes the replies: the config's settings, with the yes/no prompt on a benchmark of yes/no items."""
+    settings = config.answer_settings()
+    return {**settings, "prompt": YESNO_PROMPT_VERSION} if yesno else settings
+
+
+def run_id_for(benchmark: str, config: EvalConfig, yesno: bool = False) -> str:
+    digest = hashlib.sha256(json.dumps(run_settings(config, yesno), sort_keys=True).encode()).hexdigest()[:8]
     return f"{benchmark}__{config.model}__{digest}"
 
 
@@ -146,7 +153,8 @@ class Evaluator:
         self.answerer = answerer
         self.warehouse = warehouse
         self.config = config
-        self.run_id = run_id_for(benchmark.name, config)
+        self.yesno = any(is_yesno(i) for i in benchmark.items)
+        self.run_id = run_id_for(benchmark.name, config, self.yesno)
         self.accepts_audio = answerer.accepts_audio(config.model)  # also fails fast for an unknown model
         why = arm_unavailable(config.arm, config.model, self.accepts_audio, config.audio)
         if why:
@@ -252,9 +260,9 @@ class Evaluator:
         if error or text is None:
             return {**row, "status": "failed", "method": "call_error", "_transient": bool(getattr(result, "transient", False)),
                     "_fatal": bool(getattr(result, "fatal", False))}
-        options = [(o.letter, o.text) for o in asked.options]
-        verdict = extract_option(text, options)
+        verdict = read_reply(asked, text)
         if verdict.status != PARSED and self.config.judge_model and verdict.method != "empty":
+            options = [(o.letter, o.text) for o in asked.options]
             with self._slots:
                 verdict, judged = judge_option(self.answerer, self.config.judge_model, asked.question, options, text)
             row["judge_response"] = getattr(judged, "text", None)
@@ -363,7 +371,7 @@ class Evaluator:
         return (EVAL_RUNS, {"run_id": self.run_id}, [{
             "benchmark": self.bench.name, "benchmark_root": to_stored(self.bench.root),
             "benchmark_fingerprint": self.bench.fingerprint,
-            "config": {**self.config.answer_settings(), "concurrency": self.config.concurrency,
+            "config": {**run_settings(self.config, self.yesno), "concurrency": self.config.concurrency,
                        "limit": self.config.limit, "tasks": list(self.config.tasks or []),
                        "send_audio": self.send_audio, "arm": self.config.arm},
             "n_items": n_items, "n_answered": len(self._statuses) - bad, "n_failed": bad,

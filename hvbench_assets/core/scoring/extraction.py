@@ -5,6 +5,9 @@ letter, a reply that is exactly one option's text, an explicit answer phrase ("t
 that starts with a lettered option ("B. happy"), then - unless the reply is a refusal - a single
 stand-alone letter, then an option's text quoted instead of its letter. Anything else is `unparsed`
 (counted wrong and reported); there is never a random pick.
+
+Yes/no items (core/benchmark/yesno.py) are read by `extract_yesno`: a yes/no/true/false word at the start of the
+reply, after an optional answer phrase ("Answer: no"), else nothing; a refusal is `unparsed` too.
 """
 
 from __future__ import annotations
@@ -166,6 +169,38 @@ def extract_option(response: str | None, options: Sequence[tuple[str, str]]) -> 
     if letter:
         return Extraction(letter, PARSED, method)
     return Extraction(None, UNPARSED, method)
+
+
+_YES_WORDS = {"yes": "yes", "true": "yes", "no": "no", "false": "no", "是": "yes", "否": "no", "不是": "no"}
+# the first word, after an optional answer phrase and opening brackets/quotes: "Answer: (yes)", "I think no."
+_YESNO_START = re.compile(
+    r"^\s*(?:(?:i\s+(?:think|believe|would\s+say)|my\s+answer\s+is|(?:the\s+)?(?:final\s+|correct\s+)?answer"
+    r"(?:\s+is)?|答案(?:是|为)?)\s*[:：=\-]?\s*)?[\(\[{<\"'“‘]*\s*(不是|是|否|[A-Za-z]+)", re.IGNORECASE)
+_YESNO_TAGGED = re.compile(r"(?:<answer>|\\boxed\{(?:\\text\{)?)\s*([A-Za-z]+)", re.IGNORECASE)
+
+
+def extract_yesno(response: str | None, options: Sequence[tuple[str, str]] = (("A", "yes"), ("B", "no"))
+                  ) -> Extraction:
+    """The letter of the "yes" or "no" option (`options`: (letter, text) pairs) the reply starts with: yes / no /
+    true / false (any case, punctuation after it), also inside <answer>…</answer> or \\boxed{}. "Yes or no",
+    "yesterday", "Nobody", "maybe" and refusals take nothing."""
+    by_word = {t.strip().lower(): letter for letter, t in options}
+    text = clean_response(response or "")
+    if not text:
+        return Extraction(None, UNPARSED, "empty")
+    for rx, method in ((_YESNO_TAGGED, "answer_phrase"), (_YESNO_START, "leading_word")):
+        m = rx.search(text) if rx is _YESNO_TAGGED else rx.match(text)
+        word = _YES_WORDS.get(m.group(1).lower()) if m else None
+        if word is None:
+            continue
+        rest = text[m.end():]
+        if re.match(r"\s*(?:/|or\b|and\b)", rest, re.IGNORECASE):  # "Yes or no", "yes/no": no answer
+            return Extraction(None, UNPARSED, "ambiguous")
+        if word in by_word:
+            return Extraction(by_word[word], PARSED, method)
+    if _REFUSAL.search(text):
+        return Extraction(None, UNPARSED, "refusal")
+    return Extraction(None, UNPARSED, "no_match")
 
 
 def _lone_letters(text: str) -> list[str]:

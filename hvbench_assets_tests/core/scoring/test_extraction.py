@@ -2,7 +2,7 @@
 
 import pytest
 
-from hvbench_assets.core.scoring.extraction import extract_option
+from hvbench_assets.core.scoring.extraction import extract_option, extract_yesno
 
 EMOTIONS = [("A", "happy"), ("B", "sad and tired"), ("C", "angry"), ("D", "neutral")]
 COUNTS = [("A", "3"), ("B", "13"), ("C", "5"), ("D", "6")]
@@ -97,3 +97,39 @@ def test_person_numbers_are_never_read_as_option_letters():
     eic = [("A", "2-happy"), ("B", "3-sad"), ("C", "1-angry"), ("D", "4-happy")]
     assert extract_option("3-sad", eic).letter == "B" and extract_option("C", eic).letter == "C"
     assert extract_option("3", eic).status == "unparsed"
+
+
+# -- yes/no items (core/benchmark/yesno.py): A = yes, B = no ----------------------------------------------------
+YESNO_PARSED = [
+    ("Yes", "A", "leading_word"), ("yes.", "A", "leading_word"), ("**No**", "B", "leading_word"),
+    ("NO!", "B", "leading_word"), ("  Yes, person 2 is the one speaking.", "A", "leading_word"),
+    ("No - the woman looks calm, not angry.", "B", "leading_word"), ("Answer: no", "B", "leading_word"),
+    ("The answer is: Yes", "A", "leading_word"), ("Final answer: TRUE", "A", "leading_word"),
+    ("false.", "B", "leading_word"), ("(no)", "B", "leading_word"), ('"Yes"', "A", "leading_word"),
+    ("I think no, because nobody speaks.", "B", "leading_word"), ("<think>maybe no</think>Yes", "A", "leading_word"),
+    ("<answer>no</answer>", "B", "answer_phrase"), ("\\boxed{yes}", "A", "answer_phrase"),
+    ("是的", "A", "leading_word"), ("不是", "B", "leading_word"), ("答案：否", "B", "leading_word"),
+    ("No. I cannot be fully sure, but she does not smile.", "B", "leading_word"),
+]
+YESNO_UNPARSED = [
+    ("", "empty"), ("   ", "empty"), ("Yes or no?", "ambiguous"), ("yes/no", "ambiguous"), ("Maybe.", "no_match"),
+    ("Yesterday the man was happy.", "no_match"), ("Nobody is speaking.", "no_match"), ("A", "no_match"),
+    ("I'm sorry, I can't view videos.", "refusal"), ("Sorry, no video was provided.", "refusal"),
+    ("It cannot be determined from the clip.", "refusal"), ("The person seems happy.", "no_match"),
+]
+
+
+@pytest.mark.parametrize("reply,letter,method", YESNO_PARSED)
+def test_yesno_replies(reply, letter, method):
+    got = extract_yesno(reply)
+    assert (got.letter, got.status, got.method) == (letter, "parsed", method)
+
+
+@pytest.mark.parametrize("reply,why", YESNO_UNPARSED)
+def test_yesno_unparsed_replies_are_never_guessed(reply, why):
+    got = extract_yesno(reply)
+    assert (got.letter, got.status, got.method) == (None, "unparsed", why)
+
+
+def test_yesno_reads_the_letters_of_the_items_options():
+    assert extract_yesno("No.", [("A", "no"), ("B", "yes")]).letter == "A"
