@@ -31,6 +31,7 @@ def test_every_task_has_every_field(task):
     assert set(task.answer_labels) <= set(task.labels + task.ours), "the answer is read from a label the task reads"
     assert task.annotation in (None, "count", "action")
     assert set(task.after) <= {t.asset for t in TASKS} - {task.asset}
+    assert task.asks is not None and task.asks.what and task.asks.all_of, "what its question must ask"
     # the code it names exists: select_<abbrev>, build_<abbrev>, the parameter class and every prompt
     fam = FAMILY_BY_ABBREV[task.abbrev]
     assert fam.info is task and fam.select.__name__ == f"select_{task.abbrev.lower()}"

@@ -34,6 +34,7 @@ from hvbench_assets.core.curation import leases, tokens
 from hvbench_assets.core.curation.agreement import kappa_table, latest_reviews, reviewer_accuracy
 from hvbench_assets.core.curation.live import LiveState, decode
 from hvbench_assets.core.curation.media import QUESTION_ID, MediaRefused, question_video
+from hvbench_assets.core.curation.progress import Progress, progress
 from hvbench_assets.core.curation.queue import adjudication_list, annotation_queue, review_queue, shown_order
 from hvbench_assets.core.curation.review_stats import (DEFAULT_FAST_FLOOR_S, decision_times, fast_decisions,
                                                        no_edit_shares)
@@ -169,21 +170,14 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         return rows[0]
 
     # -- items as the browser gets them ---------------------------------------------------------
-    def review_item(q: dict[str, Any], reviewer: str, remaining: int, chash: str | None = None,
-                    done: int = 0) -> dict[str, Any]:
+    def review_item(q: dict[str, Any], reviewer: str, counts: Progress, chash: str | None = None) -> dict[str, Any]:
         by = {o["letter"]: o for o in q["options"]}
         chash = chash or question_content_hash(q)
         return {"question_id": q["question_id"], "content_hash": chash, "task": q["task"],
                 "abbrev": q["abbrev"], "video_id": q["video_id"], "question": q["question"],
                 "options": [{"letter": ltr, "text": by[ltr]["text"]} for ltr in shown_order(q, reviewer, chash)],
-                "video": f"/media/{q['question_id']}", "remaining": remaining, "done": done,
+                "video": f"/media/{q['question_id']}", "remaining": counts.left, "done": counts.done,
                 "guideline": guideline(q["abbrev"])}
-
-    def decided_by(s: dict[str, Any], reviewer: str, adjudicating: bool) -> int:
-        """Questions this reviewer has decided (for the progress bar)."""
-        return s["memo"](("decided_by", reviewer, adjudicating), lambda: len(
-            {d["question_id"] for d in s["decisions"]
-             if d["reviewer"] == reviewer and (d["action"] == "adjudicate") == adjudicating}), ("decisions",))
 
     # what pages derive from the state, kept until a part of the state they read changes (live.Snapshot.memo):
     # a reload, another reviewer's page or the stats page recompute nothing until a decision, assignment or
@@ -199,6 +193,19 @@ def create_app(cfg: ReviewConfig) -> Starlette:
             s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer, s["annotations"],
             reviewed=s["reviewed"]), ("reviewed", "assignments"))  # given `reviewed`, it reads nothing else
 
+    def assigned_for_review(s: dict[str, Any]) -> set[str]:
+        return s["memo"]("assigned", lambda: {a["question_id"] for a in s["assignments"]
+                                              if (a.get("role") or "review") == "review"}, ("assignments",))
+
+    def counters(s: dict[str, Any], reviewer: str, adjudicating: bool) -> Progress:
+        """Done and left for the progress bar, from the state and the leases as they are now (never carried over
+        from the last item: an undo, a rejection or an adjudication shows what a reload would)."""
+        queue = "adjudicate" if adjudicating else "review"
+        held = leases.held(wh, reviewer, queue) - (set() if adjudicating else assigned_for_review(s))
+        return s["memo"](("progress", reviewer, adjudicating, frozenset(held)), lambda: progress(
+            reviewer, my_disputes(s, reviewer) if adjudicating else my_queue(s, reviewer), s["decisions"],
+            adjudicating=adjudicating, held_by_others=held))
+
     def annotation_items(s: dict[str, Any]) -> list[dict[str, Any]]:
         return s["memo"]("annotation_queue", lambda: annotation_queue(s["questions"], s["annotations"]),
                          ("questions", "annotations"))
@@ -206,12 +213,9 @@ def create_app(cfg: ReviewConfig) -> Starlette:
     def next_review(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
         s = load_state(wh)
         queue = [q for q in my_queue(s, reviewer) if q["question_id"] not in skip]
-        assigned = s["memo"]("assigned", lambda: {a["question_id"] for a in s["assignments"]
-                                                  if (a.get("role") or "review") == "review"}, ("assignments",))
-        q, remaining = leases.take(wh, reviewer, "review", queue, lambda q: q["question_id"] not in assigned,
-                                   cfg.lease_minutes)
-        return review_item(q, reviewer, remaining, s["hashes"][q["question_id"]],
-                           decided_by(s, reviewer, False)) if q else None
+        assigned = assigned_for_review(s)
+        q, _ = leases.take(wh, reviewer, "review", queue, lambda q: q["question_id"] not in assigned, cfg.lease_minutes)
+        return review_item(q, reviewer, counters(s, reviewer, False), s["hashes"][q["question_id"]]) if q else None
 
     def decisions_on(s: dict[str, Any], qid: str) -> list[dict[str, Any]]:
         """The decisions on one question, in the state's order."""
@@ -222,7 +226,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
             return out
         return s["memo"]("decisions_by_question", index, ("decisions",)).get(qid, [])
 
-    def adjudication_item(row: dict[str, Any], s: dict[str, Any], remaining: int) -> dict[str, Any]:
+    def adjudication_item(row: dict[str, Any], s: dict[str, Any], counts: Progress) -> dict[str, Any]:
         qid = row["question_id"]
         q = s["by_id"].get(qid) or question_row(qid)  # the state was read in this request: it is current
         chash = s["hashes"].get(qid) or question_content_hash(q)
@@ -234,16 +238,14 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         return {"question_id": q["question_id"], "content_hash": chash, "task": q["task"], "abbrev": q["abbrev"],
                 "video_id": q["video_id"], "question": q["question"], "answer": q["answer"],
                 "options": [{"letter": o["letter"], "text": o["text"]} for o in q["options"]],
-                "votes": votes, "video": f"/media/{q['question_id']}", "remaining": remaining,
-                "guideline": guideline(q["abbrev"])}
+                "votes": votes, "video": f"/media/{q['question_id']}", "remaining": counts.left,
+                "done": counts.done, "guideline": guideline(q["abbrev"])}
 
     def next_adjudication(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
         s = load_state(wh)
         rows = [r for r in my_disputes(s, reviewer) if r["question_id"] not in skip]
-        row, remaining = leases.take(wh, reviewer, "adjudicate", rows, lambda r: True, cfg.lease_minutes)
-        if row is None:
-            return None
-        return {**adjudication_item(row, s, remaining), "done": decided_by(s, reviewer, True)}
+        row, _ = leases.take(wh, reviewer, "adjudicate", rows, lambda r: True, cfg.lease_minutes)
+        return adjudication_item(row, s, counters(s, reviewer, True)) if row is not None else None
 
     def next_annotation(reviewer: str, skip: set[str]) -> dict[str, Any] | None:
         s = load_state(wh)
@@ -284,7 +286,9 @@ def create_app(cfg: ReviewConfig) -> Starlette:
             q = question_row(again)
             if not is_question(q):
                 raise Refused(400, f"{again} has no question text yet (it waits for an annotation)")
-            return page(request, "review.html", item=review_item(q, who, 1), mode="review")
+            with wh.batch():
+                counts = counters(load_state(wh), who, False)
+            return page(request, "review.html", item=review_item(q, who, counts), mode="review")
         with wh.batch():  # one lock and attach for the state and the lease (the template is made after)
             item = next_review(who, set())
         return page(request, "review.html", item=item, mode="review")
@@ -431,12 +435,10 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         q = question_row(d["question_id"])
         queue = "adjudicate" if d["action"] == "adjudicate" else "review"
         s = load_state(wh)
-        if queue == "adjudicate":
-            item = {**adjudication_item({"question_id": q["question_id"]}, s, 1),
-                    "done": decided_by(s, who, True)}
-        else:
-            item = review_item(q, who, 1, s["hashes"].get(q["question_id"]), decided_by(s, who, False))
-        leases.take(wh, who, queue, [item], lambda i: True, cfg.lease_minutes)
+        leases.take(wh, who, queue, [{"question_id": q["question_id"]}], lambda i: True, cfg.lease_minutes)
+        counts = counters(s, who, queue == "adjudicate")
+        item = adjudication_item({"question_id": q["question_id"]}, s, counts) if queue == "adjudicate" else \
+            review_item(q, who, counts, s["hashes"].get(q["question_id"]))
         return JSONResponse({"undone": d["decision_id"], "item": item})
 
     def api_annotate(request: Request, data: dict[str, Any] | None) -> Response:

@@ -15,6 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from hvbench_assets.core.curation.state import is_question
+from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 from hvbench_assets_tests.conftest import SHARED_VIDEOS
@@ -52,6 +54,15 @@ def two_clip_root(tmp_path_factory) -> Path:
     if (other / "data").exists():
         shutil.copytree(other / "data", root / "data", dirs_exist_ok=True)
     return root
+
+
+def clone_questions(wh: Warehouse, total: int) -> None:
+    """Copies of the real reviewable questions under new ids until the queue holds `total`."""
+    real = [q for q in wh.rows(QUESTIONS) if is_question(q)]
+    for n in range(total - len(real)):
+        src = real[n % len(real)]["question_id"]
+        wh.execute('INSERT INTO questions SELECT * REPLACE (? AS question_id) FROM questions WHERE question_id = ?',
+                   [f"q{0xabc000000000000 + n:015x}", src])
 
 
 def free_port() -> int:

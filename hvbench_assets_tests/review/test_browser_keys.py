@@ -8,25 +8,16 @@ import statistics
 
 import pytest
 
-from hvbench_assets.core.curation.state import is_question
 from hvbench_assets.core.curation.store import decisions
 from hvbench_assets.core.curation.tables import UNDONE_DECISIONS
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.review.harness import chromium_or_skip, current_qid, option_key, review_server, wait_after
+from hvbench_assets_tests.review.harness import (chromium_or_skip, clone_questions, current_qid, option_key, review_server,
+                                                wait_after)
 
 pytestmark = pytest.mark.slow
 SHOWN = "() => !document.getElementById('item').hidden || !document.getElementById('empty').hidden"
 QUEUE = 30
-
-
-def clone_questions(wh: Warehouse, total: int) -> None:
-    """Copies of the real reviewable questions under new ids until the queue holds `total`."""
-    real = [q for q in wh.rows(QUESTIONS) if is_question(q)]
-    for n in range(total - len(real)):
-        src = real[n % len(real)]["question_id"]
-        wh.execute('INSERT INTO questions SELECT * REPLACE (? AS question_id) FROM questions WHERE question_id = ?',
-                   [f"q{0xabc000000000000 + n:015x}", src])
 
 
 def test_ten_one_key_decisions_undo_and_a_mouse_only_rejection(two_clips, two_clips_built, record_property):

@@ -29,6 +29,15 @@ def held_by_others(leases: Sequence[Mapping[str, Any]], reviewer: str, queue: st
             if r["queue"] == queue and r["reviewer"] != reviewer and r["expires_at"] is not None and r["expires_at"] > now}
 
 
+def held(warehouse: Warehouse, reviewer: str, queue: str) -> set[str]:
+    """Question ids another reviewer holds in `queue` right now, read from the warehouse."""
+    if not warehouse.has_table(REVIEW_LEASES.name):
+        return set()
+    rows = warehouse.query(f'SELECT reviewer, queue, question_id, expires_at FROM "{REVIEW_LEASES.name}" '
+                           "WHERE queue = ? AND reviewer <> ?", [queue, reviewer])
+    return held_by_others(rows, reviewer, queue, _now())
+
+
 def take(warehouse: Warehouse, reviewer: str, queue: str, candidates: Sequence[Mapping[str, Any]],
          needs_lease: Callable[[Mapping[str, Any]], bool], minutes: float = DEFAULT_LEASE_MINUTES,
          ) -> tuple[Mapping[str, Any] | None, int]:

@@ -1,6 +1,6 @@
 """The distractor-included synthesis of one descriptive question:
 
-    caption -> question (leak check) -> every answering model answers -> every model scores every
+    caption -> question (kind and leak checks) -> every answering model answers -> every model scores every
     candidate -> weighted totals -> the writer perturbs the runners-up -> option checks (one retry)
 
 Each step is appended to a StepLog (-> synthesis_steps); the result is a Draft (a question whose truth
@@ -15,7 +15,7 @@ from typing import Any
 
 from hvbench_assets.core.synthesis import prompts as P
 from hvbench_assets.core.synthesis.calls import SynthesisModels
-from hvbench_assets.core.synthesis.checks import check_options, leak_check
+from hvbench_assets.core.synthesis.checks import check_options, leak_check, question_kind
 from hvbench_assets.core.synthesis.ranking import agreement, parse_scores, rank
 from hvbench_assets.core.synthesis.replies import (
     BadReply,
@@ -83,8 +83,10 @@ def caption_and_question(task: SynthesisTask, models: SynthesisModels, subject: 
         return q, None
     form = answer_form(task.abbrev, subject.numbers)
 
-    def parse(text):  # the draft answer is an option too: of the task's form, or asked again once
+    def parse(text):  # the question asks what the options answer, and the draft answer is an option too
         q, a = question_answer(text)
+        if why := question_kind(task.abbrev, q):
+            raise BadReply(why)
         if form and (why := form.fits(a)):
             raise BadReply(f"the answer {why} ({form.name} wanted): {a!r}")
         return q, a

@@ -1,14 +1,37 @@
-"""Checks on generated text: a question must not give its answer away, and the four options must be
-distinct, of comparable length and never contained in one another."""
+"""Checks on generated text: a question must ask what its options answer and must not give its answer away, and
+the four options must be distinct, of comparable length and never contained in one another."""
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from hvbench_assets.core.synthesis.forms import Form, form_problems
 from hvbench_assets.core.synthesis.words import content_words, emotion_words, stem, words
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 from hvbench_assets.core.tasks.replies import normalise
+
+
+@functools.cache
+def _pattern(regex: str) -> re.Pattern:
+    return re.compile(regex, re.I)
+
+
+def question_kind(abbrev: str, question: str) -> str | None:
+    """None when `question` asks what the family's options answer (the catalog's `asks`); otherwise the problem in
+    words, as the one retry names it to the model and the failed row keeps it. The option-kind check
+    (forms.py) looks at the options; this one at the question above them."""
+    asks = TASK_BY_ABBREV[abbrev].asks
+    if asks is None:
+        return None
+    for regex in asks.none_of:
+        if m := _pattern(regex).search(question):
+            return f"the question asks {m.group(0).strip()!r}, but its options answer {asks.what}: {question!r}"
+    if not all(_pattern(regex).search(question) for regex in asks.all_of):
+        return f"the question does not ask for {asks.what}, which its options answer: {question!r}"
+    return None
 
 
 @dataclass(frozen=True)

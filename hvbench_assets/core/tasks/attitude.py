@@ -1,11 +1,12 @@
 """AR (attitude recognition): the first half of the synthesis chain (caption, question) on the most-present
 person; its steps are stored in synthesis_steps like the descriptive tasks'. The options are fixed.
-That is why it imports up a floor, from core/synthesis (parsed_call, StepLog)."""
+That is why it imports up a floor, from core/synthesis (parsed_call, StepLog, question_kind)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hvbench_assets.core.synthesis.checks import question_kind
 from hvbench_assets.core.synthesis.replies import Stop, parsed_call
 from hvbench_assets.core.synthesis.steps import StepLog
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
@@ -42,6 +43,8 @@ def _attitude_qa(text: str | None) -> tuple[str, str]:
     attitude = str(obj.get("attitude") or "").strip().lower()
     if not question:
         raise BadReply("no question in reply")
+    if why := question_kind("AR", question):  # attitude options under a question that asks something else
+        raise BadReply(why)
     if attitude not in ("positive", "negative", "neutral"):
         raise BadReply(f"attitude {attitude!r} is not positive, negative or neutral")
     return question, attitude

@@ -101,6 +101,8 @@ class TaskFamily:
                 "prompts": [p.fingerprint for p in self.prompts]}
         if self.face_gate is not None:
             blob["face_gate"] = dataclasses.asdict(self.face_gate)
+        if self.info.model_question:  # the question-kind check decides which model questions are kept
+            blob["asks"] = dataclasses.asdict(self.info.asks)
         if self.marking == "numbers":  # its boxes and person options carry the clip's person numbers
             blob["person_numbers"] = PERSON_NUMBER_RULE
         blob = json.dumps(blob, sort_keys=True)

@@ -12,6 +12,9 @@ async function send(url, data) {
   return out;
 }
 function say(msg, bad) { const s = $("status"); if (s) { s.textContent = msg; s.className = bad ? "bad" : ""; } }
+// a status line speaks of the last action only: the next key (or click) clears it before it acts
+const MODIFIERS = new Set(["Shift", "Control", "Alt", "Meta", "CapsLock"]);
+function clearStatus(e) { if (!e || !MODIFIERS.has(e.key)) say(""); }
 function typing(e) { const t = e.target; return t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA"); }
 function videoKey(e, v) {
   const step = {ArrowLeft: -1, ArrowRight: 1, ",": -0.1, ".": 0.1}[e.key];
@@ -102,7 +105,7 @@ if (page === "review" || page === "adjudicate") {
     it.options.forEach((o, i) => {
       const li = document.createElement("li");
       li.dataset.letter = o.letter; li.innerHTML = `<kbd>${i + 1}</kbd> `; li.append(o.text);
-      li.onclick = () => choose(i); ol.append(li);
+      li.onclick = () => { clearStatus(); choose(i); }; ol.append(li);
     });
     $("corrected-text").value = ""; $("reason-text").value = "";
     blind = undefined; proposed = null; started = performance.now(); rid = requestId();
@@ -184,17 +187,19 @@ if (page === "review" || page === "adjudicate") {
     if (target.id === "corrected-text") decide({action: "correct", corrected_text: target.value});
     else if (target.id === "reason-text") decide({action: "reject", reason: "other", reason_text: target.value});
   }
-  document.querySelectorAll("#reasons li").forEach((li, i) => { li.onclick = () => reject(i); });
-  document.querySelectorAll("button[data-save]").forEach((b) => { b.onclick = () => saveText($(b.dataset.save)); });
+  document.querySelectorAll("#reasons li").forEach((li, i) => { li.onclick = () => { clearStatus(); reject(i); }; });
+  document.querySelectorAll("button[data-save]").forEach((b) => { b.onclick = () => { clearStatus(); saveText($(b.dataset.save)); }; });
 
   document.addEventListener("keydown", (e) => {
     if (typing(e)) {
+      if (e.key === "Enter" || e.key === "Escape") clearStatus(e);
       if (e.key === "Escape") { e.target.blur(); back(); }
       else if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); saveText(e.target); }
       return;
     }
-    if ((e.ctrlKey || e.metaKey) && e.key === "z") { e.preventDefault(); undo(); return; }
+    if ((e.ctrlKey || e.metaKey) && e.key === "z") { e.preventDefault(); clearStatus(e); undo(); return; }
     if (e.ctrlKey || e.metaKey || e.altKey) return;
+    clearStatus(e);
     const k = e.key;
     if (k === "u") { e.preventDefault(); undo(); return; }
     if (!item) return;
@@ -266,11 +271,13 @@ if (page === "annotate") {
   document.addEventListener("keydown", (e) => {
     if (!item) return;
     if (typing(e)) {
+      if (e.key === "Enter" || e.key === "Escape") clearStatus(e);
       if (e.key === "Escape") e.target.blur();
       else if (e.key === "Enter") { e.preventDefault(); submit(); }
       return;
     }
     if (e.ctrlKey || e.metaKey || e.altKey) return;
+    clearStatus(e);
     let handled = true;
     const k = e.key;
     if (videoKey(e, v)) { /* handled */ }

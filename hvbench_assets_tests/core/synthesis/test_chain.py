@@ -132,7 +132,7 @@ def test_malformed_caption_is_retried_once_then_fails_keeping_the_text(run, scri
 
 
 def test_leaking_question_is_rejected(run, script):
-    script.question = {"question": "Why does the person in the red shirt look so happy and surprised?",
+    script.question = {"question": "How does the person in the red shirt feel, looking so happy and surprised?",
                        "answer": "The person looks happy and surprised."}
     out, _ = run("ER")
     assert out.status == "rejected" and out.candidate_row()["rule"] == "question_leak"
@@ -225,7 +225,8 @@ def test_ar_unreadable_question_is_asked_again_once(server, registry, warehouse,
 
 
 def test_question_that_names_the_winning_answer_is_rejected(run, script):
-    script.question = {"question": "Why does the person in the red shirt look calm?", "answer": "The person looks happy."}
+    script.question = {"question": "How does the person in the red shirt feel, sitting so calm?",
+                       "answer": "The person looks happy."}
     script.answers = {"org/strong": "The person looks sad.", "org/mid": "The person looks bored.",
                       "org/weak": "The person looks calm and relaxed."}
     out, _ = run("ER")  # the draft answer passes the leak check; the weak model's winner does not
@@ -297,3 +298,67 @@ def test_answers_of_another_kind_are_dropped_and_a_draft_answer_is_asked_again(r
     mid = next(a for a in steps_of(out, "answer") if a["model"] == "mid")
     assert mid["status"] == "failed" and "names no emotion of the taxonomy" in mid["payload"]["error"]
     assert out.status == "selected"
+
+
+# -- the question asks what its options answer (checks.question_kind): wrong then right, wrong twice -----------
+AR_WRONG = json.dumps({"question": "Which action best describes the man in the white shirt?", "attitude": "positive"})
+
+
+def ar_replies(*questions):
+    """The caption, then the question replies in turn (a retry is told why in its prompt)."""
+    queue = iter(questions)
+    return lambda req: "She smiles at the cake and claps." if "attitude towards" in req.prompt else next(queue)
+
+
+def test_ar_question_of_another_kind_is_asked_again_with_the_problem_named(server, registry, warehouse, tmp_path):
+    server.responder = ar_replies(AR_WRONG, AR_QUESTION)
+    out = run_ar(registry, warehouse, tmp_path)
+    assert [(s["step"], s["status"], s["attempt"]) for s in out.steps] == [
+        ("caption", "ok", 1), ("question", "failed", 1), ("question", "ok", 2)]
+    error = out.steps[1]["payload"]["error"]
+    assert "'Which action'" in error and "attitude" in error and out.steps[1]["payload"]["raw"] == AR_WRONG
+    retry = server.requests[-1].prompt
+    assert "could not be used" in retry and "'Which action', but its options answer the person's attitude" in retry
+    q, _ = out.question_row()
+    assert q["question"] == json.loads(AR_QUESTION)["question"] and q["answer_text"] == "Positive"
+
+
+def test_ar_question_of_another_kind_twice_fails_keeping_the_raw_replies(server, registry, warehouse, tmp_path):
+    server.responder = ar_replies(AR_WRONG, AR_WRONG)
+    out = run_ar(registry, warehouse, tmp_path)
+    row = out.candidate_row()
+    assert out.status == "failed" and row["rule"] == "question" and out.question_row() == (None, None)
+    assert "'Which action'" in row["reason"] and "raw replies kept" in row["reason"]
+    assert "Which action best describes the man in the white shirt?" in row["reason"]
+    assert [s["status"] for s in out.steps[1:]] == ["failed", "failed"]
+
+
+ER_WRONG = {"question": "Why does the person in the red shirt look this way?", "answer": "The person looks angry."}
+
+
+def test_er_question_of_another_kind_is_asked_again_then_synthesized(run, script, server):
+    er_script(script)
+    script.perturb = [ER_GOOD]
+
+    def responder(req):
+        if "Write one question" in req.prompt and "could not be used" not in req.prompt:
+            return json.dumps(ER_WRONG)
+        return script(req)
+
+    server.responder = responder
+    out, _ = run("ER")
+    questions = steps_of(out, "question")
+    assert [(q["status"], q["attempt"]) for q in questions] == [("failed", 1), ("ok", 2)]
+    assert "'Why', but its options answer the emotion the person shows" in questions[0]["payload"]["error"]
+    assert out.status == "selected" and out.question_row()[0]["question"] == ER_QUESTION["question"]
+
+
+def test_er_question_of_another_kind_twice_is_a_failed_row_with_the_raw_reply(run, script):
+    er_script(script)
+    script.question = dict(ER_WRONG)
+    out, _ = run("ER")
+    row = out.candidate_row()
+    assert out.status == "failed" and row["rule"] == "question" and row["question_id"] is not None
+    assert "raw replies kept" in row["reason"] and ER_WRONG["question"] in row["reason"]
+    assert [q["status"] for q in steps_of(out, "question")] == ["failed", "failed"]
+    assert not steps_of(out, "answer")  # nothing spent on a question its options cannot answer
