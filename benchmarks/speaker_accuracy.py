@@ -3,7 +3,12 @@ sources, for each method side by side on the same tracks: lip-sync (mouth vs voi
 Light-ASD alone (the shipped network in onnxruntime), `combined` (Light-ASD anchored on a lip-sync speaker) and
 `verified` (the default: Light-ASD under the time-shift test, core/speakers/shift_test.py).
 
-Run: .venv/bin/python benchmarks/speaker_accuracy.py [--fixed-crops] [--dump FILE] [--source speakers|composites] [scene ...]
+Run: .venv/bin/python benchmarks/speaker_accuracy.py [--fixed-crops] [--dump FILE] [--source speakers|composites]
+     [--lr-asd PATH] [scene ...]
+
+`--lr-asd PATH` adds LR-ASD (a second network from Light-ASD's author, core/speakers/lr_asd.py; torch) under the
+same shift test, alone and required together with Light-ASD's: PATH is `weight/pretrain_AVA.model` of
+Junhua-Liao/LR-ASD (MIT; commit 1b6dcd2d8fc2895683de6508ec6294ec47d388ca, sha256 85e6c77f...fe9e3), not shipped.
 
 Sources:
 - `speakers`: the twelve clips of ../shared/videos/speakers (truth.json: real people side by side, one speaker
@@ -71,11 +76,29 @@ METHODS = {"lipsync": lambda p: p.lipsync, "light_asd": lambda p: np.where(p.voi
 DROPS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)  # min_drop candidates for the leave-one-source-out choice
 
 
+SECOND: list = []  # --lr-asd PATH: LR-ASD's lagged scores beside Light-ASD's (core/speakers/lr_asd.py)
+
+
+def _second_verified(p: Parts, min_drop: float = 0.1) -> np.ndarray:
+    return ShiftTest(min_drop=min_drop).verified(p.second, p.voice, p.fps)
+
+
+SECOND_METHODS = {  # LR-ASD under the same shift test, and both networks' tests required together
+    "lr_asd verified": lambda p: combine_verified(replace(p, asd=p.second[0], verified=_second_verified(p))),
+    "lr_asd verified+veto": lambda p: combine_verified(replace(p, asd=p.second[0], verified=_second_verified(p))),
+    "verified & lr_asd+veto": lambda p: combine_verified(replace(p, verified=p.verified & _second_verified(p, 0.0))),
+}
+
+
 def clip_parts(tracks: list[TrackFrames], audio: np.ndarray, fps: float) -> list[Parts]:
     """Every method's scores of a clip's tracks from one pass over their frames (as clip_rows prepares them)."""
     placed = [PlacedSignals(t.first_frame, SCORER.prepare(t.frames(), track_audio(audio, t.first_frame, t.n_frames, fps), fps))
               for t in tracks]
-    return SCORER.parts(placed, fps)
+    parts = SCORER.parts(placed, fps)
+    if SECOND:
+        second = SECOND[0].score_lagged([(t.signals.faces, t.signals.audio) for t in placed], fps, SCORER.test.lags(fps))
+        parts = [replace(p, second=x) for p, x in zip(parts, second)]
+    return parts
 
 
 def vetoes(tracks: list[TrackFrames], crops: dict[int, str], audio: np.ndarray) -> dict[int, str | None]:
@@ -247,7 +270,13 @@ def main(args: list[str]) -> None:
     fixed = "--fixed-crops" in args
     dump = args[args.index("--dump") + 1] if "--dump" in args else None
     only = args[args.index("--source") + 1] if "--source" in args else None
-    names = [a for a in args if not a.startswith("--") and a not in (dump, only)]
+    lr_path = args[args.index("--lr-asd") + 1] if "--lr-asd" in args else None
+    if lr_path:
+        from hvbench_assets.core.speakers.asd_runtime import LrAsdScorer
+
+        SECOND.append(LrAsdScorer(weights_path=lr_path, device="cpu"))
+        METHODS.update(SECOND_METHODS)
+    names = [a for a in args if not a.startswith("--") and a not in (dump, only, lr_path)]
     scenes = [s for s in SCENES if not names or s.name in names]
     t0 = time.perf_counter()
     by_source: dict[str, list] = {}

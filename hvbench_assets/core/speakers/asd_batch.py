@@ -73,15 +73,25 @@ def _patch_jobs(tracks, windows, r: int, job) -> dict[tuple, tuple]:
 
 
 def _patched_windows(net, tracks, plan, max_frames: int, lags: Sequence[int] = (0,)) -> dict[tuple, np.ndarray]:
-    """Each window's encoding: the whole track's, with each edge's ENCODER_REACH frames from a 12-frame patch
-    encoded on its own (any net with `encode`); per lag the whole encoding again, the audio shifted."""
-    r = ENCODER_REACH
+    """Each window's encoding: the whole track's, with each edge's reach (the net's `reach`, else ENCODER_REACH)
+    from a 2 x reach patch encoded on its own (any net with `encode`); per lag the encoding again, the audio
+    shifted. A net with the encoders apart (`visual`, `audio`, `join`) encodes the faces once for every lag."""
+    r = getattr(net, "reach", ENCODER_REACH)
     windows = _windows(tracks, plan)
+    split = all(hasattr(net, k) for k in ("visual", "audio", "join"))
+    if split:
+        seen = _run_batched(net.visual, _patch_jobs(tracks, windows, r, lambda i, a, b: (
+            tracks[i][0][a:b].astype(np.float32),)), max_frames)
     out = {}
     for lag in lags:
         mfcc = [np.roll(m, 4 * lag, axis=0) if lag else m for _, m in tracks]
-        enc = _run_batched(net.encode, _patch_jobs(tracks, windows, r, lambda i, a, b: (
-            mfcc[i][4 * a : 4 * b].astype(np.float32), tracks[i][0][a:b].astype(np.float32))), max_frames)
+        if split:
+            heard = _run_batched(net.audio, _patch_jobs(tracks, windows, r, lambda i, a, b: (
+                mfcc[i][4 * a : 4 * b].astype(np.float32),)), 4 * max_frames)
+            enc = {k: net.join(heard[k], v) for k, v in seen.items()}
+        else:
+            enc = _run_batched(net.encode, _patch_jobs(tracks, windows, r, lambda i, a, b: (
+                mfcc[i][4 * a : 4 * b].astype(np.float32), tracks[i][0][a:b].astype(np.float32))), max_frames)
         full = [_assemble(enc, i, len(faces), r) for i, (faces, _) in enumerate(tracks)]
         out.update({(lag, win, i, a): _edged(full[i], enc, i, a, b, r) for win, i, a, b in windows})
     return out
@@ -122,12 +132,15 @@ def _staged_windows(net, tracks, plan, max_frames: int, lags: Sequence[int] = (0
 
 def _assemble(enc: dict, i: int, n: int, r: int) -> np.ndarray:
     """Track i's whole encoding (n, 128) from its chunks' interiors."""
-    f = np.zeros((n, 128), np.float32)
+    f = None
     for c0 in range(0, n, CHUNK):
         lo, hi = max(0, c0 - r), min(n, c0 + CHUNK + r)
         c1 = min(n, c0 + CHUNK)
-        f[c0:c1] = enc[("chunk", i, lo, hi)][c0 - lo : c1 - lo]
-    return f
+        piece = enc[("chunk", i, lo, hi)]
+        if f is None:
+            f = np.zeros((n, piece.shape[-1]), np.float32)
+        f[c0:c1] = piece[c0 - lo : c1 - lo]
+    return f if f is not None else np.zeros((0, 128), np.float32)
 
 
 def _edged(full: np.ndarray, enc: dict, i: int, a: int, b: int, r: int) -> np.ndarray:

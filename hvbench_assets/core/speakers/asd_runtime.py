@@ -36,6 +36,10 @@ class TorchAsdNet:
         self.net = net.to(device).eval()
         if hasattr(net, "spatial"):  # the visual encoder in stages: asd_batch.py takes the staged path
             self.full = self._full
+        if hasattr(net, "visual"):  # the encoders apart (LR-ASD): asd_batch.py encodes the faces once for all lags
+            self.reach = net.reach
+            self.visual = lambda faces: self._run(self.net.visual, faces)
+            self.join = lambda heard, seen: np.concatenate([heard, seen], axis=-1)
 
     def _run(self, fn, *arrays):
         """fn on the arrays moved to the device; its tensor, or tuple of tensors, back as numpy."""
@@ -221,3 +225,23 @@ class LightAsdScorer(_AsdScorer):
     def model(self) -> str:
         source = self.weights_path or provenance("light_asd")
         return f"Light-ASD (torch on {self.resolved_device}) from {source}, mean over {len(self.window_s)} windows"
+
+
+@dataclass
+class LrAsdScorer(_AsdScorer):
+    """LR-ASD (lr_asd.py) in torch on a checkpoint the user supplies (`weight/pretrain_AVA.model` of
+    Junhua-Liao/LR-ASD, MIT): measured beside Light-ASD by benchmarks/speaker_accuracy.py --lr-asd, not shipped."""
+
+    weights_path: str = ""
+    backend: str = "full"
+
+    def _build(self):
+        from hvbench_assets.core.speakers.lr_asd import build_network as build_lr, load_weights as load_lr
+
+        net = build_lr()
+        load_lr(net, self.weights_path)
+        return TorchAsdNet(net, torch_device(self.device))
+
+    @property
+    def model(self) -> str:
+        return f"LR-ASD (torch on {self.resolved_device}) from {self.weights_path}, mean over {len(self.window_s)} windows"

@@ -53,6 +53,7 @@ class Parts:
     lagged: np.ndarray | None = None  # (3, T): Light-ASD with the sound as heard, shifted earlier, later
     verified: np.ndarray | None = None  # bool per frame: the shift test passes (shift_test.py)
     fps: float | None = None
+    second: np.ndarray | None = None  # (3, T) like `lagged`, from a second network (LR-ASD; benchmarks only)
 
     @property
     def combined(self) -> np.ndarray:

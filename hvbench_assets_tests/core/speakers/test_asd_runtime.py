@@ -162,3 +162,36 @@ def test_default_install_scores_without_torch():
     root = Path(__file__).resolve().parents[3]  # this checkout's package, as pytest imports it
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=root)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_lr_asd_batched_windows_equal_the_plain_loop(man_track):
+    """LR-ASD's network (seeded weights: the published checkpoint is not shipped) through asd_batch: the wider reach
+    (9 frames) and the split encoders (faces encoded once for every lag) give the plain loop's scores."""
+    from hvbench_assets.core.speakers.asd_batch import lagged_window_scores
+    from hvbench_assets.core.speakers.lr_asd import REACH, build_network as build_lr
+
+    faces, audio, fps = man_track
+    torch.manual_seed(0)
+    net = build_lr().eval()
+    windows, lags = (1, 2, 2.5), (0, -12, 12)
+    split = asd_runtime.TorchAsdNet(net, "cpu")
+    assert split.reach == REACH and hasattr(split, "join")
+    mfcc = mfcc_per_video_frame(audio, len(faces), fps)
+    got = lagged_window_scores(split, [(faces, mfcc)], fps, windows, lags)[0]
+    old = score_with_network(net, faces, audio, fps, windows)
+    assert np.abs(got[0] - old).max() <= 1e-3
+    joined = _Halves(split)
+    joined.reach = REACH
+    ref = lagged_window_scores(joined, [(faces, mfcc)], fps, windows, lags)[0]
+    assert np.abs(got - ref).max() <= 1e-3 and np.abs(got[1] - got[0]).max() > 0  # a lag reaches the scores
+
+
+def test_lr_asd_refuses_a_light_asd_checkpoint():
+    from hvbench_assets.core.audio.weights import ModelUnavailable
+    from hvbench_assets.core.published_weights import weight_path
+    from hvbench_assets.core.speakers.lr_asd import build_network as build_lr, load_weights as load_lr
+
+    with pytest.raises(ModelUnavailable, match="not an LR-ASD checkpoint"):
+        load_lr(build_lr(), weight_path("light_asd"))
+    with pytest.raises(ModelUnavailable, match="not found"):
+        asd_runtime.LrAsdScorer(weights_path="/nonexistent/lr.model").load()
