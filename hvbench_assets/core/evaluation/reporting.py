@@ -23,6 +23,7 @@ from hvbench_assets.core.scoring.report import (
     write_report,
 )
 from hvbench_assets.core.scoring import arms as arms_report
+from hvbench_assets.core.scoring import open_report
 from hvbench_assets.core.scoring.textbias import text_bias
 from hvbench_assets.core.scoring.uncertainty import StatsSettings
 from hvbench_assets.core.warehouse import Warehouse
@@ -62,6 +63,9 @@ def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] 
                         if info.texts else None)
     if arms is not None:
         data.sections.append((arms_report.markdown_section(arms), arms_report.html_section(arms)))
+    graded = open_report.open_grading([r for r in rows if r["run_id"] in full], {v.run_id: v.label for v in data.runs})
+    if graded:
+        data.sections.append((open_report.markdown_section(graded), open_report.html_section(graded)))
     if store:
         prov = {"backend": "scoring", "model": None, "code_version": REPORT_CODE_VERSION}
         model_of = {v.run_id: v.model for v in data.runs}
