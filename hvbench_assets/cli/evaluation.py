@@ -91,7 +91,8 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=None, help="at most N items per task")
     p.add_argument("--tasks", default=None, help="comma-separated task names or acronyms (default: all)")
     p.add_argument("--circular", action="store_true", help="ask every rotation of the options")
-    p.add_argument("--judge", default=None, help="model that maps unparsable replies to a letter (optional)")
+    p.add_argument("--judge", default=None, help="model that maps unparsable replies to a letter; with --format open it grades "
+                                                  "replies against the reference (optional)")
     p.add_argument("--temperature", type=float, default=None)
     p.add_argument("--repeats", type=int, default=1,
                    help="runs per model with request seeds 0..N-1; the report shows their mean and spread")

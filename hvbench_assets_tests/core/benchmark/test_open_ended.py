@@ -19,7 +19,7 @@ from hvbench_assets.core.evaluation.reporting import report_for
 from hvbench_assets.core.scoring.open_report import open_grading
 from hvbench_assets.core.tasks.speech import MORE_THAN_ONE, NO_SPEAKER
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.core.evaluation.lmms_logs import task_utils
+from hvbench_assets_tests.core.evaluation.lmms_logs import lmms_sample_log, task_utils
 from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
 from hvbench_assets_tests.media_factory import moving_square_video
 
@@ -170,3 +170,12 @@ def test_lmms_export_of_the_open_format(mc_export, tmp_path):
         assert result == ({"hvbench_accuracy": 0.0, "hvbench_unparsed": 1.0} if qid == "h2t0"
                           else {"hvbench_accuracy": 1.0, "hvbench_unparsed": 0.0})
     assert utils.process_results(docs["hc0"], ["5 people"])["hvbench_accuracy"] == 0.0
+    # its sample logs import as a run graded by the same matcher
+    files = lmms_sample_log(folder, REPLIES["poor"], tmp_path / "lmms_out")
+    wh = tmp_path / "wh.duckdb"
+    assert main(["lmms-import", "--benchmark", str(open_folder(mc_export)), "--model", "poor-lmms",
+                 "--warehouse", str(wh), "--samples", *map(str, files)]) == 0
+    rows = {r["question_id"]: r for r in Warehouse(wh).rows(EVAL_RESPONSES)}
+    assert {q: (r["grade"], r["correct"]) for q, r in rows.items()} == {
+        "hc0": ("wrong", False), "atd0": ("wrong", False), "tsa0": ("ungradable", False),
+        "asd0": ("ungradable", False), "er0": ("right", True), "h2t0": ("ungradable", False)}
