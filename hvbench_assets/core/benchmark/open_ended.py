@@ -2,8 +2,9 @@
 
 The reference answer is the right option's text; where the task writes that text in a fixed form (the task
 catalog's `answer_kind`: a count, a second, a second range, a person number, "number-emotion", emotion words, an
-emotion sequence, an attitude) the structured truth is read from it by core/scoring/open_match.py, and the matcher
-grades replies against it. Elsewhere (descriptions, actions, causes, speech) the reference is the text alone and
+emotion sequence, an attitude) the structured truth is read from it by core/scoring/open_match.py (imported up a
+floor on purpose: the parser of the truth and the matcher that grades against it are one leaf module, so they
+cannot drift apart), and the matcher grades replies against it. Elsewhere (descriptions, actions, causes, speech) the reference is the text alone and
 only the judge grades (core/scoring/open_judge.py).
 
 In the published layout an open item keeps its source line (same Question_id, `choices`, `Answer`, so HumanVBench
