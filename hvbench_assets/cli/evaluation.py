@@ -64,6 +64,9 @@ def _load(args):
         graded = sum(n for per in kinds.values() for k, n in per.items() if k != "text")
         print(f"{folder}: {len(result.items)} open items, {graded} with a structured truth the matcher grades, "
               f"the others by the judge only", file=sys.stderr)
+        if hasattr(args, "judge") and not args.judge and graded < len(result.items):
+            print(f"note: no --judge: the {len(result.items) - graded} items with a free-text reference will count as "
+                  "ungradable (wrong)", file=sys.stderr)
     for left in result.left_out:
         print(f"warning {left['question_id']}: left out of the {fmt} export ({left['reason']})", file=sys.stderr)
     return load_benchmark(folder, name=f"{bench.name}_{fmt}" if args.name else None)
