@@ -169,7 +169,8 @@ SETTINGS: tuple[Setting, ...] = (
     _s("HVBENCH_EVAL_ARMS", "full", "modality arms, e.g. `full,frames,audio,text` (core/evaluation/arms.py)",
        "evaluation"),
     _s("HVBENCH_EVAL_CIRCULAR", False, "circular evaluation: every rotation of the options", "evaluation"),
-    _s("HVBENCH_EVAL_JUDGE", "", "a registry model that maps unparsed replies to a letter", "evaluation"),
+    _s("HVBENCH_EVAL_JUDGE", "", "a registry model that maps unparsed replies to a letter; on open-ended items it "
+       "grades every reply against the reference", "evaluation"),
     _s("HVBENCH_EVAL_CONCURRENCY", 4, "requests in flight per evaluation run", "evaluation"),
     _s("HVBENCH_EVAL_REPEATS", 1, "runs per model with request seeds 0..repeats-1 (the report averages them)",
        "evaluation"),

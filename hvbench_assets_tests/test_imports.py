@@ -51,6 +51,8 @@ ALLOWED_UP = {
     ("core.tasks.descriptive", "core.synthesis"): "the six descriptive families are built by the synthesis chain",
     ("core.benchmark.leakage", "core.scoring.extraction"):
         "blind answers are read by the evaluation's own reply rules (a leaf module), so leaked means answerable",
+    ("core.benchmark.open_ended", "core.scoring.open_match"):
+        "an open item's structured truth is parsed by the matcher that grades it (a leaf module), so they cannot drift",
     ("core.benchmark.explain", "core.evaluation.tables"): "a question's whole chain ends with its evaluations",
     ("core.tasks.materialize", "core.synthesis.steps"): "AST reads BTA's action list, a synthesis step",
     ("core.tasks.registry", "core.synthesis.tasks"): "the descriptive families' synthesis settings",

@@ -23,32 +23,53 @@ def _benchmark_name(args) -> str:
 
 
 def _format_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=("mc", "yesno"), default="mc",
+    p.add_argument("--format", choices=("mc", "yesno", "open"), default="mc",
                    help="yesno: first write the benchmark's yes/no statements (two per item, 'yes' right for half of "
-                        "each task) to <benchmark>_yesno beside it, and use that (default: mc, the items as they are)")
+                        "each task) to <benchmark>_yesno beside it, and use that; open: the same with the items asked "
+                        "without options, graded against the right option (<benchmark>_open) (default: mc, the "
+                        "items as they are)")
+
+
+def _derived(bench, fmt: str):
+    """(folder, export result) of the yes/no or open export of `bench`, written now."""
+    from hvbench_assets.core.benchmark.open_ended import export_open, open_folder
+    from hvbench_assets.core.benchmark.yesno import export_yesno, yesno_folder
+
+    folder, export = (yesno_folder, export_yesno) if fmt == "yesno" else (open_folder, export_open)
+    folder = folder(bench.root)
+    return folder, export(bench, folder)
 
 
 def _load(args):
-    """The benchmark of --benchmark, or with --format yesno its yes/no export (written first); None after an error."""
+    """The benchmark of --benchmark, or with --format yesno|open its derived export (written first); None after an
+    error."""
     from hvbench_assets.core.benchmark import load_benchmark
     from hvbench_assets.core.benchmark.export import ExportError
-    from hvbench_assets.core.benchmark.yesno import export_yesno, yesno_folder
 
     bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
-    if getattr(args, "format", "mc") != "yesno" or not bench.items or bench.video_problem:
+    fmt = getattr(args, "format", "mc")
+    if fmt == "mc" or not bench.items or bench.video_problem:
         return bench
-    folder = yesno_folder(args.benchmark)
     try:
-        result = export_yesno(bench, folder)
+        folder, result = _derived(bench, fmt)
     except (ExportError, OSError) as exc:
-        print(f"error: cannot write the yes/no export {folder}: {exc}", file=sys.stderr)
+        print(f"error: cannot write the {fmt} export beside {args.benchmark}: {exc}", file=sys.stderr)
         return None
-    counts = result.manifest["balance"]
-    print(f"{folder}: {len(result.items)} yes/no statements from {len(bench.items)} items; 'yes' right in "
-          + ", ".join(f"{t} {c['yes']}/{c['yes'] + c['no']}" for t, c in counts.items()), file=sys.stderr)
+    if fmt == "yesno":
+        counts = result.manifest["balance"]
+        print(f"{folder}: {len(result.items)} yes/no statements from {len(bench.items)} items; 'yes' right in "
+              + ", ".join(f"{t} {c['yes']}/{c['yes'] + c['no']}" for t, c in counts.items()), file=sys.stderr)
+    else:
+        kinds = result.manifest["answer_kinds"]
+        graded = sum(n for per in kinds.values() for k, n in per.items() if k != "text")
+        print(f"{folder}: {len(result.items)} open items, {graded} with a structured truth the matcher grades, "
+              f"the others by the judge only", file=sys.stderr)
+        if hasattr(args, "judge") and not args.judge and graded < len(result.items):
+            print(f"note: no --judge: the {len(result.items) - graded} items with a free-text reference will count as "
+                  "ungradable (wrong)", file=sys.stderr)
     for left in result.left_out:
-        print(f"warning {left['question_id']}: left out of the yes/no export ({left['reason']})", file=sys.stderr)
-    return load_benchmark(folder, name=f"{bench.name}_yesno" if args.name else None)
+        print(f"warning {left['question_id']}: left out of the {fmt} export ({left['reason']})", file=sys.stderr)
+    return load_benchmark(folder, name=f"{bench.name}_{fmt}" if args.name else None)
 
 
 # -- eval --------------------------------------------------------------------------------------
@@ -73,7 +94,8 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=None, help="at most N items per task")
     p.add_argument("--tasks", default=None, help="comma-separated task names or acronyms (default: all)")
     p.add_argument("--circular", action="store_true", help="ask every rotation of the options")
-    p.add_argument("--judge", default=None, help="model that maps unparsable replies to a letter (optional)")
+    p.add_argument("--judge", default=None, help="model that maps unparsable replies to a letter; with --format open it grades "
+                                                  "replies against the reference (optional)")
     p.add_argument("--temperature", type=float, default=None)
     p.add_argument("--repeats", type=int, default=1,
                    help="runs per model with request seeds 0..N-1; the report shows their mean and spread")

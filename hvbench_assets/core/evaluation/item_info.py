@@ -1,5 +1,6 @@
 """What the report's statistics need to know about each evaluated item beyond the replies: its clip (the cluster
-of the bootstrap), the labels of its target person (the demographic slices) and its texts (the text-bias score).
+of the bootstrap), its clip and target person (the consistency groups), the labels of its target person (the
+demographic slices) and its texts (the text-bias score).
 
 The clip and target come from the warehouse `questions` table when the benchmark is our export (its Question_id
 is the warehouse question id); the target's L3 gender / age class from `demographics` (one target track, status
@@ -53,6 +54,8 @@ def _warehouse_targets(wh: Warehouse, question_ids: set[str]) -> dict[str, dict]
         voice = voices.get(q["video_id"])
         out[q["question_id"]] = {
             "cluster": q["video_id"],
+            # items about the same clip and target person: the consistency groups (core/scoring/consistency.py)
+            "person_group": f"{q['video_id']} tracks {sorted(tracks)}" if tracks else None,
             "L3 gender": face.get("gender") if face else None,
             "L3 age class": face.get("age_class") if face else None,
             "L10 voice class": voice.get("voice_class") if voice else None,

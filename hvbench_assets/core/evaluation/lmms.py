@@ -1,9 +1,10 @@
 """lmms-eval interop: export a benchmark as an lmms-eval task folder.
 
 The export is plain files (no lmms-eval import here): one JSONL of docs per task (question, options, the
-exact prompt `hvbench eval` sends, letter-only or yes/no, the video's absolute path), one task YAML per task, a group
-YAML, `utils.py` (doc_to_visual / doc_to_text / process_results) and `hvbench_extraction.py`, a copy of
-core/scoring/extraction.py, so lmms-eval scores replies by the same rules as `hvbench eval`.
+exact prompt `hvbench eval` sends, letter-only, yes/no or open, the video's absolute path; an open item's reference
+and structured truth), one task YAML per task, a group YAML, `utils.py` (doc_to_visual / doc_to_text /
+process_results) and copies of core/scoring/extraction.py and open_match.py (with the emotion words it reads), so
+lmms-eval scores replies by the same rules as `hvbench eval` (open items: the matcher only, no judge).
 
     export_lmms_task(bench, out_dir)         # -> out_dir/<group>/...; run: lmms-eval --include_path out_dir --tasks <group>
 
@@ -19,11 +20,13 @@ from pathlib import Path
 
 from hvbench_assets.core.benchmark.layout import BenchmarkItem, LoadedBenchmark
 from hvbench_assets.core.benchmark.tasks import task_info
+from hvbench_assets.core.benchmark.open_ended import OPEN, is_open, truth_of
 from hvbench_assets.core.benchmark.yesno import YESNO, is_yesno
 from hvbench_assets.core.evaluation.prompt import arm_prompt
-from hvbench_assets.core.scoring import extraction
+from hvbench_assets.core.scoring import extraction, open_match
+from hvbench_assets.core.synthesis import words
 
-LMMS_EXPORT_VERSION = "lmms-task-v2"  # v2: yes/no items (doc format) read by extract_yesno
+LMMS_EXPORT_VERSION = "lmms-task-v3"  # v2: yes/no items (doc format) read by extract_yesno; v3: open items
 METRIC = "hvbench_accuracy"
 
 UTILS_PY = '''"""lmms-eval hooks of an hvbench export ({version}). Plain Python: replies are scored by
@@ -37,6 +40,10 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("hvbench_extraction", os.path.join(_HERE, "hvbench_extraction.py"))
 extraction = sys.modules.setdefault("hvbench_extraction", importlib.util.module_from_spec(_spec))
 _spec.loader.exec_module(extraction)  # registered first: its dataclasses look their module up
+sys.path.insert(0, _HERE)  # hvbench_open_match.py imports hvbench_words.py beside it (outside hvbench)
+_spec = importlib.util.spec_from_file_location("hvbench_open_match", os.path.join(_HERE, "hvbench_open_match.py"))
+open_match = sys.modules.setdefault("hvbench_open_match", importlib.util.module_from_spec(_spec))
+_spec.loader.exec_module(open_match)
 
 
 def doc_to_visual(doc, lmms_eval_specific_kwargs=None):
@@ -55,6 +62,10 @@ def process_results(doc, results):
     reply = results[0] if results else ""
     while isinstance(reply, (list, tuple)):
         reply = reply[0] if reply else ""
+    if doc.get("format") == "open":  # the matcher only: lmms-eval runs no judge, free text stays ungradable
+        verdict = open_match.grade(doc["kind"], doc["truth"], reply or "").verdict
+        return {{"{metric}": float(verdict == open_match.RIGHT),
+                 "hvbench_unparsed": float(verdict == open_match.UNGRADABLE)}}
     read = extraction.extract_yesno if doc.get("format") == "yesno" else extraction.extract_option
     verdict = read(reply or "", list(zip(doc["letters"], doc["options"])))
     return {{"{metric}": float(verdict.letter == doc["answer"]),
@@ -86,7 +97,12 @@ def _task_yaml(task: str, group: str, data: Path, prompt_version: str) -> str:
 
 
 def item_format(item: BenchmarkItem) -> str:
-    return YESNO if is_yesno(item) else "mc"
+    return YESNO if is_yesno(item) else OPEN if is_open(item) else "mc"
+
+
+def _open_fields(item: BenchmarkItem) -> dict:
+    kind, truth, reference = truth_of(item)
+    return {"kind": kind, "truth": truth, "reference": reference} if is_open(item) else {}
 
 
 def group_name(bench: LoadedBenchmark) -> str:
@@ -104,7 +120,8 @@ def export_lmms_task(bench: LoadedBenchmark, out_dir: str | Path) -> Path:
         items = task_items(bench, task)
         docs = [{"question_id": i.question_id, "task": i.task, "question": i.question, "format": item_format(i),
                  "letters": i.letters, "options": [o.text for o in i.options], "answer": i.answer,
-                 "video": str(Path(i.video_path).resolve()), "prompt": arm_prompt(i, "full")[0], "item_hash": i.fingerprint}
+                 "video": str(Path(i.video_path).resolve()), "prompt": arm_prompt(i, "full")[0], "item_hash": i.fingerprint,
+                 **_open_fields(i)}
                 for i in items]
         data = folder / "data" / f"{task}.jsonl"
         data.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
@@ -115,6 +132,7 @@ def export_lmms_task(bench: LoadedBenchmark, out_dir: str | Path) -> Path:
                                             f"  - metric: {METRIC}\n    aggregation: mean\n    weight_by_size: false\n",
                                           encoding="utf-8")
     (folder / "utils.py").write_text(UTILS_PY.format(version=LMMS_EXPORT_VERSION, metric=METRIC), encoding="utf-8")
-    (folder / "hvbench_extraction.py").write_text(Path(extraction.__file__).read_text(encoding="utf-8"),
-                                                  encoding="utf-8")
+    for name, module in (("hvbench_extraction.py", extraction), ("hvbench_open_match.py", open_match),
+                         ("hvbench_words.py", words)):
+        (folder / name).write_text(Path(module.__file__).read_text(encoding="utf-8"), encoding="utf-8")
     return folder

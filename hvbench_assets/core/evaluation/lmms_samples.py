@@ -25,8 +25,9 @@ from typing import Any
 from hvbench_assets.core.benchmark.layout import BenchmarkItem, LoadedBenchmark
 from hvbench_assets.core.benchmark.tasks import task_info
 from hvbench_assets.core.evaluation.lmms import group_name, lmms_task_name, task_items
-from hvbench_assets.core.benchmark.yesno import is_yesno
-from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION, YESNO_PROMPT_VERSION, arm_prompt, read_reply
+from hvbench_assets.core.benchmark.open_ended import is_open
+from hvbench_assets.core.evaluation.open_grading import grade_open
+from hvbench_assets.core.evaluation.prompt import arm_prompt, read_reply
 from hvbench_assets.core.evaluation.tables import EVAL_RESPONSES, EVAL_RUNS
 from hvbench_assets.core.media.paths import to_stored
 from hvbench_assets.core.warehouse import Warehouse
@@ -165,7 +166,7 @@ def import_lmms_samples(warehouse: Warehouse, bench: LoadedBenchmark, files: Seq
     parsed by the same rules as `hvbench eval`. The run is replaced as a whole, and so are runs an earlier
     import version made of the same model. Returns (run id, rows stored, warnings)."""
     matcher = SampleMatcher(bench)
-    prompt = YESNO_PROMPT_VERSION if any(is_yesno(i) for i in bench.items) else PROMPT_VERSION
+    prompt = arm_prompt(bench.items[0], "full")[1] if bench.items else None  # an export holds one format
     settings = {"source": "lmms-eval", "model": model, "prompt": prompt, "import": LMMS_IMPORT_VERSION}
     run_id = f"{bench.name}__lmms-{model}__{hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]}"
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
@@ -223,6 +224,8 @@ def _row(item: BenchmarkItem, s: Sample, run_id: str, benchmark: str, now: dt.da
     if text is None:
         return {**row, "status": "failed", "method": "no_reply", "correct": False,
                 "error": f"{s.where}: no reply in the sample"}
+    if is_open(item):  # the matcher's grade (lmms-eval ran no judge; `hvbench eval --judge` can)
+        return {**row, **grade_open(item, text, None, None)}
     verdict = read_reply(item, text)
     return {**row, "status": verdict.status, "method": verdict.method, "chosen": verdict.letter,
             "chosen_original": verdict.letter, "correct": verdict.letter == item.answer}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from hvbench_assets.core.benchmark.yesno import YESNO
 from hvbench_assets.core.evaluation.item_info import collect
 from hvbench_assets.core.evaluation.tables import (
     EVAL_DISTRACTORS,
@@ -23,8 +25,10 @@ from hvbench_assets.core.scoring.report import (
     write_report,
 )
 from hvbench_assets.core.scoring import arms as arms_report
+from hvbench_assets.core.scoring import consistency, open_report
 from hvbench_assets.core.scoring.textbias import text_bias
 from hvbench_assets.core.scoring.uncertainty import StatsSettings
+from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.warehouse import Warehouse
 
 REPORT_CODE_VERSION = "report-v4"  # v3: clip-clustered statistics and text bias; v4: modality arms
@@ -34,6 +38,19 @@ def benchmark_names(warehouse: Warehouse) -> list[str]:
     if not warehouse.has_table(EVAL_RUNS.name):
         return []
     return [r["benchmark"] for r in warehouse.query("SELECT DISTINCT benchmark FROM eval_runs ORDER BY 1")]
+
+
+def _yesno_sibling(warehouse: Warehouse, benchmark: str) -> tuple[list[dict], dict]:
+    """Full-arm replies to `<benchmark>_yesno` and the statements of its manifest (source item and option), or
+    nothing when that benchmark was not evaluated or its folder is gone."""
+    name = f"{benchmark}_{YESNO}"
+    runs = [r for r in warehouse.rows(EVAL_RUNS, benchmark=name) if arms_report.run_arm(r.get("config")) == "full"]
+    roots = [p for r in runs if (p := resolve(r.get("benchmark_root"))) is not None and (p / "manifest.json").is_file()]
+    if not roots:
+        return [], {}
+    statements = json.loads((roots[-1] / "manifest.json").read_text()).get("statements") or {}
+    wanted = {r["run_id"] for r in runs}
+    return [r for r in warehouse.rows(EVAL_RESPONSES, benchmark=name) if r["run_id"] in wanted], statements
 
 
 def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] | None = None,
@@ -62,6 +79,14 @@ def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] 
                         if info.texts else None)
     if arms is not None:
         data.sections.append((arms_report.markdown_section(arms), arms_report.html_section(arms)))
+    found = consistency.consistency([r for r in rows if r["run_id"] in full],
+                                    {k: v.get("person_group") for k, v in info.info.items()},
+                                    *_yesno_sibling(warehouse, benchmark))
+    if any(c.groups or c.pairs for c in found):
+        data.sections.append((consistency.markdown_section(found), consistency.html_section(found)))
+    graded = open_report.open_grading([r for r in rows if r["run_id"] in full], {v.run_id: v.label for v in data.runs})
+    if graded:
+        data.sections.append((open_report.markdown_section(graded), open_report.html_section(graded)))
     if store:
         prov = {"backend": "scoring", "model": None, "code_version": REPORT_CODE_VERSION}
         model_of = {v.run_id: v.model for v in data.runs}

@@ -27,9 +27,17 @@ from typing import Any, Protocol
 import numpy as np
 from hvbench_assets.core.benchmark.layout import BenchmarkItem, LoadedBenchmark
 from hvbench_assets.core.benchmark.tasks import task_info
+from hvbench_assets.core.benchmark.open_ended import is_open
 from hvbench_assets.core.benchmark.yesno import is_yesno
 from hvbench_assets.core.evaluation.arms import ARMS, ArmUnavailable, arm_unavailable
-from hvbench_assets.core.evaluation.prompt import PROMPT_VERSION, YESNO_PROMPT_VERSION, arm_prompt, read_reply
+from hvbench_assets.core.evaluation.open_grading import grade_open
+from hvbench_assets.core.evaluation.prompt import (
+    OPEN_PROMPT_VERSION,
+    PROMPT_VERSION,
+    YESNO_PROMPT_VERSION,
+    arm_prompt,
+    read_reply,
+)
 from hvbench_assets.core.evaluation.tables import EVAL_RESPONSES, EVAL_RUNS
 from hvbench_assets.core.media import NoAudioError, load_audio
 from hvbench_assets.core.media.errors import MediaError
@@ -37,6 +45,8 @@ from hvbench_assets.core.media.paths import to_stored
 from hvbench_assets.core.scoring.circular import original_letter, rotate_item, rotations
 from hvbench_assets.core.scoring.extraction import PARSED
 from hvbench_assets.core.scoring.judge import JUDGE_PROMPT_VERSION, judge_option
+from hvbench_assets.core.scoring.open_judge import OPEN_JUDGE_PROMPT_VERSION
+from hvbench_assets.core.scoring.open_match import OPEN_MATCH_VERSION
 from hvbench_assets.core.warehouse import Warehouse
 
 EVAL_CODE_VERSION = "eval-v1"
@@ -102,14 +112,27 @@ def arm_prompt_version(arm: str) -> str:
     return {"audio": AUDIO_ONLY_PROMPT_VERSION, "text": BLIND_PROMPT_VERSION}.get(arm, PROMPT_VERSION)
 
 
-def run_settings(config: EvalConfig, yesno: bool = False) -> dict[str, Any]:
-    """What changes the replies: the config's settings, with the yes/no prompt on a benchmark of yes/no items."""
+def benchmark_format(benchmark: LoadedBenchmark) -> str:
+    """mc | yesno | open: the format of the benchmark's items (an export holds one format)."""
+    if any(is_yesno(i) for i in benchmark.items):
+        return "yesno"
+    return "open" if any(is_open(i) for i in benchmark.items) else "mc"
+
+
+def run_settings(config: EvalConfig, item_format: str = "mc") -> dict[str, Any]:
+    """What changes the replies and their grades: the config's settings, with the format's prompt (and for open
+    items the matcher's and the open judge's versions)."""
     settings = config.answer_settings()
-    return {**settings, "prompt": YESNO_PROMPT_VERSION} if yesno else settings
+    if item_format == "yesno":
+        return {**settings, "prompt": YESNO_PROMPT_VERSION}
+    if item_format == "open":
+        settings = {**settings, "prompt": OPEN_PROMPT_VERSION, "match": OPEN_MATCH_VERSION}
+        return {**settings, "judge_prompt": OPEN_JUDGE_PROMPT_VERSION} if config.judge_model else settings
+    return settings
 
 
-def run_id_for(benchmark: str, config: EvalConfig, yesno: bool = False) -> str:
-    digest = hashlib.sha256(json.dumps(run_settings(config, yesno), sort_keys=True).encode()).hexdigest()[:8]
+def run_id_for(benchmark: str, config: EvalConfig, item_format: str = "mc") -> str:
+    digest = hashlib.sha256(json.dumps(run_settings(config, item_format), sort_keys=True).encode()).hexdigest()[:8]
     return f"{benchmark}__{config.model}__{digest}"
 
 
@@ -153,8 +176,8 @@ class Evaluator:
         self.answerer = answerer
         self.warehouse = warehouse
         self.config = config
-        self.yesno = any(is_yesno(i) for i in benchmark.items)
-        self.run_id = run_id_for(benchmark.name, config, self.yesno)
+        self.item_format = benchmark_format(benchmark)
+        self.run_id = run_id_for(benchmark.name, config, self.item_format)
         self.accepts_audio = answerer.accepts_audio(config.model)  # also fails fast for an unknown model
         why = arm_unavailable(config.arm, config.model, self.accepts_audio, config.audio)
         if why:
@@ -260,6 +283,8 @@ class Evaluator:
         if error or text is None:
             return {**row, "status": "failed", "method": "call_error", "_transient": bool(getattr(result, "transient", False)),
                     "_fatal": bool(getattr(result, "fatal", False))}
+        if is_open(asked):  # graded against the reference: the matcher, then the judge
+            return {**row, **grade_open(asked, text, self.answerer, self.config.judge_model, self._slots)}
         verdict = read_reply(asked, text)
         if verdict.status != PARSED and self.config.judge_model and verdict.method != "empty":
             options = [(o.letter, o.text) for o in asked.options]
@@ -371,7 +396,7 @@ class Evaluator:
         return (EVAL_RUNS, {"run_id": self.run_id}, [{
             "benchmark": self.bench.name, "benchmark_root": to_stored(self.bench.root),
             "benchmark_fingerprint": self.bench.fingerprint,
-            "config": {**run_settings(self.config, self.yesno), "concurrency": self.config.concurrency,
+            "config": {**run_settings(self.config, self.item_format), "concurrency": self.config.concurrency,
                        "limit": self.config.limit, "tasks": list(self.config.tasks or []),
                        "send_audio": self.send_audio, "arm": self.config.arm},
             "n_items": n_items, "n_answered": len(self._statuses) - bad, "n_failed": bad,

@@ -55,6 +55,9 @@ EVAL_RESPONSES = TableSpec(
         ("error", "VARCHAR"),
         ("answered_at", "TIMESTAMP"),
         ("arm", "VARCHAR"),  # full | frames | audio | text (modality arm; part of the run id)
+        ("grade", "VARCHAR"),  # open items: the matcher's right | wrong | ungradable (core/scoring/open_match.py)
+        ("grade_reason", "VARCHAR"),  # open items: what the matcher read
+        ("judge_verdict", "VARCHAR"),  # open items: the judge's right | wrong | ungradable; NULL without a judge
     ),
 )
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from hvbench_assets.core.benchmark.layout import LETTERS, BenchmarkItem, Option
+from hvbench_assets.core.benchmark.open_ended import is_open
 from hvbench_assets.core.benchmark.yesno import is_yesno
 
 
@@ -29,8 +30,8 @@ def original_letter(letter: str | None, shift: int, n_options: int) -> str | Non
 
 
 def rotations(item: BenchmarkItem, circular: bool) -> list[int]:
-    """A yes/no item is asked once: its prompt shows no letters to rotate."""
-    return list(range(item.n_options)) if circular and not is_yesno(item) else [0]
+    """A yes/no or open item is asked once: its prompt shows no letters to rotate."""
+    return list(range(item.n_options)) if circular and not (is_yesno(item) or is_open(item)) else [0]
 
 
 def circular_correct(rows: Iterable[Mapping]) -> dict[tuple[str, str, str], bool]:

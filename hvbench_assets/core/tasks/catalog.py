@@ -21,6 +21,11 @@ BEHAVIOR = "Behavior Analysis"
 SPEECH = "Speech-Visual Alignment"
 CATEGORIES: tuple[str, ...] = (EMOTION, PERSON, BEHAVIOR, SPEECH)
 MARKINGS = ("red_box", "numbers", "none", "reversed_audio")
+# What the right option's text holds, for grading open-ended answers (core/scoring/open_match.py): a count, a second,
+# a second range, a person number, "number-emotion", emotion words, emotions in order, an attitude, or free text
+# (graded by the judge only).
+ANSWER_KINDS = ("count", "time", "time_span", "person", "person_emotion", "emotion", "emotion_sequence", "attitude",
+                "text")
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,11 @@ class Task:
     after: tuple[str, ...] = ()  # task assets this one reads when they exist (AST: BTA's action list)
     paper_no_edit: float | None = None  # the paper's share of items its reviewers kept unedited
     asks: Asks | None = None  # what its question must ask (every family has one; test_task_catalog checks)
+    answer_kind: str = "text"  # one of ANSWER_KINDS: the structure of the right option's text
+
+    def __post_init__(self) -> None:
+        if self.answer_kind not in ANSWER_KINDS:
+            raise ValueError(f"{self.abbrev}: answer_kind {self.answer_kind!r} is not one of {ANSWER_KINDS}")
 
     @property
     def descriptive(self) -> bool:
@@ -134,6 +144,7 @@ TASKS: tuple[Task, ...] = (
                              "replace an emotion word with a wrong one, or add an emotion the person does not show",
                              leak_kind="emotion", polarity=True),
          asks=Asks("the emotion the person shows", (_EMOTION_Q,), _ASKS_FEELING),
+         answer_kind="emotion",
          guideline="Watch the boxed person's face, voice and posture. Keep the option that best fits the feeling "
                    "shown over the clip, not a single frame (an open mouth while talking is not surprise). Reject "
                    "if the box leaves the person or the face is never visible."),
@@ -144,6 +155,7 @@ TASKS: tuple[Task, ...] = (
                              "", "insert an emotion that does not occur into the sequence, drop one that does, or "
                              "replace one with a wrong one", leak_kind="emotion"),
          asks=Asks("how the person's emotions change over the clip", (_EMOTION_Q, _CHANGE_Q), _ASKS_FEELING),
+         answer_kind="emotion_sequence",
          guideline="Follow the boxed person from start to end: the right option names the emotions in the order "
                    "they happen. Options with the right emotions in the wrong order are wrong. Reject if no change "
                    "can be seen."),
@@ -155,6 +167,7 @@ TASKS: tuple[Task, ...] = (
          answer_from="a model's answer", answer_labels=("appearance",), face=True, records_steps=True,
          asks=Asks("the person's attitude (positive, negative, neutral)", (_ATTITUDE_Q,),
                    _ASKS_FEELING + (_ASKS_EMOTION,)),
+         answer_kind="attitude",
          guideline="Judge the boxed person's attitude to what they talk about or look at: positive, neutral, "
                    "negative, or cannot be determined. Prefer 'cannot be determined' over a guess."),
     Task("Emotion_Intensity_Compare", "EIC", EMOTION, "emotion_intensity_comparison", ("human_tracks",), "numbers",
@@ -163,6 +176,7 @@ TASKS: tuple[Task, ...] = (
                              "if a draft names the same number as the correct answer, change its emotion; if it "
                              "names another number, the emotion may stay", length_band=(0.3, 3.0)),
          asks=Asks("which numbered person shows which emotion", (_PERSON_Q, _EMOTION_Q)),
+         answer_kind="person_emotion",
          guideline="Compare the numbered people: the right option ranks them by how strongly they show the emotion "
                    "asked about. Reject if two are too close to call or a number sits on the wrong person."),
     Task("Text2Human", "T2H", PERSON, "text_to_human", ("human_tracks", "person_count", "appearance"), "numbers",
@@ -171,6 +185,7 @@ TASKS: tuple[Task, ...] = (
          truth="L1 target; a model describes it", answer_from="the L1 target track, described by a model",
          answer_labels=("human_tracks", "appearance"), face=True,
          asks=Asks("the person a description fits", (_PERSON_Q,)),
+         answer_kind="person",
          guideline="Find the person the text describes among the numbered boxes; exactly one must fit. Reject "
                    "(ambiguous) if the text fits two people, or (bad track) if a number is on no one."),
     Task("Human2Text", "H2T", PERSON, "human_to_text", ("human_tracks", "person_count", "appearance"), "red_box",
@@ -186,6 +201,8 @@ TASKS: tuple[Task, ...] = (
     Task("Human_Count", "HC", PERSON, "human_counting", ("human_tracks", "person_count"), "none",
          Rules("people", "HcParams"), truth="human count", answer_from="a human count (annotations)",
          annotation="count", asks=Asks("a number of people", (_COUNT_Q, r"\b(?:people|persons?|individuals)\b")),
+         annotation="count",
+         answer_kind="count",
          guideline="Count every different person seen at any moment, the same person once even if they leave and "
                    "return. Pause and step through crowded stretches."),
     Task("Appearance_Time_Detection", "ATD", PERSON, "appearance_time_detection", ("human_tracks", "appearance"),
@@ -194,6 +211,8 @@ TASKS: tuple[Task, ...] = (
          why_ours="a target whose tracks L2 merged appears in several stretches and is rejected",
          truth="L1 time range; a model describes the person", answer_from="the target's L1 presence range",
          answer_labels=("human_tracks",), asks=Asks("when the person is on screen", (_TIME_Q,)),
+         answer_labels=("human_tracks",),
+         answer_kind="time_span",
          guideline="The described person must be findable, and the right interval covers when they are on screen "
                    "(to the second). Reject if the description fits someone else too."),
     Task("Behavior_Temporal_Analysis", "BTA", BEHAVIOR, "behavior_temporal_analysis", ("human_tracks", "appearance"),
@@ -228,6 +247,7 @@ TASKS: tuple[Task, ...] = (
          Rules("actions", "ActionParams"), ours=("person_count",), why_ours="the most-present person is an L2 identity",
          truth="human action-time pair", answer_from="a human action-time pair (annotations)", annotation="action",
          asks=Asks("the second an action starts", (_TIME_Q,)),
+         answer_kind="time",
          guideline="Find when the boxed person starts the named action: the right option is that second. Annotate "
                    "the start (t), and mark 'ongoing' if it is already happening when the clip begins."),
     Task("Audio_Visual_Speaker_Matching", "AVSM", SPEECH, "audio_visual_speaker_matching",
@@ -238,6 +258,7 @@ TASKS: tuple[Task, ...] = (
          answer_from="the person whose L3 face class equals the L10 voice class and whom L7 alone hears speak",
          answer_labels=("voice_demographics", "demographics", "speaker_scores"), face=True,
          asks=Asks("the person whose voice is heard", (_PERSON_Q, _SPEECH_Q)),
+         answer_kind="person",
          guideline="Listen to the voice and look at the numbered people: the right option is the one whose apparent "
                    "sex and age match the voice. Reject if two people match equally."),
     Task("Active_Speaker_Detection", "ASD", SPEECH, "active_speaker_detection",
@@ -248,6 +269,8 @@ TASKS: tuple[Task, ...] = (
          truth="L7 single speaking person whose L3 face class equals the L10 voice class",
          answer_from="the one person whose L7 speaker_scores row says speaking",
          answer_labels=("speaker_scores",), asks=Asks("the person who speaks", (_PERSON_Q, _SPEECH_Q)),
+         answer_labels=("speaker_scores",),
+         answer_kind="person",
          guideline="Find who is speaking in the stretch asked about: lips moving in time with the voice. Reject if "
                    "the speaker is off screen or two people talk at once."),
     Task("Audio_Visual_Alignment_Detection", "AVAD", SPEECH, "audio_visual_alignment_detection",
@@ -255,6 +278,7 @@ TASKS: tuple[Task, ...] = (
          ours=("human_tracks",), why_ours=_GROUPING, truth="seeded cut point",
          answer_from="a seeded cut point (L7 only gates)", reviewed=False,
          asks=Asks("the second from which sound and picture align", (_TIME_Q,)),
+         answer_kind="time",
          guideline="Sound and lips run together from one point on; before it the audio is reversed. The right "
                    "option is the second where speech becomes natural and in sync."),
     Task("Speech_Content_Matching", "SCM", SPEECH, "speech_content_matching", ("person_count", "audio_tags", "transcript"),

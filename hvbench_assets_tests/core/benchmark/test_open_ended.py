@@ -1,0 +1,181 @@
+"""The open-ended format: reference answers and structured truths from an exported multiple-choice benchmark, its own
+export folder, its lmms-eval group, and `hvbench eval --format open` against the loopback server as the answering
+model and as the judge (scores, the judge's use, its cache, its agreement with the matcher)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from hvbench_assets.cli import main
+from hvbench_assets.core.benchmark import load_benchmark
+from hvbench_assets.core.benchmark.export import export_benchmark, is_our_export
+from hvbench_assets.core.benchmark.open_ended import export_open, is_open, open_folder, open_items
+from hvbench_assets.core.evaluation import EVAL_RESPONSES
+from hvbench_assets.core.evaluation.reporting import report_for
+from hvbench_assets.core.scoring.open_report import open_grading
+from hvbench_assets.core.tasks.speech import MORE_THAN_ONE, NO_SPEAKER
+from hvbench_assets.core.warehouse import Warehouse
+from hvbench_assets_tests.core.evaluation.lmms_logs import lmms_sample_log, task_utils
+from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
+from hvbench_assets_tests.media_factory import moving_square_video
+
+# (question id, task, question, options, right letter): option texts in the forms the task rules write
+ITEMS = [
+    ("hc0", "Human_Count", "How many different people appear in this video?", ["2", "3", "4", "5"], "B"),
+    ("atd0", "Appearance_Time_Detection", "The person is a tall man. During which part of the video (in seconds) "
+     "does this person appear?", ["From 0 s to 4 s", "From 3 s to 7 s", "From 5 s to 9 s", "From 1 s to 2 s"], "B"),
+    ("tsa0", "Time_of_Specific_Action", "At which second does the person in the red box do this: \"waves\"?",
+     ["At 5 s", "At 1 s", "At 9 s", "This is an ongoing action in the video."], "A"),
+    ("asd0", "Active_Speaker_Detection", "Who is the active speaker in this video? Every person is marked by a box "
+     "with a number.", ["Person 1", "Person 2", "Person 3", MORE_THAN_ONE, NO_SPEAKER], "B"),
+    ("er0", "Emotion_Recognition", "What emotion does the person in the red box show?",
+     ["The person looks happy.", "The person looks sad.", "The person looks angry.", "The person looks afraid."], "A"),
+    ("h2t0", "Human2Text", "Which description fits the person in the red box?",
+     ["The person is wearing a red coat.", "The person is wearing a blue hat.", "The person is sitting on a bench.",
+      "The person is holding a cup."], "A"),
+]
+# replies per model and item; "good-twin" repeats "good" word for word (the judge's replies then come from the cache)
+REPLIES = {
+    "good": {"hc0": "There are three people.", "atd0": "from 3 to 7 seconds", "tsa0": "Around second 5.",
+             "asd0": "Person 2", "er0": "She seems cheerful.", "h2t0": "The person wears a red coat."},
+    "poor": {"hc0": "5", "atd0": "0:00 to 0:04", "tsa0": "I cannot tell.", "asd0": "Person 2 or 3", "er0": "happy",
+             "h2t0": "Someone in a blue hat."},
+}
+REPLIES["good-twin"] = REPLIES["good"]
+# the judge, scripted per reply: it disagrees with the matcher once (on "cheerful") and is undecided once
+JUDGE = {"There are three people.": "RIGHT", "from 3 to 7 seconds": "RIGHT", "Around second 5.": "Right.",
+         "Person 2": "RIGHT", "She seems cheerful.": "WRONG", "The person wears a red coat.": "RIGHT",
+         "5": "WRONG", "0:00 to 0:04": "WRONG", "I cannot tell.": "WRONG", "Person 2 or 3": "Hard to say.",
+         "happy": "RIGHT", "Someone in a blue hat.": "WRONG, the coat is red"}
+
+
+@pytest.fixture(scope="module")
+def mc_export(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("open")
+    video = moving_square_video(tmp / "clip.mp4", seconds=1.0)
+    items = [{"question_id": q, "task": t, "question": question, "answer": a, "video_path": str(video),
+              "options": [{"letter": "ABCDE"[k], "text": x} for k, x in enumerate(opts)],
+              "review_state": "accepted", "leakage": "kept"} for q, t, question, opts, a in ITEMS]
+    folder = tmp / "benchmarks" / "mine"
+    export_benchmark(items, folder, {"benchmark": "mine"})
+    return folder
+
+
+def test_references_carry_the_structured_truth_the_task_writes(mc_export):
+    found = {o.item.question_id: o for o in open_items(load_benchmark(mc_export))}
+    assert {q: (o.kind, o.truth, o.reference) for q, o in found.items()} == {
+        "hc0": ("count", 3, "3"), "atd0": ("time_span", [3, 7], "From 3 s to 7 s"), "tsa0": ("time", 5, "At 5 s"),
+        "asd0": ("person", 2, "Person 2"), "er0": ("emotion", ["happy"], "The person looks happy."),
+        "h2t0": ("text", None, "The person is wearing a red coat.")}
+
+
+def test_the_open_export_is_its_own_folder_in_the_published_layout(mc_export):
+    bench = load_benchmark(mc_export)
+    folder = open_folder(mc_export)
+    assert folder == mc_export.parent / "mine_open"
+    result = export_open(bench, folder)
+    assert is_our_export(folder) and not result.left_out
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["format"] == "open" and manifest["source_fingerprint"] == bench.fingerprint
+    assert manifest["answer_kinds"]["Human2Text"] == {"text": 1} and manifest["answer_kinds"]["Human_Count"] == {"count": 1}
+    loaded = load_benchmark(folder)
+    assert not loaded.issues and loaded.video_problem is None and all(is_open(i) for i in loaded.items)
+    line = json.loads((folder / "Appearance_Time_Detection.jsonl").read_text())
+    assert line["Reference"] == "From 3 s to 7 s" and line["Truth_kind"] == "time_span" and line["Truth"] == [3, 7]
+    assert line["Answer"] == "B" and "Option B: {From 3 s to 7 s}" in line["choices"]  # still a readable MC line
+
+
+def _judged_reply(prompt: str) -> str:
+    return re.search(r"<<<\n(.*)\n>>>", prompt, re.S).group(1)
+
+
+def _respond(req):
+    if req.model == "judge":
+        return JUDGE[_judged_reply(req.prompt)]
+    qid = next(q for q, _, question, _, _ in ITEMS if f"Question: {question}\n" in req.prompt)
+    return REPLIES[req.model][qid]
+
+
+def test_eval_open_grades_by_matcher_and_judge_caches_the_judge_and_reports_agreement(mc_export, tmp_path, capsys):
+    server = FakeOpenAIServer(responder=_respond).start()
+    wh = tmp_path / "wh.duckdb"
+    try:
+        mf = tmp_path / "models.toml"
+        mf.write_text("\n".join(f'[models.{n}]\nmodel_id = "{n}"\nbase_url = "{server.base_url}"\n'
+                                for n in ("good", "poor", "good-twin", "judge")))
+
+        def run(*models: str) -> int:
+            return main(["eval", "--benchmark", str(mc_export), "--format", "open", *sum((["--model", m] for m in models), []),
+                         "--judge", "judge", "--frames", "2", "--circular", "--warehouse", str(wh), "--models-file",
+                         str(mf), "--no-progress"])
+
+        assert run("good", "poor") == 0
+        first = list(server.requests)
+        assert run("good", "poor") == 0  # resumed: nothing asked again
+        assert len(server.requests) == len(first)
+        assert run("good-twin") == 0  # the same replies: the judge's grades come from the call cache
+        twin = server.requests[len(first):]
+    finally:
+        server.stop()
+    n = len(ITEMS)
+    asked = [r for r in first if r.model != "judge"]
+    assert len(asked) == 2 * n  # one request per item and model: no options to rotate
+    assert all("Option" not in r.prompt and "Your answer:" in r.prompt for r in asked)
+    assert any("Answer with a number." in r.prompt for r in asked)
+    assert sum(r.model == "judge" for r in first) == 2 * n  # the judge grades every reply (for the agreement)
+    assert [r.model for r in twin] == ["good-twin"] * n  # no judge request the second time
+    assert "6 open items, 5 with a structured truth" in capsys.readouterr().err
+
+    rows = {(r["model"], r["question_id"]): r for r in Warehouse(wh).rows(EVAL_RESPONSES)}
+    assert rows[("good", "er0")]["grade"] == "right" and rows[("good", "er0")]["judge_verdict"] == "wrong"
+    assert rows[("good", "h2t0")]["method"] == "judge" and rows[("good", "h2t0")]["correct"]
+    assert rows[("poor", "tsa0")]["method"] == "judge" and not rows[("poor", "tsa0")]["correct"]
+    assert rows[("poor", "asd0")]["method"] == "ungradable" and rows[("poor", "asd0")]["status"] == "unparsed"
+    assert rows[("poor", "hc0")]["grade_reason"] == "named 5, truth 3"
+
+    data, _ = report_for(Warehouse(wh), "mine_open", store=False)
+    acc = {m: {t: s.accuracy for t, s in per.items()} for m, per in data.scores.items()}
+    assert acc["good"] == acc["good-twin"] == {t: 1.0 for _, t, _, _, _ in ITEMS}
+    assert acc["poor"] == {"Human_Count": 0.0, "Appearance_Time_Detection": 0.0, "Time_of_Specific_Action": 0.0,
+                           "Active_Speaker_Detection": 0.0, "Emotion_Recognition": 1.0, "Human2Text": 0.0}
+    labels = {v.run_id: v.label for v in data.runs}
+    graded = {g.label: g for g in open_grading(Warehouse(wh).rows(EVAL_RESPONSES), labels)}
+    # by hand: good - matcher grades 5 (all right), the judge h2t0; the judge agrees on 4 of the 5 (not "cheerful");
+    # poor - matcher 3 (hc0, atd0 wrong, er0 right), judge 2 (tsa0, h2t0 wrong), asd0 neither; the judge agrees on 3/3
+    g = graded["good"]
+    assert (g.replies, g.right, g.by_match, g.by_judge, g.ungraded, g.both, g.agree) == (6, 6, 5, 1, 0, 5, 4)
+    p = graded["poor"]
+    assert (p.replies, p.right, p.by_match, p.by_judge, p.ungraded, p.both, p.agree) == (6, 1, 3, 2, 1, 3, 3)
+    assert graded["all runs"].both == 13 and graded["all runs"].agree == 11
+    section = next(md for md, _ in data.sections if md.startswith("## Open-ended grading"))
+    assert "| poor | 6 | 16.7 | 3 | 2 | 1 | 100.0 (3/3) |" in section
+    assert "| good | 6 | 100.0 | 5 | 1 | 0 | 80.0 (4/5) |" in section
+
+
+def test_lmms_export_of_the_open_format(mc_export, tmp_path):
+    assert main(["lmms-export", "--benchmark", str(mc_export), "--format", "open", "--out", str(tmp_path / "tasks")]) == 0
+    folder = tmp_path / "tasks" / "hvbench_mine_open"
+    assert (folder / "hvbench_mine_open.yaml").is_file()
+    docs = {d["question_id"]: d for f in (folder / "data").glob("*.jsonl")
+            for d in map(json.loads, f.read_text().splitlines())}
+    assert docs["hc0"]["format"] == "open" and docs["hc0"]["truth"] == 3 and "Option" not in docs["hc0"]["prompt"]
+    utils = task_utils(folder)
+    for qid, reply in REPLIES["good"].items():
+        result = utils.process_results(docs[qid], [reply])
+        # the matcher's verdicts; free text (h2t0) needs the judge, which lmms-eval does not run: ungradable
+        assert result == ({"hvbench_accuracy": 0.0, "hvbench_unparsed": 1.0} if qid == "h2t0"
+                          else {"hvbench_accuracy": 1.0, "hvbench_unparsed": 0.0})
+    assert utils.process_results(docs["hc0"], ["5 people"])["hvbench_accuracy"] == 0.0
+    # its sample logs import as a run graded by the same matcher
+    files = lmms_sample_log(folder, REPLIES["poor"], tmp_path / "lmms_out")
+    wh = tmp_path / "wh.duckdb"
+    assert main(["lmms-import", "--benchmark", str(open_folder(mc_export)), "--model", "poor-lmms",
+                 "--warehouse", str(wh), "--samples", *map(str, files)]) == 0
+    rows = {r["question_id"]: r for r in Warehouse(wh).rows(EVAL_RESPONSES)}
+    assert {q: (r["grade"], r["correct"]) for q, r in rows.items()} == {
+        "hc0": ("wrong", False), "atd0": ("wrong", False), "tsa0": ("ungradable", False),
+        "asd0": ("ungradable", False), "er0": ("right", True), "h2t0": ("ungradable", False)}
