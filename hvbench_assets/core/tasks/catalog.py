@@ -201,7 +201,6 @@ TASKS: tuple[Task, ...] = (
     Task("Human_Count", "HC", PERSON, "human_counting", ("human_tracks", "person_count"), "none",
          Rules("people", "HcParams"), truth="human count", answer_from="a human count (annotations)",
          annotation="count", asks=Asks("a number of people", (_COUNT_Q, r"\b(?:people|persons?|individuals)\b")),
-         annotation="count",
          answer_kind="count",
          guideline="Count every different person seen at any moment, the same person once even if they leave and "
                    "return. Pause and step through crowded stretches."),
@@ -211,7 +210,6 @@ TASKS: tuple[Task, ...] = (
          why_ours="a target whose tracks L2 merged appears in several stretches and is rejected",
          truth="L1 time range; a model describes the person", answer_from="the target's L1 presence range",
          answer_labels=("human_tracks",), asks=Asks("when the person is on screen", (_TIME_Q,)),
-         answer_labels=("human_tracks",),
          answer_kind="time_span",
          guideline="The described person must be findable, and the right interval covers when they are on screen "
                    "(to the second). Reject if the description fits someone else too."),
@@ -269,7 +267,6 @@ TASKS: tuple[Task, ...] = (
          truth="L7 single speaking person whose L3 face class equals the L10 voice class",
          answer_from="the one person whose L7 speaker_scores row says speaking",
          answer_labels=("speaker_scores",), asks=Asks("the person who speaks", (_PERSON_Q, _SPEECH_Q)),
-         answer_labels=("speaker_scores",),
          answer_kind="person",
          guideline="Find who is speaking in the stretch asked about: lips moving in time with the voice. Reject if "
                    "the speaker is off screen or two people talk at once."),
