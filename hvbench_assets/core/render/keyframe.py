@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 
 from hvbench_assets.core.media import iter_frames
-from hvbench_assets.core.render.marked import HIGHLIGHT_BGR, NUMBER_BGR, draw_box
+from hvbench_assets.core.render.marked import HIGHLIGHT_BGR, NUMBER_BGR, draw_box, draw_boxes
 from hvbench_assets.core.vision.tables import Track, boxes_by_frame, number_tracks
 
 BODY_BGR = (200, 200, 200)
@@ -70,9 +70,8 @@ def render_key_frame(clip: str | Path, tracks: list[Track], dst: str | Path, max
     bodies = boxes_by_frame(tracks, "body").get(frame, {})
     for tid, box in bodies.items():
         draw_box(img, _scaled(box, to_img), BODY_BGR, scale * 0.5)
-    for tid, box in faces[frame].items():
-        color = HIGHLIGHT_BGR if tid in highlight else NUMBER_BGR
-        draw_box(img, _scaled(box, to_img), color, scale, person_label(numbers.get(tid), tid))
+    draw_boxes(img, [(_scaled(box, to_img), HIGHLIGHT_BGR if tid in highlight else NUMBER_BGR,
+                      person_label(numbers.get(tid), tid)) for tid, box in faces[frame].items()], scale)
     k = max_side / max(img.shape[:2])
     if k < 1:
         img = cv2.resize(img, None, fx=k, fy=k, interpolation=cv2.INTER_AREA)
