@@ -98,6 +98,11 @@ def test_task_partition_page_shows_key_frame_explain_review_link_and_checks(duo)
     assert f"{q['answer']}. {q['answer_text']} (track {tid})" in meta["preview"].value
     assert f"| {number} | {tid} | box {number} | yes |" in meta["people"].value
     assert "task_wide_verdicts" in meta and "task_verdicts" not in meta
+    # the question leads, short enough for the UI to show inline, its picture next; task-wide totals last
+    keys = list(meta)
+    assert keys[:2] == ["question", "question_key_frame"] and keys[-1].startswith("task_wide_")
+    assert len(meta["question"].value) < 1000 and f"**{q['answer']}. {q['answer_text']} (track {tid}) (answer)**" \
+        in meta["question"].value and q["question"] in meta["question"].value
     assert meta["dagster/row_count"].value == 2
     checks = {c.asset_key.to_user_string(): c for c in result.get_asset_check_evaluations()}
     assert checks["active_speaker_detection"].passed

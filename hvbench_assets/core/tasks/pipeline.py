@@ -130,6 +130,28 @@ def run_family(
     return Outcome(family, labels, verdict, qid, family.build(ctx), numbers)
 
 
+INLINE_MD_CHARS = 1000  # Dagster's UI shows a Markdown entry this short inline, a longer one behind "[Show Markdown]"
+
+
+def question_at_a_glance(q: Mapping[str, Any] | None, status: str, reason: str) -> str:
+    """What a person opening a task partition came for, short enough to show inline: the question, its options with
+    the answer marked (long texts cut; the full ones are in `preview`), or why there is no question."""
+    if not q or not q.get("options"):
+        return f"**No question**: {status}" + (f", {reason}" if reason else "")
+
+    def cut(text: str, n: int) -> str:
+        text = " ".join(str(text).split())
+        return text if len(text) <= n else text[: n - 1] + "…"
+
+    for width in (160, 100, 60, 30):
+        opts = "\n".join(f"- {'**' if o['letter'] == q['answer'] else ''}{o['letter']}. {cut(o['text'], width)}"
+                         f"{' (answer)**' if o['letter'] == q['answer'] else ''}" for o in q["options"])
+        text = f"{cut(q['question'], 2 * width)}\n\n{opts}"
+        if len(text) < INLINE_MD_CHARS:
+            return text
+    return text[: INLINE_MD_CHARS - 1]
+
+
 def preview_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     """The questions as a reader sees them, for the asset's metadata."""
     out = []

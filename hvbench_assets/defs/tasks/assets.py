@@ -26,7 +26,13 @@ from hvbench_assets.core.tasks.calls import ModelUnreachable, asker
 from hvbench_assets.core.tasks.labels import PAPER_LABEL, LabelsMissing, load_labels
 from hvbench_assets.core.tasks.materialize import (earlier_actions, key_frame_path, question_dir, stored_video_path,
                                                    task_counts)
-from hvbench_assets.core.tasks.pipeline import ANSWER_SLOT_RULE, blocked_row, preview_markdown, run_family
+from hvbench_assets.core.tasks.pipeline import (
+    ANSWER_SLOT_RULE,
+    blocked_row,
+    preview_markdown,
+    question_at_a_glance,
+    run_family,
+)
 from hvbench_assets.core.tasks.registry import FAMILIES, TaskFamily
 from hvbench_assets.core.tasks.rules import named_number
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
@@ -165,8 +171,10 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Settin
     with wh.batch():  # the metadata's quick reads in one opening of the file (16 tasks x every clip)
         source, overview = clip_source_tags(wh, settings.inbox, vid), task_overview(wh, family)
     tags = tag_run(context, source)
+    # what a person came for first (the UI keeps this order): the question inline, its picture, why; bookkeeping after
     return dg.MaterializeResult(tags=tags, check_results=[question_check(family, question)], metadata={
-        **overview,
+        "question": dg.MetadataValue.md(question_at_a_glance(with_track_ids(question, marking) if question else None,
+                                                             candidate["status"], candidate["reason"] or "")),
         **(question_pointers(context, question, marking, clip.path, labels.tracks, out_dir, settings.review_url)
            if question else {}),
         "status": candidate["status"], "rule": candidate["rule"], "reason": candidate["reason"] or "",
@@ -177,6 +185,7 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Settin
                                        f"{candidate['status']}: {candidate['reason']}"),
         **({"question_video": dg.MetadataValue.path(str(resolve(question["video_path"])))}
            if question and question["video_path"] else {}),
+        **overview,
     })
 
 
@@ -234,8 +243,7 @@ def people_table(tracks, question: dict, marking: dict | None) -> str:
 def question_pointers(context, question: dict, marking: dict | None, clip_path, tracks, out_dir, review_url: str) -> dict:
     """What a reader acts on: the question video's key frame with its boxes, the explain command, the review link."""
     qid = question["question_id"]
-    out = {"explain": dg.MetadataValue.md(f"`hvbench explain {qid}`"),
-           "review_app": dg.MetadataValue.url(f"{review_url.rstrip('/')}/questions/{qid}")}
+    out: dict = {}
     kind = (marking or {}).get("kind", "none")
     numbers = {int(t): int(n) for t, n in (marking or {}).get("numbers", {}).items()}
     highlight = {int(t) for t in (marking or {}).get("track_ids", ())}
@@ -248,9 +256,11 @@ def question_pointers(context, question: dict, marking: dict | None, clip_path, 
     except (MediaError, OSError) as exc:  # a picture for the UI only
         context.log.warning(f"key frame of question {qid} not drawn: {exc}")
         drawn = None
-    if drawn is not None:
-        out.update(image(drawn[0], "question_key_frame"))
+    if drawn is not None:  # the picture first, its file after
+        out.update(sorted(image(drawn[0], "question_key_frame").items(), key=lambda kv: kv[0].endswith("_file")))
         out["people_on_key_frame"] = dg.MetadataValue.json(frame_people(shown, drawn[1], names))
+    out.update({"explain": dg.MetadataValue.md(f"`hvbench explain {qid}`"),
+                "review_app": dg.MetadataValue.url(f"{review_url.rstrip('/')}/questions/{qid}")})
     if tracks:  # who is who: the same number and track id as on human_tracks and speaker_scores
         out["people"] = dg.MetadataValue.md(people_table(tracks, question, marking))
     return out
