@@ -181,24 +181,23 @@ def build_network():
     return LightASD()
 
 
-def load_weights(net, path: str | Path) -> None:
-    """Load a Light-ASD checkpoint (plain or DataParallel-prefixed state dict); strict on shapes."""
+def load_weights(net, path: str | Path, name: str = "Light-ASD",
+                 hint: str = ": point audio_models.light_asd_weights (env HVBENCH_LIGHT_ASD_WEIGHTS) at a "
+                             "`pretrain_AVA_CVPR.model` checkpoint, or leave it empty for the shipped one") -> None:
+    """Load a checkpoint of `name`'s network (plain or DataParallel-prefixed state dict); strict on shapes. The
+    visual-only head (`lossV`), unused at inference, may be missing."""
     import torch
 
     path = Path(path) if path else None
     if path is None or not path.is_file():
-        raise ModelUnavailable(
-            f"Light-ASD weights not found at {str(path) if path else '(no path configured)'}: point "
-            "audio_models.light_asd_weights (env HVBENCH_LIGHT_ASD_WEIGHTS) at a `pretrain_AVA_CVPR.model` "
-            "checkpoint, or leave it empty for the shipped one"
-        )
+        raise ModelUnavailable(f"{name} weights not found at {str(path) if path else '(no path configured)'}{hint}")
     state = torch.load(str(path), map_location="cpu", weights_only=True)
     state = state.get("state_dict", state) if isinstance(state, dict) else state
     state = {k.removeprefix("module."): v for k, v in state.items()}
     missing, unexpected = net.load_state_dict(state, strict=False)
     needed = [k for k in missing if not k.startswith("lossV.")]
     if needed or unexpected:
-        raise ModelUnavailable(f"{path} is not a Light-ASD checkpoint: missing {needed[:5]}, unexpected {unexpected[:5]}")
+        raise ModelUnavailable(f"{path} is not a {name} checkpoint: missing {needed[:5]}, unexpected {unexpected[:5]}")
 
 
 def prepare_faces(frames_bgr) -> np.ndarray:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hvbench_assets.core.audio.weights import ModelUnavailable
-
 REACH = 9  # frames either side a frame's encoding depends on: three blocks of 5- then 3-wide temporal convolutions
 
 
@@ -149,16 +147,7 @@ def build_network():
 
 
 def load_weights(net, path: str | Path) -> None:
-    """Load an LR-ASD checkpoint (plain or DataParallel-prefixed state dict); strict on shapes."""
-    import torch
+    """Load an LR-ASD checkpoint (light_asd.load_weights' rules: strict on shapes, `lossV` may be missing)."""
+    from hvbench_assets.core.speakers.light_asd import load_weights as load_checkpoint
 
-    path = Path(path) if path else None
-    if path is None or not path.is_file():
-        raise ModelUnavailable(f"LR-ASD weights not found at {path or '(no path configured)'}")
-    state = torch.load(str(path), map_location="cpu", weights_only=True)
-    state = state.get("state_dict", state) if isinstance(state, dict) else state
-    state = {k.removeprefix("module."): v for k, v in state.items()}
-    missing, unexpected = net.load_state_dict(state, strict=False)
-    needed = [k for k in missing if not k.startswith("lossV.")]
-    if needed or unexpected:
-        raise ModelUnavailable(f"{path} is not an LR-ASD checkpoint: missing {needed[:5]}, unexpected {unexpected[:5]}")
+    load_checkpoint(net, path, "LR-ASD", hint="")

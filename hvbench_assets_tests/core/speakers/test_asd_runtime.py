@@ -191,7 +191,7 @@ def test_lr_asd_refuses_a_light_asd_checkpoint():
     from hvbench_assets.core.published_weights import weight_path
     from hvbench_assets.core.speakers.lr_asd import build_network as build_lr, load_weights as load_lr
 
-    with pytest.raises(ModelUnavailable, match="not an LR-ASD checkpoint"):
+    with pytest.raises(ModelUnavailable, match="not a LR-ASD checkpoint"):
         load_lr(build_lr(), weight_path("light_asd"))
     with pytest.raises(ModelUnavailable, match="not found"):
         asd_runtime.LrAsdScorer(weights_path="/nonexistent/lr.model").load()
