@@ -133,3 +133,33 @@ def option_key(page, letter: str) -> str:
     """The digit key of option `letter` in the order this reviewer sees the options."""
     letters = page.eval_on_selector_all("#options li", "els => els.map(e => e.dataset.letter)")
     return str(letters.index(letter) + 1)
+
+
+SHOWN = "() => !document.getElementById('item').hidden || !document.getElementById('empty').hidden"
+
+
+@contextlib.contextmanager
+def review_page(two_clips: Path, two_clips_built: Path, queue: int, reviewer: str = "kim"):
+    """The review app on `queue` real questions (cloned under new ids), in the system chromium, signed in as
+    `reviewer` with the review page's first item shown: yields (page, questions by id, the page's JS errors)."""
+    chromium = chromium_or_skip()
+    from playwright.sync_api import sync_playwright
+
+    wh = Warehouse(two_clips / "wh.duckdb")
+    clone_questions(wh, queue)
+    by_id = {q["question_id"]: q for q in wh.rows(QUESTIONS)}
+    with review_server(two_clips, media_roots=(two_clips_built / "data",)) as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(chromium), args=["--no-sandbox"])
+        try:
+            page = browser.new_context().new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(url + "/")
+            page.fill("#name", reviewer)
+            page.keyboard.press("Enter")
+            page.wait_for_selector("text=Review queue")
+            page.goto(url + "/review")
+            page.wait_for_function(SHOWN)
+            yield page, by_id, errors
+        finally:
+            browser.close()

@@ -23,11 +23,10 @@ from hvbench_assets.defs.resources import SettingsResource, WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 from hvbench_assets.defs.tasks.sensors import annotation_sensor
 from hvbench_assets_tests.real_labels import materialize
-from hvbench_assets_tests.review.harness import chromium_or_skip, current_qid, option_key, review_server, wait_after
+from hvbench_assets_tests.review.harness import SHOWN, chromium_or_skip, current_qid, option_key, review_server, wait_after
 
 pytestmark = pytest.mark.slow
 ASSETS = {a.key.to_user_string(): a for a in TASK_ASSETS}
-SHOWN = "() => !document.getElementById('item').hidden || !document.getElementById('empty').hidden"
 
 
 @pytest.fixture(scope="module")

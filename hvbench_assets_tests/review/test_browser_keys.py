@@ -10,34 +10,16 @@ import pytest
 
 from hvbench_assets.core.curation.store import decisions
 from hvbench_assets.core.curation.tables import UNDONE_DECISIONS
-from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.review.harness import (chromium_or_skip, clone_questions, current_qid, option_key, review_server,
-                                                wait_after)
+from hvbench_assets_tests.review.harness import current_qid, option_key, review_page, wait_after
 
 pytestmark = pytest.mark.slow
-SHOWN = "() => !document.getElementById('item').hidden || !document.getElementById('empty').hidden"
 QUEUE = 30
 
 
 def test_ten_one_key_decisions_undo_and_a_mouse_only_rejection(two_clips, two_clips_built, record_property):
-    chromium = chromium_or_skip()
-    from playwright.sync_api import sync_playwright
-
     wh = Warehouse(two_clips / "wh.duckdb")
-    clone_questions(wh, QUEUE)
-    by_id = {q["question_id"]: q for q in wh.rows(QUESTIONS)}
-    with review_server(two_clips, media_roots=(two_clips_built / "data",)) as url, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(chromium), args=["--no-sandbox"])
-        page = browser.new_context().new_page()
-        errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(url + "/")
-        page.fill("#name", "kim")
-        page.keyboard.press("Enter")
-        page.wait_for_selector("text=Review queue")
-        page.goto(url + "/review")
-        page.wait_for_function(SHOWN)
+    with review_page(two_clips, two_clips_built, QUEUE) as (page, by_id, errors):
         assert page.inner_text("#guideline").strip() and "0 done" in page.inner_text("#progress-text")
         done = []
         for _ in range(10):
@@ -60,7 +42,6 @@ def test_ten_one_key_decisions_undo_and_a_mouse_only_rejection(two_clips, two_cl
         page.click("#reasons li[data-reason=bad_track]")
         wait_after(page, done[-1])
         assert page.evaluate("document.activeElement === document.body") and not errors
-        browser.close()
     ds = decisions(wh, reviewer="kim")
     assert [d["action"] for d in ds] == ["accept"] * 9 + ["reject"]
     assert all(d["blind_choice"] == by_id[d["question_id"]]["answer"] for d in ds[:9])

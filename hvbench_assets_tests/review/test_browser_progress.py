@@ -5,34 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from hvbench_assets.core.tasks.store import QUESTIONS
-from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.review.harness import (chromium_or_skip, clone_questions, current_qid, option_key, review_server,
-                                                wait_after)
+from hvbench_assets_tests.review.harness import current_qid, option_key, review_page, wait_after
 
 pytestmark = pytest.mark.slow
-SHOWN = "() => !document.getElementById('item').hidden || !document.getElementById('empty').hidden"
 QUEUE = 12
 
 
 def test_counter_after_undo_and_the_status_line_clears_on_the_next_key(two_clips, two_clips_built):
-    chromium = chromium_or_skip()
-    from playwright.sync_api import sync_playwright
-
-    wh = Warehouse(two_clips / "wh.duckdb")
-    clone_questions(wh, QUEUE)
-    by_id = {q["question_id"]: q for q in wh.rows(QUESTIONS)}
-    with review_server(two_clips, media_roots=(two_clips_built / "data",)) as url, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(chromium), args=["--no-sandbox"])
-        page = browser.new_context().new_page()
-        errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(url + "/")
-        page.fill("#name", "kim")
-        page.keyboard.press("Enter")
-        page.wait_for_selector("text=Review queue")
-        page.goto(url + "/review")
-        page.wait_for_function(SHOWN)
+    with review_page(two_clips, two_clips_built, QUEUE) as (page, by_id, errors):
 
         def counter() -> str:
             return page.inner_text("#progress-text")
@@ -61,4 +41,3 @@ def test_counter_after_undo_and_the_status_line_clears_on_the_next_key(two_clips
         assert counter() == f"3 done · {QUEUE - 3} left"
         page.keyboard.press("Space")  # any key clears the "saved" line, even play/pause
         assert page.inner_text("#status") == "" and not errors
-        browser.close()
