@@ -25,7 +25,8 @@ from hvbench_assets.defs.ingest.jobs import (
 from hvbench_assets.defs.labels.descriptions import VIDEO_CAPTION_VERSION
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
 from hvbench_assets.defs.resources import MllmResource, SettingsResource, WarehouseResource
-from hvbench_assets.defs.run_tags import inbox_relative, source_tags
+from hvbench_assets.defs.run_tags import (MAX_TAG_VALUE, SOURCE_TAG, file_tag_key, files_tags, inbox_relative,
+                                         source_tags)
 from hvbench_assets.defs.sensor_state import load_state, save_state
 
 
@@ -76,7 +77,8 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: SettingsResource
             new_keys.append(p.raw_video_id)
         context.log.info(f"{'changed' if p.changed else 'new'} file {p.rel_path} -> raw_videos/{p.raw_video_id}")
         runs.append(dg.RunRequest(partition_key=p.raw_video_id, run_key=f"{p.raw_video_id}:{p.fingerprint}",
-                                  tags={"hvbench/source": p.rel_path[:250]}))
+                                  tags={SOURCE_TAG: p.rel_path[:MAX_TAG_VALUE],
+                                        file_tag_key(p.raw_video_id): p.rel_path[:MAX_TAG_VALUE]}))
     return dg.SensorResult(
         run_requests=runs,
         dynamic_partitions_requests=[raw_videos_partitions.build_add_request(new_keys)] if new_keys else [],
@@ -119,7 +121,7 @@ def clip_sensor(context: dg.SensorEvaluationContext, settings: SettingsResource,
     wh = warehouse.get()
     if not wh.has_table(CLIPS.name):
         return dg.SkipReason("no clips yet")
-    rows = wh.query("SELECT c.video_id, c.sha256, c.start_s, c.end_s, r.path FROM clips c "
+    rows = wh.query("SELECT c.video_id, c.raw_video_id, c.sha256, c.start_s, c.end_s, r.path FROM clips c "
                     "LEFT JOIN raw_videos r USING (raw_video_id) WHERE c.kept ORDER BY c.video_id")
     inbox = settings.inbox
     missing = describer_configured(mllm)
@@ -152,13 +154,14 @@ def clip_sensor(context: dg.SensorEvaluationContext, settings: SettingsResource,
         if len(batch) == 1:
             runs.append(dg.RunRequest(partition_key=batch[0], job_name=job.name,
                                       run_key=f"{batch[0]}:{first['sha256'][:16]}:{job.name}",
-                                      tags=source_tags(inbox, first["path"], first["start_s"], first["end_s"])))
+                                      tags=source_tags(inbox, first["path"], first["start_s"], first["end_s"],
+                                                       first["raw_video_id"])))
             continue
         contents = hashlib.sha256("".join(f"{v}:{pending[v]['sha256']};" for v in batch).encode()).hexdigest()
-        sources = {pending[v]["path"] for v in batch}
+        # one tag per file of the batch (and `hvbench/source` when it is one file): found by each file's filter
+        files = files_tags(inbox, [(pending[v]["raw_video_id"], pending[v]["path"]) for v in batch])
         runs.append(dg.RunRequest(job_name=job.name, run_key=f"{batch[0]}..{batch[-1]}:{contents[:16]}:{job.name}",
-                                  tags={**range_tags(batch[0], batch[-1]), BATCH_TAG: str(len(batch)),
-                                        **(source_tags(inbox, first["path"]) if len(sources) == 1 else {})}))
+                                  tags={**range_tags(batch[0], batch[-1]), BATCH_TAG: str(len(batch)), **files}))
     cursor = save_state(context, "clip_sensor", requested)
     if not runs:
         return dg.SensorResult(cursor=cursor, skip_reason="no new clips", dynamic_partitions_requests=partitions)
