@@ -122,21 +122,23 @@ _BATCH_SOURCES: dict[tuple[str, str], list[dict[str, str]]] = {}  # (run, step) 
 
 
 def _tag_batch_run(context, tags: dict[str, str]) -> None:
-    """A batch's run gets one `hvbench/file/<key>` tag per file its clips come from, and names its source when all
-    its clips share one file, as clip_sensor's batches are tagged; a backfill's range runs get them here. Decided
-    at the step's last clip (a clip that failed before this call adds no file; its source tag is then left off)."""
+    """A batch's run gets one `hvbench/file/<key>` tag per file its clips come from (added at the first clip of
+    each file, so a later clip's failure cannot lose it), and names its source when all its clips share one file,
+    as clip_sensor's batches are tagged; a backfill's range runs get them here. The source is decided at the
+    step's last clip (a clip that failed before this call leaves it off)."""
     step = (context.run_id, context.assets_def.key.to_user_string())
     seen = _BATCH_SOURCES.setdefault(step, [])
+    new = {k: v for k, v in tags.items() if k.startswith(FILE_TAG_PREFIX) and not any(k in t for t in seen)}
     seen.append(tags)
+    if new:
+        _add_missing(context, new)
     keys = context.batch_keys
     if context.partition_key != keys[-1]:
         return
     del _BATCH_SOURCES[step]
-    files = {k: v for t in seen for k, v in t.items() if k.startswith(FILE_TAG_PREFIX)}
     sources = [t.get(SOURCE_TAG) for t in seen]
     if len(seen) == len(keys) and sources[0] and len(set(sources)) == 1:
-        files[SOURCE_TAG] = sources[0]
-    _add_missing(context, files)
+        _add_missing(context, {SOURCE_TAG: sources[0]})
 
 
 def _add_missing(context, tags: dict[str, str]) -> None:

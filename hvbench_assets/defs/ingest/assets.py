@@ -132,6 +132,8 @@ def video_probe(context: dg.AssetExecutionContext, settings: SettingsResource,
     video_id = context.partition_key
     wh = warehouse.get()
     path = clip_file(warehouse, video_id)
+    # before the probe: a run that read a corrupt clip touched its file too (the Runs page filter by file finds it)
+    tags = tag_run(context, clip_source_tags(wh, settings.inbox, video_id))
     prov = {"backend": "pyav", "model": "ffmpeg", "code_version": VIDEO_PROBE_VERSION}
     try:
         probe = probe_video(path)
@@ -142,7 +144,6 @@ def video_probe(context: dg.AssetExecutionContext, settings: SettingsResource,
     wh.replace(VIDEO_PROBE, {"video_id": video_id}, [{**probe.as_row(), "path": to_stored(path), "status": "ok", "reason": None}], provenance=prov)
     source = wh.query("SELECT c.raw_video_id, c.start_s, c.end_s, r.path FROM clips c "
                       "LEFT JOIN raw_videos r USING (raw_video_id) WHERE c.video_id = ?", [video_id])[0]
-    tags = tag_run(context, clip_source_tags(wh, settings.inbox, video_id))
     return dg.MaterializeResult(data_version=dg.DataVersion(probe.sha256[:16]), tags=tags, metadata=materialization({
         **row_counts(wh, VIDEO_PROBE, 1),
         "path": dg.MetadataValue.path(str(path)),
