@@ -9,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 
 from hvbench_assets.core.ingest.batches import clip_batches
-from hvbench_assets.core.ingest.done import probed_clips, split_files
+from hvbench_assets.core.ingest.done import probed_clips, recognise_by_content, split_contents
 from hvbench_assets.core.ingest.inbox import list_inbox, scan
 from hvbench_assets.core.ingest.tables import CLIPS, INBOX_SKIPS, RAW_VIDEOS
 from hvbench_assets.core.media.paths import relative_to_root, resolve, to_stored
@@ -47,8 +47,23 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: SettingsResource
     state.setdefault("keys", {}).update({k: inbox_relative(inbox, r["path"]) for k, r in registry.items()})
     for rel, entry in state.setdefault("files", {}).items():
         entry.setdefault("key", known.get(str((inbox / rel).resolve())))
-    result = scan(list_inbox(inbox, settings.inbox_roots), state, now=time.time(), settle_s=settings.inbox_settle_s,
-                  done=split_files(wh, inbox, SCENE_CLIPS_VERSION))
+    files = list_inbox(inbox, settings.inbox_roots)
+    # content already split is recognised by its bytes when its size and mtime changed but its path did not (a data
+    # folder copied or restored without its mtimes): its registered mtime is brought up to date, nothing runs
+    split = split_contents(wh, inbox, SCENE_CLIPS_VERSION)
+    copies = recognise_by_content(files, split, inbox, picked={r: e.get("picked") for r, e in state["files"].items()},
+                                  hashed=state.get("hashed", {}))
+    for rel, (_fp, key) in copies.done.items():
+        f = next(f for f in files if f.rel_path == rel)
+        if key in registry:
+            wh.replace(RAW_VIDEOS, {"raw_video_id": key}, [{**registry[key], "mtime": f.mtime}])
+        context.log.info(f"{rel}: same content as raw_videos/{key} (sha256), already split: nothing to run")
+    result = scan(files, state, now=time.time(), settle_s=settings.inbox_settle_s,
+                  done={**{rel: (f.fingerprint, f.key) for rel, f in split.items()}, **copies.done},
+                  waiting=copies.waiting)
+    listed = {f.rel_path for f in files}
+    hashed = {**{r: h for r, h in state.get("hashed", {}).items() if r in listed}, **copies.hashed}
+    result.state["hashed"] = {r: h for r, h in hashed.items() if r not in copies.done}
     for path, reason in result.skipped:
         context.log.info(f"passed over {path}: {reason}")
     if result.state["skips"] != state.get("skips"):  # `hvbench status` lists what is passed over now
