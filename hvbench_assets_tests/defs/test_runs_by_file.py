@@ -74,4 +74,7 @@ def test_a_run_over_two_files_is_found_by_either(tmp_path, monkeypatch, dagster_
     assert "hvbench/file/b_talk=b_talk.mp4" in out
     assert "/runs?q[]=tag%3Ahvbench%2Ffile%2Fb_talk%3Db_talk.mp4" in out
     assert sensor_run.run_id in out and bare_run.run_id in out
+    assert cli_main(["runs", "--file", "a_talk"]) == 0  # the raw_videos key names the file too
+    out = capsys.readouterr().out
+    assert out.startswith("a_talk.mp4 (raw_videos/a_talk)") and "hvbench/file/a_talk=a_talk.mp4" in out
     assert cli_main(["runs", "--file", "nothing.mp4"]) == 2
