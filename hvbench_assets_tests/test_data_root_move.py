@@ -103,3 +103,72 @@ def test_the_data_root_moves_and_every_read_follows(tmp_path, monkeypatch, dagst
     crops = [r["face_clip_path"] for r in wh.rows(HUMAN_TRACKS, video_id=clip) if r["status"] == "ok"]
     assert len(crops) == 2 and all((b / c).is_file() for c in crops)
     assert values_naming(wh, a, b) == []  # nothing stored names either host path
+
+
+@pytest.mark.slow
+def test_a_copied_data_folder_and_dagster_home_start_no_run_and_show_paths_under_the_new_folder(
+        tmp_path, monkeypatch):
+    """A user copies the data folder and DAGSTER_HOME elsewhere (`cp -r`: the files get new mtimes) and points the
+    settings at the copies: the inbox sensor recognises the files by their content (sha256 against `raw_videos`),
+    so neither sensor starts a run, and the metadata the UI shows names paths relative to the data folder."""
+    import os
+    import time
+
+    from hvbench_assets.core.media.paths import resolve
+    from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
+    from hvbench_assets.defs.metadata import DATA_FOLDER
+    from hvbench_assets.demo.main import clip_offline_labels_job, raw_video_job
+    from hvbench_assets_tests.pipeline_runs import _apply, _resources, latest_metadata
+
+    def tick(sensor, instance, cursor):
+        result = sensor(dg.build_sensor_context(instance=instance, cursor=cursor, resources=_resources()))
+        return _apply(result, instance), getattr(result, "cursor", cursor)
+
+    a, home_a = tmp_path / "a" / "hvdata", tmp_path / "a" / "dagster_home"
+    home_a.mkdir(parents=True)
+    (home_a / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    monkeypatch.setenv("DAGSTER_HOME", str(home_a))
+    use_data_root(monkeypatch, a)
+    talking_clip(a / "inbox" / "talk.mp4", seconds=2.5)
+    with dg.DagsterInstance.get() as instance:
+        inbox_cursor, requests = None, []
+        for _ in range(2):  # a file is read once it looked the same twice
+            runs, inbox_cursor = tick(inbox_sensor, instance, inbox_cursor)
+            requests += runs
+        assert [r.partition_key for r in requests] == ["talk"]
+        assert execute(raw_video_job, instance, "talk", requests[0].tags)
+        (request,), clip_cursor = tick(clip_sensor, instance, None)
+        clip = request.partition_key
+        assert execute(clip_offline_labels_job, instance, clip, request.tags, assets=["video_probe", "human_tracks"])
+        assert tick(inbox_sensor, instance, inbox_cursor)[0] == []  # nothing new
+
+    # the copies: new mtimes on every file (set an hour back, so the sensor need not wait for them to settle)
+    b, home_b = tmp_path / "b" / "restored" / "hvdata", tmp_path / "b" / "restored" / "dagster_home"
+    shutil.copytree(a, b, copy_function=shutil.copy)
+    shutil.copytree(home_a, home_b, copy_function=shutil.copy)
+    copied = b / "inbox" / "talk.mp4"
+    old = time.time() - 3600
+    os.utime(copied, (old, old))
+    assert copied.stat().st_mtime != (a / "inbox" / "talk.mp4").stat().st_mtime
+    shutil.rmtree(tmp_path / "a")
+    monkeypatch.setenv("DAGSTER_HOME", str(home_b))
+    use_data_root(monkeypatch, b)
+    with dg.DagsterInstance.get() as instance:
+        # two evaluations: a file whose size or mtime changed is otherwise picked up at the second, once settled
+        for _ in range(2):
+            runs, inbox_cursor = tick(inbox_sensor, instance, inbox_cursor)
+            assert runs == []
+        assert tick(clip_sensor, instance, clip_cursor)[0] == []
+        # the registry follows the file's new mtime: a lost cursor reads nothing again either
+        assert Warehouse(b / "hvbench.duckdb").rows(RAW_VIDEOS)[0]["mtime"] == copied.stat().st_mtime
+        assert tick(inbox_sensor, instance, None)[0] == []
+
+        # the UI's metadata: paths relative to the data folder, which is named once (where it was then)
+        probe = latest_metadata(instance, "video_probe", clip)
+        tracks = latest_metadata(instance, "human_tracks", clip)
+        assert probe["path"] == f"clips/talk/{clip}.mp4" and probe["source"] == "inbox/talk.mp4"
+        assert probe[DATA_FOLDER] == tracks[DATA_FOLDER] == str(a)
+        for meta, names in ((probe, ["path", "source"]), (tracks, ["clip", "crop_dir", "key_frame_file"])):
+            for name in names:
+                assert not os.path.isabs(meta[name]), (name, meta[name])
+                assert resolve(meta[name]).is_relative_to(b) and resolve(meta[name]).exists(), (name, meta[name])

@@ -10,6 +10,7 @@ common.py), one module per group, so other stages add theirs the same way withou
     review.py      hvbench review / review-token / review-assign / review-stats
     status.py      hvbench status                      (registered inbox files; what the inbox sensor passes over)
     runs.py        hvbench runs [--fail-dead]          (runs left in progress by a killed process; mark them failed)
+                   hvbench runs --file FILE            (the Runs page filter listing every run touching FILE, and those runs)
     warehouse.py   hvbench warehouse info|copy         (backends, tables; DuckDB file <-> DuckLake)
     demo.py        hvbench demo [--videos DIR]         (the main job on sample clips, printed)
     synthesis.py   hvbench rerank --weight MODEL=W     (synthesis winners under other weights, from stored scores)

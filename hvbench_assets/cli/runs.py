@@ -1,4 +1,8 @@
-"""Runs the instance still shows as in progress although their process is gone.
+"""Runs the instance still shows as in progress although their process is gone; the runs of one source file.
+
+`hvbench runs --file FILE` prints the Runs page filter that lists every run touching an inbox file (its
+`hvbench/file/<key>` tag, defs/run_tags.py: batches over several files included), a link to the page with that
+filter set, and the runs the local instance finds with it.
 
 A run executed by `dagster asset materialize` (or a run worker killed by the kernel) writes no end event
 when it is killed, and the default run launcher offers run monitoring no way to see that its worker died:
@@ -11,11 +15,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hvbench_assets.cli.common import command
+from hvbench_assets.cli.common import command, existing_warehouse, warehouse_arg
 
 if TYPE_CHECKING:  # Dagster is imported when the command runs: `hvbench --help` stays fast
     import dagster as dg
@@ -119,15 +124,83 @@ def fail_dead_runs(instance: dg.DagsterInstance) -> list[RunProcess]:
 def _runs_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fail-dead", action="store_true",
                    help="mark runs whose process is gone (killed `dagster asset materialize`, a dead worker) as failed")
+    p.add_argument("--file", metavar="FILE",
+                   help="an inbox file (its name, its path in the inbox, or its raw_videos key): print the Runs page "
+                        "filter that lists every run touching it, and those runs")
+    p.add_argument("--limit", type=int, default=20, help="runs listed with --file (newest first; default 20)")
+    warehouse_arg(p)
 
 
-@command("runs", "runs the local instance shows in progress, and whether their process still exists", _runs_args)
+@dataclass(frozen=True)
+class FileRuns:
+    raw_video_id: str
+    file: str  # as the run tags name it: relative to the inbox
+    tags: dict  # the run filter: tag key -> value
+
+    @property
+    def filter_text(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.tags.items())
+
+    def ui_link(self, base: str) -> str:
+        from urllib.parse import quote
+
+        return f"{base.rstrip('/')}/runs?" + "&".join(
+            f"q[]={quote(f'tag:{k}={v}', safe='')}" for k, v in self.tags.items())
+
+    @property
+    def graphql(self) -> str:
+        tags = ", ".join(f'{{key: "{k}", value: {_json(v)}}}' for k, v in self.tags.items())
+        return f"runsOrError(filter: {{tags: [{tags}]}})"
+
+
+def _json(text: str) -> str:
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+def find_files(wh, inbox: Path, name: str) -> list[FileRuns]:
+    """The registered inbox files `name` names: by raw_videos key, path in the inbox, stored path, absolute path
+    or (when nothing else matches) file name alone."""
+    from hvbench_assets.core.ingest.tables import RAW_VIDEOS
+    from hvbench_assets.core.media.paths import resolve
+    from hvbench_assets.defs.run_tags import file_filter, inbox_relative
+
+    if not wh.has_table(RAW_VIDEOS.name):
+        return []
+    rows = sorted(wh.rows(RAW_VIDEOS), key=lambda r: r["raw_video_id"])
+    found = [(r, inbox_relative(inbox, r["path"])) for r in rows]
+    given = os.path.abspath(name)
+    exact = [(r, rel) for r, rel in found if name in (r["raw_video_id"], rel, r["path"])
+             or str(resolve(r["path"])) == given]
+    matches = exact or [(r, rel) for r, rel in found if Path(rel).name == Path(name).name]
+    return [FileRuns(r["raw_video_id"], rel, file_filter(r["raw_video_id"], rel)) for r, rel in matches]
+
+
+def file_runs_lines(instance: dg.DagsterInstance, f: FileRuns, ui: str, limit: int) -> list[str]:
+    import dagster as dg
+
+    runs = instance.get_runs(dg.RunsFilter(tags=f.tags), limit=limit)
+    lines = [f"{f.file} (raw_videos/{f.raw_video_id})",
+             f"  Runs page: Filter -> Tag -> {next(iter(f.tags))} -> {f.tags[next(iter(f.tags))]}, i.e. the tag "
+             f"filter {f.filter_text}",
+             f"  link: {f.ui_link(ui)}",
+             f"  GraphQL: {f.graphql}",
+             f"  {len(runs)}{'+' if len(runs) == limit else ''} run(s) in this instance touch it (newest first):"]
+    lines += [f"    {r.run_id}  {r.status.value:9s} {r.job_name} {_partitions(r.tags) or ''}" for r in runs]
+    return lines
+
+
+@command("runs", "runs the local instance shows in progress, and whether their process still exists; --file FILE: "
+         "the Runs page filter for every run touching FILE", _runs_args)
 def _runs(args: argparse.Namespace) -> int:
     import dagster as dg
 
     from hvbench_assets.core.settings import PROJECT_ROOT
 
     os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home"))
+    if args.file:
+        return _file_runs(args)
     with dg.DagsterInstance.get() as instance:
         runs = in_progress_runs(instance)
         for r in runs:
@@ -136,4 +209,21 @@ def _runs(args: argparse.Namespace) -> int:
         if args.fail_dead:
             for r in fail_dead_runs(instance):
                 print(f"marked {r.run_id} {'canceled' if r.status == 'CANCELING' else 'failed'}: {r.why}")
+    return 0
+
+
+def _file_runs(args: argparse.Namespace) -> int:
+    import dagster as dg
+
+    from hvbench_assets.settings_table import data_dir, raw, value
+
+    wh = existing_warehouse(args, ": no files registered yet")
+    inbox = Path(raw("HVBENCH_INBOX_DIR") or data_dir() / "inbox")
+    files = find_files(wh, inbox, args.file)
+    if not files:
+        print(f"no registered inbox file is named {args.file!r} (`hvbench status` lists them)", file=sys.stderr)
+        return 2
+    with dg.DagsterInstance.get() as instance:
+        for f in files:
+            print("\n".join(file_runs_lines(instance, f, value("HVBENCH_DAGSTER_URL"), args.limit)))
     return 0

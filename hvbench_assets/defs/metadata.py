@@ -1,5 +1,10 @@
 """Metadata every warehouse-writing asset shows the same way in the UI: its table's columns (definition),
-row counts (materialization), rounded numbers, images and file links."""
+row counts (materialization), rounded numbers, images and file links.
+
+File links (`paths`) name files relative to the data folder (HVBENCH_DATA_DIR), as the warehouse stores them, and
+name the data folder itself once beside them (`data_folder`): a materialization stays readable after the data
+folder moves or is restored elsewhere (its relative paths resolve under the new folder), and no event names one
+host's mount point in every entry. A file outside the data folder keeps its absolute path."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from typing import Any
 
 import dagster as dg
 
+from hvbench_assets.core.media.paths import data_root, relative_to_root
 from hvbench_assets.core.warehouse import TableSpec, Warehouse
 from hvbench_assets.core.warehouse.columns import describe
 
@@ -60,9 +66,28 @@ def materialization(metadata: Mapping[str, Any], digits: int = DIGITS) -> dict[s
     return out
 
 
+DATA_FOLDER = "data_folder"  # the metadata entry naming the data folder the relative paths are under
+
+
+def paths(**named: str | Path | None) -> dict[str, dg.MetadataValue]:
+    """File links for the UI: each `name=path` as a path relative to the data folder (absolute when it lies
+    outside), plus `data_folder` naming the folder once when any path is relative. None values are left out."""
+    out: dict[str, dg.MetadataValue] = {}
+    relative = False
+    for name, path in named.items():
+        if path is None or str(path) == "":
+            continue
+        rel = relative_to_root(path)
+        relative = relative or rel is not None
+        out[name] = dg.MetadataValue.path(rel if rel is not None else str(Path(path).absolute()))
+    if relative:
+        out[DATA_FOLDER] = dg.MetadataValue.path(str(data_root()))
+    return out
+
+
 def image(path: Path, caption: str) -> dict[str, dg.MetadataValue]:
     """An image the UI renders (Markdown with the picture inline) and the file it was written to."""
-    meta: dict[str, dg.MetadataValue] = {f"{caption}_file": dg.MetadataValue.path(str(path))}
+    meta: dict[str, dg.MetadataValue] = paths(**{f"{caption}_file": path})
     data = path.read_bytes()
     if len(data) <= MAX_INLINE_IMAGE_BYTES:
         mime = "image/png" if path.suffix.lower() == ".png" else "image/jpeg"

@@ -98,9 +98,16 @@ def test_a_ui_backfill_runs_key_ranges_and_a_corrupt_clip_fails_alone(tmp_path, 
                 "SELECT video_id, status FROM video_probe")}
             assert rows == {clips[0]: "ok", bad: "failed", clips[2]: "ok"}
 
-            # the range run's clips come from two files: it names no source (the one-clip run names its own)
-            assert "hvbench/source" not in instance.get_run_by_id(runs[0].run_id).tags
-            assert instance.get_run_by_id(runs[1].run_id).tags["hvbench/source"] == "c_talk.mp4"
+            # the range run's clips come from two files: it names no single source but both files, one tag each,
+            # so each file's filter finds it (the one-clip run names its own)
+            tags = instance.get_run_by_id(runs[0].run_id).tags
+            assert "hvbench/source" not in tags
+            assert tags["hvbench/file/a_talk"] == "a_talk.mp4" and tags["hvbench/file/b_talk"] == "b_talk.mp4"
+            for name in ("a_talk", "b_talk"):
+                assert runs[0].run_id in {r.run_id for r in instance.get_runs(dg.RunsFilter(
+                    tags={"dagster/backfill": backfill_id, f"hvbench/file/{name}": f"{name}.mp4"}))}
+            tags = instance.get_run_by_id(runs[1].run_id).tags
+            assert tags["hvbench/source"] == "c_talk.mp4" and tags["hvbench/file/c_talk"] == "c_talk.mp4"
             list(execute_backfill_iteration(context, logging.getLogger("backfill_daemon_test")))
             assert instance.get_backfill(backfill_id).status.value.startswith("COMPLETED")
 

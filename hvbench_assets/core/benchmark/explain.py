@@ -336,6 +336,7 @@ def format_explanation(data: Mapping[str, Any]) -> str:
     if raw:
         add(f"  raw file {raw['path']} ({raw['raw_video_id']}), {raw['start_s']:.2f}-{raw['end_s']:.2f} s "
             f"(clip #{raw['clip_index']}: {raw['kept_because']})")
+        add(f"  every run that touched it: `hvbench runs --file {raw['raw_video_id']}` (prints the Runs page filter)")
     else:
         add("  raw file: none recorded (the clip was registered directly, not cut from a raw video)")
     add(f"  clip: {_kv(src['clip'])}")

@@ -7,23 +7,39 @@ warehouse) does not run finished work again.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hvbench_assets.core.ingest.inbox import FileStat, fingerprint
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
 from hvbench_assets.core.media.paths import resolve
+from hvbench_assets.core.media.probe import file_sha256
 from hvbench_assets.core.warehouse import Warehouse
 
 
-def split_files(wh: Warehouse, inbox: Path, code_version: str) -> dict[str, tuple[str, str]]:
-    """Inbox file (path relative to `inbox`) -> (its fingerprint (size and mtime) when registered, its partition
-    key), for each file whose content `scene_clips` has hashed and split with `code_version`. A file that still
-    has that size and mtime holds that content: the sensor never reads a file's bytes (a tick must stay short)."""
+@dataclass(frozen=True)
+class SplitFile:
+    """A registered inbox file whose content `scene_clips` hashed and split."""
+    key: str  # its raw_videos partition key
+    size: int
+    mtime: float  # when it was registered
+    sha256: str
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(FileStat("", self.size, self.mtime))
+
+
+def split_contents(wh: Warehouse, inbox: Path, code_version: str) -> dict[str, SplitFile]:
+    """Inbox file (path relative to `inbox`) -> what was registered of it, for each file whose content
+    `scene_clips` has hashed and split with `code_version`."""
     if not (wh.has_table(CLIPS.name) and wh.has_table(RAW_VIDEOS.name)):
         return {}
     rows = wh.query(
-        "SELECT r.raw_video_id, r.path, r.file_size, r.mtime FROM raw_videos r WHERE r.sha256 IS NOT NULL AND EXISTS ("
-        "SELECT 1 FROM clips c WHERE c.raw_video_id = r.raw_video_id AND c.source_sha256 = r.sha256 "
+        "SELECT r.raw_video_id, r.path, r.file_size, r.mtime, r.sha256 FROM raw_videos r WHERE r.sha256 IS NOT NULL "
+        "AND EXISTS (SELECT 1 FROM clips c WHERE c.raw_video_id = r.raw_video_id AND c.source_sha256 = r.sha256 "
         "AND c.code_version = ?)", [code_version])
     root = inbox.resolve()
     out = {}
@@ -32,7 +48,58 @@ def split_files(wh: Warehouse, inbox: Path, code_version: str) -> dict[str, tupl
             rel = resolve(r["path"]).resolve().relative_to(root).as_posix()
         except ValueError:
             continue  # registered from another inbox folder
-        out[rel] = (fingerprint(FileStat(rel, r["file_size"], r["mtime"])), r["raw_video_id"])
+        out[rel] = SplitFile(r["raw_video_id"], r["file_size"], r["mtime"], r["sha256"])
+    return out
+
+
+def split_files(wh: Warehouse, inbox: Path, code_version: str) -> dict[str, tuple[str, str]]:
+    """Inbox file (path relative to `inbox`) -> (its fingerprint (size and mtime) when registered, its partition
+    key), for each file whose content `scene_clips` has hashed and split with `code_version`. A file that still
+    has that size and mtime holds that content: the sensor reads no bytes of it (a tick must stay short)."""
+    return {rel: (f.fingerprint, f.key) for rel, f in split_contents(wh, inbox, code_version).items()}
+
+
+CONTENT_CHECK_BUDGET_S = 20.0  # hashing per sensor tick (Dagster gives a sensor evaluation 60 s); the rest waits
+CHECKING = "checking whether its content is the one already split (a moved, copied or restored file)"
+
+
+@dataclass
+class Recognised:
+    done: dict[str, tuple[str, str]] = field(default_factory=dict)  # rel -> (its fingerprint now, its key)
+    waiting: dict[str, str] = field(default_factory=dict)  # rel -> why it is not decided yet (budget spent)
+    hashed: dict[str, list] = field(default_factory=dict)  # rel -> [fingerprint, sha256]: the checks to remember
+
+
+def recognise_by_content(files: Iterable[FileStat], split: Mapping[str, SplitFile], inbox: Path,
+                         picked: Mapping[str, str | None], hashed: Mapping[str, list],
+                         budget_s: float = CONTENT_CHECK_BUDGET_S, hasher: Callable[[Path], str] = file_sha256,
+                         clock: Callable[[], float] = time.monotonic) -> Recognised:
+    """Files whose size and mtime differ from what was registered but whose bytes are the content already split:
+    a data folder copied or restored without its mtimes (`cp -r`, a backup), or a file touched. Only a file of the
+    registered size is read (another size is other content), one not yet picked up with its present fingerprint
+    (`picked`: the sensor state's), and one whose hash for this fingerprint is not in `hashed` (the checks of
+    earlier ticks). Hashing stops once `budget_s` is spent (always after at least one file); the files left wait
+    for the next tick, so no run is requested for content that may be known."""
+    out = Recognised()
+    start, read = clock(), 0
+    for f in files:
+        known = split.get(f.rel_path)
+        fp = fingerprint(f)
+        if f.passed_over or known is None or fp == known.fingerprint or f.size != known.size:
+            continue
+        if picked.get(f.rel_path) == fp:
+            continue  # requested (or recognised) with this content already
+        prev = hashed.get(f.rel_path)
+        if prev and prev[0] == fp:
+            sha = prev[1]
+        elif read and clock() - start >= budget_s:
+            out.waiting[f.rel_path] = CHECKING
+            continue
+        else:
+            sha, read = hasher(inbox / f.rel_path), read + 1
+        out.hashed[f.rel_path] = [fp, sha]
+        if sha == known.sha256:
+            out.done[f.rel_path] = (fp, known.key)
     return out
 
 

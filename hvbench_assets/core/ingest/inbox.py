@@ -135,12 +135,14 @@ def fingerprint(f: FileStat) -> str:
 
 
 def scan(files: list[FileStat], state: dict, now: float, settle_s: float = 10.0,
-         done: Mapping[str, tuple[str, str]] | None = None) -> ScanResult:
+         done: Mapping[str, tuple[str, str]] | None = None, waiting: Mapping[str, str] | None = None) -> ScanResult:
     """Decide what to pick up. `state` (the sensor's state) maps rel_path -> {"fp", "key", "picked"};
     the returned state replaces it. Files that disappeared are forgotten, except their keys, which stay
     reserved so a later file cannot take over another file's partition. `done` (rel_path -> (fingerprint,
-    key)) names files already processed with that content: they count as picked, whatever `state` says."""
-    done = done or {}
+    key)) names files already processed with that content: they count as picked, whatever `state` says.
+    `waiting` (rel_path -> reason) names files not to decide on yet (their content is being checked): passed
+    over with the reason, their state kept as it was."""
+    done, waiting = done or {}, waiting or {}
     result = ScanResult()
     new_state: dict = {"files": {}, "keys": dict(state.get("keys", {})), "skips": {}}
     old_files: dict = state.get("files", {})
@@ -164,6 +166,11 @@ def scan(files: list[FileStat], state: dict, now: float, settle_s: float = 10.0,
             continue
         fp = fingerprint(f)
         prev = old_files.get(f.rel_path, {})
+        if f.rel_path in waiting:
+            skip(f.rel_path, waiting[f.rel_path], fp)
+            if prev:
+                new_state["files"][f.rel_path] = prev
+            continue
         entry = {"fp": fp, "picked": prev.get("picked"), "key": prev.get("key")}
         settled = prev.get("fp") == fp and now - f.mtime >= settle_s
         if f.rel_path in done and done[f.rel_path][0] == fp:

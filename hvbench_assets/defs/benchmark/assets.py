@@ -52,6 +52,7 @@ from hvbench_assets.core.scoring.textbias import (
 from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions
+from hvbench_assets.defs.metadata import paths as file_paths
 from hvbench_assets.defs.metadata import table_definition
 from hvbench_assets.defs.resources import BenchmarkResource, MllmResource, SettingsResource, WarehouseResource
 
@@ -231,7 +232,7 @@ def blind_leakage(context: dg.AssetExecutionContext, settings: SettingsResource,
                       + "\n\n## Repaired\n\n" + _md(["question", "task", "round", "verdict"], [
                           [v.question_id, v.task, repair.repaired_round[v.question_id], v.reason]
                           for v in verdicts if v.question_id in repair.repaired_round]) + "\n")
-    metadata["report"] = dg.MetadataValue.path(str(report))
+    metadata.update(file_paths(report=report))
     if transient:  # answered rows are cached: a rerun asks only the failed ones
         raise dg.Failure(description=f"{transient} blind call(s) failed after retries (endpoint down or rate "
                                      "limited); rerun to ask only those", metadata=metadata)
@@ -396,7 +397,7 @@ def benchmark_export(context: dg.AssetExecutionContext, settings: SettingsResour
               leakage_share_check(len(items) + len(removed), len(removed)),
               export_files_check(folder, result.items)]
     return dg.MaterializeResult(data_version=dg.DataVersion(version), check_results=checks, metadata={
-        "folder": dg.MetadataValue.path(str(folder)), "manifest": dg.MetadataValue.path(str(folder / "manifest.json")),
+        **file_paths(folder=folder, manifest=folder / "manifest.json"),
         "benchmark": name, "items": len(result.items), "include_unreviewed": benchmark.include_unreviewed,
         "removed_by_leakage": len(removed), "left_out_no_video": len(result.left_out),
         "per_task": dg.MetadataValue.md(_md(["task", "items", "review states", "removed by leakage", "no video"], table)),

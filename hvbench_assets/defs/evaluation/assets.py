@@ -33,6 +33,7 @@ from hvbench_assets.defs.evaluation.partitions import (
     eval_partitions,
 )
 from hvbench_assets.defs.metadata import image, table_definition
+from hvbench_assets.defs.metadata import paths as file_paths
 from hvbench_assets.defs.resources import EvaluationResource, MllmResource, SettingsResource, WarehouseResource
 
 
@@ -221,8 +222,7 @@ def eval_report(context: dg.AssetExecutionContext, settings: SettingsResource, w
     return dg.MaterializeResult(metadata={
         **report_charts(data, out_dir), **scores,
         "report": dg.MetadataValue.md(render_markdown(data)),
-        "html": dg.MetadataValue.path(str(paths["html"])), "markdown": dg.MetadataValue.path(str(paths["markdown"])),
-        "flagged_items": dg.MetadataValue.path(str(paths["flagged"])),
+        **file_paths(html=paths["html"], markdown=paths["markdown"], flagged_items=paths["flagged"]),
         "left_out_of_item_stats": {g: round(r, 3) for g, r in data.excluded.items()},
         "runs": len(data.runs), "items": len({(s.task, s.question_id) for s in data.items}),
         "non_functional_distractors": sum(len(s.non_functional) for s in data.items),

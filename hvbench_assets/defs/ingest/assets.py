@@ -12,7 +12,7 @@ from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
 from hvbench_assets.core.media import MediaError, file_sha256, probe_video
 from hvbench_assets.core.media.paths import resolve, to_stored
 from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
-from hvbench_assets.defs.metadata import materialization, row_counts, table_definition
+from hvbench_assets.defs.metadata import materialization, paths, row_counts, table_definition
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
 from hvbench_assets.defs.resources import SettingsResource, WarehouseResource
 from hvbench_assets.defs.run_tags import clip_source_tags, raw_source_tags, tag_run
@@ -96,7 +96,7 @@ def scene_clips(
     tags = tag_run(context, raw_source_tags(wh, settings.inbox, raw_id))
     return dg.MaterializeResult(tags=tags, metadata=materialization({
         **row_counts(wh, CLIPS, len(rows)),
-        "source": dg.MetadataValue.path(str(src)),
+        **paths(source=src),
         "duration_s": scenes.duration_s,
         "shot_cuts_s": dg.MetadataValue.json(scenes.cuts_s),
         "clips_written": dg.MetadataValue.json({clip_key(raw_id, i): how for i, how in split.how.items()}),
@@ -132,21 +132,21 @@ def video_probe(context: dg.AssetExecutionContext, settings: SettingsResource,
     video_id = context.partition_key
     wh = warehouse.get()
     path = clip_file(warehouse, video_id)
+    # before the probe: a run that read a corrupt clip touched its file too (the Runs page filter by file finds it)
+    tags = tag_run(context, clip_source_tags(wh, settings.inbox, video_id))
     prov = {"backend": "pyav", "model": "ffmpeg", "code_version": VIDEO_PROBE_VERSION}
     try:
         probe = probe_video(path)
     except MediaError as exc:
         wh.replace(VIDEO_PROBE, {"video_id": video_id},
                    [{"status": "failed", "reason": exc.reason, "path": to_stored(path)}], provenance=prov)
-        raise dg.Failure(description=str(exc), metadata={"path": str(path), "reason": exc.reason}) from exc
+        raise dg.Failure(description=str(exc), metadata={**paths(path=path), "reason": exc.reason}) from exc
     wh.replace(VIDEO_PROBE, {"video_id": video_id}, [{**probe.as_row(), "path": to_stored(path), "status": "ok", "reason": None}], provenance=prov)
     source = wh.query("SELECT c.raw_video_id, c.start_s, c.end_s, r.path FROM clips c "
                       "LEFT JOIN raw_videos r USING (raw_video_id) WHERE c.video_id = ?", [video_id])[0]
-    tags = tag_run(context, clip_source_tags(wh, settings.inbox, video_id))
     return dg.MaterializeResult(data_version=dg.DataVersion(probe.sha256[:16]), tags=tags, metadata=materialization({
         **row_counts(wh, VIDEO_PROBE, 1),
-        "path": dg.MetadataValue.path(str(path)),
-        "source": dg.MetadataValue.path(str(resolve(source["path"]) or f"raw_videos/{source['raw_video_id']}")),
+        **paths(path=path, source=resolve(source["path"])),
         "source_partition": f"raw_videos/{source['raw_video_id']}",
         "source_range_s": f"{source['start_s']:.2f}-{source['end_s']:.2f}",
         "duration_s": probe.duration_s,

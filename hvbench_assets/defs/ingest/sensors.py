@@ -9,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 
 from hvbench_assets.core.ingest.batches import clip_batches
-from hvbench_assets.core.ingest.done import probed_clips, split_files
+from hvbench_assets.core.ingest.done import probed_clips, recognise_by_content, split_contents
 from hvbench_assets.core.ingest.inbox import list_inbox, scan
 from hvbench_assets.core.ingest.tables import CLIPS, INBOX_SKIPS, RAW_VIDEOS
 from hvbench_assets.core.media.paths import relative_to_root, resolve, to_stored
@@ -25,7 +25,8 @@ from hvbench_assets.defs.ingest.jobs import (
 from hvbench_assets.defs.labels.descriptions import VIDEO_CAPTION_VERSION
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
 from hvbench_assets.defs.resources import MllmResource, SettingsResource, WarehouseResource
-from hvbench_assets.defs.run_tags import inbox_relative, source_tags
+from hvbench_assets.defs.run_tags import (MAX_TAG_VALUE, SOURCE_TAG, file_tag_key, files_tags, inbox_relative,
+                                         source_tags)
 from hvbench_assets.defs.sensor_state import load_state, save_state
 
 
@@ -46,8 +47,23 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: SettingsResource
     state.setdefault("keys", {}).update({k: inbox_relative(inbox, r["path"]) for k, r in registry.items()})
     for rel, entry in state.setdefault("files", {}).items():
         entry.setdefault("key", known.get(str((inbox / rel).resolve())))
-    result = scan(list_inbox(inbox, settings.inbox_roots), state, now=time.time(), settle_s=settings.inbox_settle_s,
-                  done=split_files(wh, inbox, SCENE_CLIPS_VERSION))
+    files = list_inbox(inbox, settings.inbox_roots)
+    # content already split is recognised by its bytes when its size and mtime changed but its path did not (a data
+    # folder copied or restored without its mtimes): its registered mtime is brought up to date, nothing runs
+    split = split_contents(wh, inbox, SCENE_CLIPS_VERSION)
+    copies = recognise_by_content(files, split, inbox, picked={r: e.get("picked") for r, e in state["files"].items()},
+                                  hashed=state.get("hashed", {}))
+    for rel, (_fp, key) in copies.done.items():
+        f = next(f for f in files if f.rel_path == rel)
+        if key in registry:
+            wh.replace(RAW_VIDEOS, {"raw_video_id": key}, [{**registry[key], "mtime": f.mtime}])
+        context.log.info(f"{rel}: same content as raw_videos/{key} (sha256), already split: nothing to run")
+    result = scan(files, state, now=time.time(), settle_s=settings.inbox_settle_s,
+                  done={**{rel: (f.fingerprint, f.key) for rel, f in split.items()}, **copies.done},
+                  waiting=copies.waiting)
+    listed = {f.rel_path for f in files}
+    hashed = {**{r: h for r, h in state.get("hashed", {}).items() if r in listed}, **copies.hashed}
+    result.state["hashed"] = {r: h for r, h in hashed.items() if r not in copies.done}
     for path, reason in result.skipped:
         context.log.info(f"passed over {path}: {reason}")
     if result.state["skips"] != state.get("skips"):  # `hvbench status` lists what is passed over now
@@ -76,7 +92,8 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: SettingsResource
             new_keys.append(p.raw_video_id)
         context.log.info(f"{'changed' if p.changed else 'new'} file {p.rel_path} -> raw_videos/{p.raw_video_id}")
         runs.append(dg.RunRequest(partition_key=p.raw_video_id, run_key=f"{p.raw_video_id}:{p.fingerprint}",
-                                  tags={"hvbench/source": p.rel_path[:250]}))
+                                  tags={SOURCE_TAG: p.rel_path[:MAX_TAG_VALUE],
+                                        file_tag_key(p.raw_video_id): p.rel_path[:MAX_TAG_VALUE]}))
     return dg.SensorResult(
         run_requests=runs,
         dynamic_partitions_requests=[raw_videos_partitions.build_add_request(new_keys)] if new_keys else [],
@@ -119,7 +136,7 @@ def clip_sensor(context: dg.SensorEvaluationContext, settings: SettingsResource,
     wh = warehouse.get()
     if not wh.has_table(CLIPS.name):
         return dg.SkipReason("no clips yet")
-    rows = wh.query("SELECT c.video_id, c.sha256, c.start_s, c.end_s, r.path FROM clips c "
+    rows = wh.query("SELECT c.video_id, c.raw_video_id, c.sha256, c.start_s, c.end_s, r.path FROM clips c "
                     "LEFT JOIN raw_videos r USING (raw_video_id) WHERE c.kept ORDER BY c.video_id")
     inbox = settings.inbox
     missing = describer_configured(mllm)
@@ -152,13 +169,14 @@ def clip_sensor(context: dg.SensorEvaluationContext, settings: SettingsResource,
         if len(batch) == 1:
             runs.append(dg.RunRequest(partition_key=batch[0], job_name=job.name,
                                       run_key=f"{batch[0]}:{first['sha256'][:16]}:{job.name}",
-                                      tags=source_tags(inbox, first["path"], first["start_s"], first["end_s"])))
+                                      tags=source_tags(inbox, first["path"], first["start_s"], first["end_s"],
+                                                       first["raw_video_id"])))
             continue
         contents = hashlib.sha256("".join(f"{v}:{pending[v]['sha256']};" for v in batch).encode()).hexdigest()
-        sources = {pending[v]["path"] for v in batch}
+        # one tag per file of the batch (and `hvbench/source` when it is one file): found by each file's filter
+        files = files_tags(inbox, [(pending[v]["raw_video_id"], pending[v]["path"]) for v in batch])
         runs.append(dg.RunRequest(job_name=job.name, run_key=f"{batch[0]}..{batch[-1]}:{contents[:16]}:{job.name}",
-                                  tags={**range_tags(batch[0], batch[-1]), BATCH_TAG: str(len(batch)),
-                                        **(source_tags(inbox, first["path"]) if len(sources) == 1 else {})}))
+                                  tags={**range_tags(batch[0], batch[-1]), BATCH_TAG: str(len(batch)), **files}))
     cursor = save_state(context, "clip_sensor", requested)
     if not runs:
         return dg.SensorResult(cursor=cursor, skip_reason="no new clips", dynamic_partitions_requests=partitions)

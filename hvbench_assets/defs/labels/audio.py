@@ -18,7 +18,7 @@ from hvbench_assets.core.media import MediaError, NoAudioError
 from hvbench_assets.core.warehouse import TableSpec
 from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
 from hvbench_assets.defs.executor import FORK_TAG
-from hvbench_assets.defs.metadata import materialization, rounded, row_counts, table_definition
+from hvbench_assets.defs.metadata import materialization, paths, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import AudioModelsResource, SettingsResource, WarehouseResource, profiled
 
@@ -41,7 +41,7 @@ def load_clip_audio(settings: SettingsResource, warehouse: WarehouseResource, vi
     except NoAudioError:
         return clip, None
     except MediaError as exc:
-        raise dg.Failure(description=str(exc), metadata={"path": str(clip.path)}) from exc
+        raise dg.Failure(description=str(exc), metadata=paths(path=clip.path)) from exc
 
 
 def run_backend(fn, *args):

@@ -36,7 +36,7 @@ from hvbench_assets.core.vision.pipeline import body_clips
 from hvbench_assets.core.vision.tables import HUMAN_TRACK_BOXES, HUMAN_TRACKS
 from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
 from hvbench_assets.defs.labels.inputs import required_rows
-from hvbench_assets.defs.metadata import table_schema
+from hvbench_assets.defs.metadata import paths, table_schema
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import MllmResource, SettingsResource, WarehouseResource, configured_describer
 from hvbench_assets.defs.run_tags import run_in_progress
@@ -179,6 +179,6 @@ def video_caption(context: dg.AssetExecutionContext, warehouse: WarehouseResourc
     return dg.MaterializeResult(metadata={
         "status": row["status"], "model": f"{spec.name} ({spec.provenance_model})",
         "prompt_hash": VIDEO_CAPTION.fingerprint,
-        "clip": dg.MetadataValue.path(str(clip.path)), **_usage_metadata([result]), "call_id": result.call_id,
+        **paths(clip=clip.path), **_usage_metadata([result]), "call_id": result.call_id,
         "preview": dg.MetadataValue.md(preview_markdown([row], key=None, width=600)),
     })

@@ -35,7 +35,7 @@ from hvbench_assets.core.vision.realness import version as realness_version
 from hvbench_assets.defs.batch import (CLIP_BACKFILL_POLICY, SPLIT_FRESH_TAG, SPLIT_TAG, per_clip, per_clip_check,
                                       run_plans)
 from hvbench_assets.defs.labels.inputs import required_rows
-from hvbench_assets.defs.metadata import image, materialization, rounded, row_counts, table_definition
+from hvbench_assets.defs.metadata import image, materialization, paths, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.run_tags import run_in_progress
 from hvbench_assets.defs.resources import (MllmResource, SettingsResource, VisionResource, WarehouseResource,
@@ -129,8 +129,7 @@ def human_tracks(context: dg.AssetExecutionContext, settings: SettingsResource, 
         "video_decodes": result.video_decodes,
         "seconds": dg.MetadataValue.json(result.timings),
         "model": backend.model,
-        "clip": dg.MetadataValue.path(str(clip.path)),
-        "crop_dir": dg.MetadataValue.path(str(out_dir)),
+        **paths(clip=clip.path, crop_dir=out_dir),
         **_key_frame(context, clip.path, stored, out_dir, result.key_frame),
         # "number": the person number the key frame, the speaker plot and the task pages use for this track
         "preview": _preview([{**t, "number": numbers.get(t["track_id"], "")} for t in tracks],

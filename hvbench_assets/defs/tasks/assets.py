@@ -39,6 +39,7 @@ from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
 from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.metadata import image, table_definition
+from hvbench_assets.defs.metadata import paths as file_paths
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import (MllmResource, SettingsResource, WarehouseResource, configured_describer,
                                           configured_ensemble)
@@ -183,8 +184,7 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Settin
         **(synthesis_overview(wh, family, synthesis) if synthesis else {}),
         "preview": dg.MetadataValue.md(preview_markdown([with_track_ids(question, marking)]) if question else
                                        f"{candidate['status']}: {candidate['reason']}"),
-        **({"question_video": dg.MetadataValue.path(str(resolve(question["video_path"])))}
-           if question and question["video_path"] else {}),
+        **(file_paths(question_video=resolve(question["video_path"])) if question and question["video_path"] else {}),
         **overview,
     })
 
