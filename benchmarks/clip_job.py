@@ -45,7 +45,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from hvbench_assets_tests.code_server import serve, stop  # noqa: E402
+from hvbench_assets.testkit.code_server import serve, stop  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "videos"
 VENV_BIN = Path(sys.executable).parent

@@ -40,7 +40,7 @@ SITECUSTOMIZE = '''
 import os
 if os.environ.get("HVBENCH_DECODE_LOG"):
     import atexit, json, multiprocessing.util, resource, time
-    from hvbench_assets_tests.decode_counter import DecodeCounts, install
+    from hvbench_assets.testkit.decode_counter import DecodeCounts, install
     _counts, _t0 = DecodeCounts(), [time.time()]
     install(_counts)
 
@@ -115,8 +115,8 @@ def variants(tmp: Path) -> None:
     from hvbench_assets.core.ingest.scenes import ClipFilter
     from hvbench_assets.core.ingest.split import split_video
     from hvbench_assets.core.media import probe_video
-    from hvbench_assets_tests.core.media.test_copy_packets import stamped_source
-    from hvbench_assets_tests.decode_counter import count_decodes
+    from hvbench_assets.testkit.decode_counter import count_decodes
+    from hvbench_assets.testkit.stamped_video import stamped_source
 
     print(f"{'source':48} {'decoded/frames':>14} {'wall s':>7}  clips")
     for name, size, n, keyint, bframes, pyramid, cuts in VARIANTS:
@@ -170,7 +170,7 @@ def main() -> int:
     from hvbench_assets.defs.ingest.sensors import clip_sensor, inbox_sensor
     from hvbench_assets.defs.resources import build_resources
     from hvbench_assets.demo.main import clip_offline_labels_job, raw_video_job  # reconstructable
-    from hvbench_assets_tests.decode_counter import DecodeCounts, install
+    from hvbench_assets.testkit.decode_counter import DecodeCounts, install
 
     here = DecodeCounts()  # steps that run inside this process (an in-process executor)
     install(here)
@@ -238,7 +238,7 @@ def _records(log: Path) -> dict[int, dict]:
 
 
 def report(instance, runs, log: Path, probe_video) -> None:
-    from hvbench_assets_tests.decode_counter import DecodeCounts
+    from hvbench_assets.testkit.decode_counter import DecodeCounts
 
     time.sleep(1.0)  # step processes write their records as they end
     recs = _records(log)

@@ -35,9 +35,9 @@ from hvbench_assets.core.evaluation import (  # noqa: E402
 from hvbench_assets.core.mllm import MllmClient, parse_registry  # noqa: E402
 from hvbench_assets.core.scoring.extraction import extract_option  # noqa: E402
 from hvbench_assets.core.warehouse import Warehouse  # noqa: E402
-from hvbench_assets_tests.core.evaluation.bench_factory import make_benchmark  # noqa: E402
-from hvbench_assets_tests.core.scoring.test_extraction import EMOTIONS, PARSED, UNPARSED  # noqa: E402
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
+from hvbench_assets.testkit.bench_factory import make_benchmark  # noqa: E402
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer  # noqa: E402
+from hvbench_assets.testkit.reply_styles import EMOTIONS, PARSED, UNPARSED  # noqa: E402
 
 
 def widen(root: Path, per_task: int) -> None:

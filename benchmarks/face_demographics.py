@@ -2,13 +2,13 @@
 `unavailable`, i.e. no answer), per face crop and per L1 track.
 
 Labelled items:
-- frames: every hand-labelled face box of ../shared/videos (hvbench_assets_tests/data/face_boxes.json, pose
+- frames: every hand-labelled face box of ../shared/videos (hvbench_assets/testkit/data/face_boxes.json, pose
   `ignore` left out) cut as L1 cuts its face clips (a square of 1.5 x the box, 224 px), plus the faces YuNet
   finds in scikit-image's `astronaut` (Eileen Collins: female adult) and `camera` (the cameraman: male adult).
   Truth from the clips' README: two_people_talking two young women, two_children two little girls,
   man_talking_head a man; five_people_grid by panel (x < 480, < 1120, else).
 - tracks: the L1 tracks of every clip of ../shared/videos and ../shared/videos/speakers (offline YuNet tracker),
-  truth by clip and panel (hvbench_assets_tests/footage_truth.py: the speakers set's truth.json, the top folder's
+  truth by clip and panel (hvbench_assets/testkit/footage_truth.py: the speakers set's truth.json, the top folder's
   README); the drawn character is left out. Each track is summarised from `--samples` crops of its face clip.
 
 Per method: every track's majority gender and child/adult; the confident tracks (a clear vote, and for the
@@ -50,7 +50,7 @@ from hvbench_assets.core.vision.demographics import (  # noqa: E402
 )
 from hvbench_assets.core.vision.gender_ensemble import AGREEMENT_BAR, build_estimator  # noqa: E402
 from hvbench_assets.core.warehouse import Warehouse  # noqa: E402
-from hvbench_assets_tests import footage_truth  # noqa: E402
+from hvbench_assets.testkit import footage_truth  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "videos"
 TRUTH = {"two_people_talking": ("female", "adult"), "two_children": ("female", "child"),
@@ -73,7 +73,7 @@ def labelled_faces() -> list[tuple[str, np.ndarray, tuple[str, str]]]:
     import skimage.data
 
     from hvbench_assets.core.vision.detectors import YuNetFaceDetector
-    from hvbench_assets_tests.face_set import real_frames
+    from hvbench_assets.testkit.face_set import real_frames
 
     out = []
     for fr in real_frames(SHARED):

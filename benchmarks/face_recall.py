@@ -2,7 +2,7 @@
 (libfacedetection YuNet), and what the L1 tracker makes of each on a 30 s phone-shaped clip with small faces.
 
 The frames: hand-labelled frames of ../shared/videos and frames generated from them with boxes known by
-construction (hvbench_assets_tests/data/face_boxes.json, built by hvbench_assets_tests/face_set.py: 362x640
+construction (hvbench_assets/testkit/data/face_boxes.json, built by hvbench_assets/testkit/face_set.py: 362x640
 frames with real faces pasted at 24-64 px, mirrored, rotated up to 30 degrees; 640x360 frames holding a
 shrunk labelled frame). A detection counts when it overlaps a labelled face with IoU >= 0.3 (one to one);
 boxes on `ignore` faces (mostly hidden) count neither way. Detector time is per frame and as a ratio to
@@ -33,7 +33,7 @@ from hvbench_assets.core.vision.backends import build_backend  # noqa: E402
 from hvbench_assets.core.vision.boxes import overlaps  # noqa: E402
 from hvbench_assets.core.vision.count import TrackSpan, count_people  # noqa: E402
 from hvbench_assets.core.vision.pipeline import detect_faces, track_video  # noqa: E402
-from hvbench_assets_tests.face_set import (  # noqa: E402
+from hvbench_assets.testkit.face_set import (  # noqa: E402
     Tally,
     bucket_names,
     bucket_of,

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hvbench_assets.core.mllm import ChatRequest, MllmClient, parse_registry  # noqa: E402
 from hvbench_assets.core.warehouse import Warehouse  # noqa: E402
-from hvbench_assets_tests.fake_openai_server import serve_forever  # noqa: E402
+from hvbench_assets.testkit.fake_openai_server import serve_forever  # noqa: E402
 
 
 class ServerProcess:

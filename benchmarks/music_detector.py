@@ -33,7 +33,7 @@ from hvbench_assets.core.audio.tags import VadEnergyTagger  # noqa: E402
 from hvbench_assets.core.audio.task_predicates import speech_for_tasks  # noqa: E402
 from hvbench_assets.core.audio.yamnet import YamnetMusicDetector  # noqa: E402
 from hvbench_assets.core.media import SAMPLE_RATE, load_audio  # noqa: E402
-from hvbench_assets_tests.core.audio import sounds  # noqa: E402
+from hvbench_assets.testkit import sounds  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "videos"
 SENTENCES = {"en-us": "The weather is lovely today and we will walk to the park after lunch with our friends.",

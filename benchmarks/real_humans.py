@@ -2,11 +2,11 @@
 gates (every detected face is a person; the statistics model v2 as it was committed), on two sets of items:
 
 - A, generated: the top folder's real clips (5 people; as they are and re-encoded smaller, harder compressed,
-  brighter, mirrored) and clips of faces that are not persons made by hvbench_assets_tests/face_kinds.py
+  brighter, mirrored) and clips of faces that are not persons made by hvbench_assets/testkit/face_kinds.py
   (OpenCV-drawn cartoon faces, the real clips turned into cartoons, a photo on a moving card, a clip on a TV
   set, a stone statue);
 - B, the speakers set (../shared/videos/speakers): 11 other filmed people side by side, and a drawn character
-  (truth per panel: hvbench_assets_tests/footage_truth.py).
+  (truth per panel: hvbench_assets/testkit/footage_truth.py).
 
 Every clip goes through the real L1 tracker; each track it keeps is one item, labelled by its clip or panel.
 The statistics and C are chosen on A (held out per source clip) and confirmed on B by a model fitted on A
@@ -36,8 +36,8 @@ import numpy as np  # noqa: E402
 from hvbench_assets.core.vision import realness  # noqa: E402
 from hvbench_assets.core.vision.backends import build_backend  # noqa: E402
 from hvbench_assets.core.vision.pipeline import track_video  # noqa: E402
-from hvbench_assets_tests import footage_truth  # noqa: E402
-from hvbench_assets_tests.face_kinds import KINDS, labelled_items  # noqa: E402
+from hvbench_assets.testkit import footage_truth  # noqa: E402
+from hvbench_assets.testkit.face_kinds import KINDS, labelled_items  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "videos"
 MODEL_PATH = ROOT / "hvbench_assets" / "core" / "vision" / "real_human_model.json"

@@ -1,7 +1,7 @@
 """What starting a run's worker costs: Dagster's `spawn` against hvbench's preloaded fork server.
 
-A real code server (`dagster api grpc` on loopback, hvbench_assets_tests/code_server.py) serves hvbench's
-definitions plus a one-op probe job (hvbench_assets_tests/defs/run_worker_probe.py); runs of the probe are
+A real code server (`dagster api grpc` on loopback, hvbench_assets/testkit/code_server.py) serves hvbench's
+definitions plus a one-op probe job (hvbench_assets/testkit/run_worker_probe.py); runs of the probe are
 launched through it one after the other, as the daemon launches queued runs (DefaultRunLauncher -> StartRun).
 Per start method it prints, over the runs after the first (the first also starts the fork server):
 - start: seconds from `launch_run` to the probe op's start (the worker's start-up plus Dagster's run start);
@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from hvbench_assets_tests.code_server import code_server, launch_probe  # noqa: E402
+from hvbench_assets.testkit.code_server import code_server, launch_probe  # noqa: E402
 
 MODES = ("spawn", "preloaded")  # the first is the baseline
 

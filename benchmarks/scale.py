@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hvbench_assets.core.warehouse import TableSpec, Warehouse  # noqa: E402
-from hvbench_assets_tests.core.warehouse.postgres import Postgres  # noqa: E402
+from hvbench_assets.testkit.postgres import Postgres  # noqa: E402
 
 SPEC = TableSpec("boxes", (("video_id", "VARCHAR"), ("track_id", "INTEGER"), ("frame", "INTEGER"),
                            ("box", "DOUBLE[]"), ("info", "JSON")))
@@ -135,7 +135,7 @@ def ray_main(n_clips: int) -> None:
     import dagster as dg
 
     from hvbench_assets.scale import cluster
-    from hvbench_assets_tests.scale.cluster_scenario import OPENED, Dagster, multi_shot_video
+    from hvbench_assets.testkit.cluster_workspace import OPENED, Dagster, multi_shot_video
 
     os.environ.update({"HVBENCH_RAY_GPU": "off", "HVBENCH_INBOX_SETTLE_S": "1"})
     tmp = Path(tempfile.mkdtemp(prefix="hvbench-ray-bench-"))

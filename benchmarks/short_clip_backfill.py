@@ -106,7 +106,7 @@ def ui_backfill(submitter, instance, keys: list[str]) -> tuple[list[str], float]
     backfills every 30 s)."""
     import dagster as dg
 
-    from hvbench_assets_tests.ui_backfill import launch_backfill
+    from hvbench_assets.testkit.ui_backfill import launch_backfill
 
     t0 = time.time()
     backfill_id = launch_backfill(submitter.workspace, keys, job=JOB)

@@ -18,8 +18,8 @@ The shift test's `min_drop` is chosen on one source and scored on the other (lea
 
 Each scene puts single talking heads cut from ../shared/videos side by side (the man of man_talking_head,
 the woman facing the camera in two_people_talking, the two girls of two_children) with a chosen sound: one
-voice, two voices, silence, or a face frozen on its first frame (see hvbench_assets_tests/core/speakers/
-composites.py). Ground truth per panel: it speaks when its own voice is heard and its face moves; the girl
+voice, two voices, silence, or a face frozen on its first frame (see hvbench_assets/testkit/
+speaker_composites.py). Ground truth per panel: it speaks when its own voice is heard and its face moves; the girl
 braiding the woman's hair, partly visible at the woman's crop edge, never speaks (`woman-bystander`). The
 real five_people_grid clip (only the man's voice) and man_talking_head are scored too, and
 two_people_talking (not counted: whether the front woman's lips can be told from chance is what it shows).
@@ -49,11 +49,11 @@ import numpy as np  # noqa: E402
 from hvbench_assets.core.media import SAMPLE_RATE, iter_frames, load_audio  # noqa: E402
 from hvbench_assets.core.speakers.asd_runtime import OnnxLightAsdScorer  # noqa: E402
 from hvbench_assets.core.speakers.combined import Parts, VerifiedScorer, combine_verified  # noqa: E402
-from hvbench_assets.core.speakers.shift_test import ShiftTest  # noqa: E402
-from hvbench_assets.core.speakers.rules import DEFAULT_MIN_RUN, longest_positive_run  # noqa: E402
 from hvbench_assets.core.speakers.lipsync import PlacedSignals  # noqa: E402
+from hvbench_assets.core.speakers.rules import DEFAULT_MIN_RUN, longest_positive_run  # noqa: E402
 from hvbench_assets.core.speakers.scoring import TrackFrames, track_audio  # noqa: E402
-from hvbench_assets_tests.core.speakers.composites import (  # noqa: E402
+from hvbench_assets.core.speakers.shift_test import ShiftTest  # noqa: E402
+from hvbench_assets.testkit.speaker_composites import (  # noqa: E402
     FPS,
     MAN,
     SCENES,
@@ -66,7 +66,7 @@ from hvbench_assets_tests.core.speakers.composites import (  # noqa: E402
     panel_frames,
     scene_audio,
 )
-from hvbench_assets_tests.core.speakers.speakers_set import SPEAKERS_DIR, load_truth, panels_of  # noqa: E402
+from hvbench_assets.testkit.speakers_set import SPEAKERS_DIR, load_truth, panels_of  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "videos"
 SECONDS = 4.0

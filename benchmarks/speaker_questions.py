@@ -14,8 +14,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hvbench_assets_tests.core.speakers.speakers_set import load_truth  # noqa: E402
-from hvbench_assets_tests.defs.speakers_set_chain import question_outcomes  # noqa: E402
+from hvbench_assets.testkit.speakers_set import load_truth  # noqa: E402
+from hvbench_assets.testkit.speakers_set_chain import question_outcomes  # noqa: E402
 
 
 def main() -> None:

@@ -30,7 +30,7 @@ from hvbench_assets.core.speakers.avsync import (  # noqa: E402
     windowed_av_sync,
 )
 from hvbench_assets.core.speakers.lips import mouth_signals  # noqa: E402
-from hvbench_assets_tests.core.speakers.composites import FPS, MAN, WOMAN, Panel, panel_frames  # noqa: E402
+from hvbench_assets.testkit.speaker_composites import FPS, MAN, WOMAN, Panel, panel_frames  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "videos"
 WINDOW, STEP, MIN_SHIFT = int(4 * FPS), int(0.5 * FPS), int(1.5 * FPS)

@@ -31,10 +31,10 @@ from hvbench_assets.core.synthesis.calls import SynthesisModels  # noqa: E402
 from hvbench_assets.core.tasks.pipeline import run_family  # noqa: E402
 from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV  # noqa: E402
 from hvbench_assets.core.warehouse import Warehouse  # noqa: E402
-from hvbench_assets_tests.core.synthesis.scripted import Script  # noqa: E402
-from hvbench_assets_tests.core.tasks.factory import clip_labels, full  # noqa: E402
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
-from hvbench_assets_tests.media_factory import moving_square_video  # noqa: E402
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer  # noqa: E402
+from hvbench_assets.testkit.labels_factory import clip_labels, full  # noqa: E402
+from hvbench_assets.testkit.media_factory import moving_square_video  # noqa: E402
+from hvbench_assets.testkit.scripted_synthesis import Script  # noqa: E402
 
 CALLS_PER_QUESTION = 9  # caption, question, 3 answers, 3 score sheets, 1 perturbation
 ROUNDS_PER_QUESTION = 5  # caption -> question -> answers (parallel) -> scores (parallel) -> perturbation

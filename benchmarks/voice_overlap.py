@@ -6,7 +6,7 @@ Run: PYTHONPATH=. .venv/bin/python benchmarks/voice_overlap.py [--sweep]   (need
 Sources and truth (several = two voices at once somewhere in the item):
 - tune (thresholds chosen here): `synthetic` espeak-ng English, 8 voices x 2 sentences alone (one) and
   8 pairs (4 same-gender, 4 cross-gender) mixed at 0 and +-6 dB (several); `composites` from
-  hvbench_assets_tests/core/speakers/composites.py: man_voice, woman_voice (one), two_voices (several).
+  hvbench_assets/testkit/speaker_composites.py: man_voice, woman_voice (one), two_voices (several).
 - confirm (never tuned on): `speakers` (../shared/videos/speakers, truth.json: dev_duo_both_speak
   several, the other speech clips one, music / silence none); `shared` (man_talking_head,
   two_people_talking, five_people_grid: one; two_children is printed but unlabelled: several children
@@ -85,7 +85,7 @@ def items(folder: Path):
         for db in (0, 6, -6):
             m, sa, sb = mix(singles[a, 0], singles[b, 1], db)
             yield "synthetic", f"{a}+{b} {db:+d} dB", "several", m, true_share(sa, sb)
-    from hvbench_assets_tests.core.speakers.composites import SCENES, scene_audio
+    from hvbench_assets.testkit.speaker_composites import SCENES, scene_audio
 
     scenes = {s.name: s for s in SCENES}
     man, woman = (scene_audio(scenes[n], SHARED, 4.0) for n in ("man_voice", "woman_voice"))

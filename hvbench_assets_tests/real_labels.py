@@ -1,4 +1,5 @@
-"""Real label chains for tests downstream of the labels (tasks, synthesis, curation, benchmark).
+"""Real label chains for tests downstream of the labels (tasks, synthesis, curation, benchmark); the chain itself
+(LABELS, `materialize`, `resources`) is hvbench_assets/testkit/label_chain.py.
 
 Labels L1-L10 are materialized offline once per test session and clip; each consumer gets its own copy
 of the warehouse (and data folder) to write tasks, reviews or exports into, so tests stay independent
@@ -9,25 +10,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import dagster as dg
-
 from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import probe_video
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets.defs.labels.audio import audio_tags, transcript, voice_demographics
-from hvbench_assets.defs.labels.speakers import speaker_frame_scores, speaker_scores
-from hvbench_assets.defs.labels.vision import demographics, human_tracks, human_verdicts, person_count
-from hvbench_assets.defs.resources import (
-    AudioModelsResource,
-    MllmResource,
-    SettingsResource,
-    VisionResource,
-    WarehouseResource,
-)
+from hvbench_assets.defs.resources import WarehouseResource
+from hvbench_assets.testkit.label_chain import LABELS, materialize
 from hvbench_assets_tests.conftest import shared_clip
 
-LABELS = [audio_tags, transcript, voice_demographics, human_tracks, person_count, demographics, speaker_frame_scores,
-          speaker_scores, human_verdicts]
 _BUILT: dict[tuple[str, str], Path] = {}
 _METADATA: dict[tuple[str, str], dict[str, dict]] = {}  # (clip, key) -> label asset -> its materialization metadata
 # The clip of the speaker-based tasks (ASD, AVAD): the talking man of man_talking_head twice in a row beside the
@@ -49,7 +38,7 @@ def clip_path(tmp_path_factory, name: str) -> Path:
     """A shared clip, or DUO built from the shared clips once per session."""
     if name != DUO:
         return shared_clip(name)
-    from hvbench_assets_tests.core.speakers.composites import SCENES, build_scene
+    from hvbench_assets.testkit.speaker_composites import SCENES, build_scene
 
     dst = tmp_path_factory.getbasetemp() / "clips" / DUO
     if not dst.exists():
@@ -58,23 +47,6 @@ def clip_path(tmp_path_factory, name: str) -> Path:
         dst.parent.mkdir(exist_ok=True)
         build_scene(next(s for s in SCENES if s.name == "still_woman"), root, dst, seconds=5.0, loops=2)
     return dst
-
-
-def resources(root: Path, models_file: str, describer: str = "") -> dict:
-    return {"settings": SettingsResource(data_dir=str(root / "data")),
-            "warehouse": WarehouseResource(path=str(root / "wh.duckdb")),
-            "audio_models": AudioModelsResource(), "vision": VisionResource(),
-            "mllm": MllmResource(models_file=models_file, describer_model=describer, backoff_s=0.01, max_attempts=2)}
-
-
-def materialize(root: Path, key: str, assets, models_file: str | None = None, describer: str = "", ok=True):
-    """Materialize `assets` for clip partition `key` against the warehouse under `root`."""
-    res = resources(root, models_file or str(root / "no-models.toml"), describer)
-    instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions("videos", [key])
-    result = dg.materialize(assets, partition_key=key, resources=res, instance=instance, raise_on_error=False)
-    assert result.success is ok, [e.message for e in result.all_events if e.is_failure]
-    return result, res["warehouse"].get()
 
 
 def _build(tmp_path_factory, name: str, key: str) -> Path:

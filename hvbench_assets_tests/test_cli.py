@@ -15,13 +15,13 @@ import pytest
 from hvbench_assets.cli import build_parser, main
 from hvbench_assets.core.evaluation import EVAL_RESPONSES
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.core.evaluation.bench_factory import (
+from hvbench_assets.testkit.bench_factory import (
     ITEMS_PER_TASK,
     SPEC,
     item_of,
     right_letter,
 )
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer, FakeReply
 
 N_ITEMS = len(SPEC) * ITEMS_PER_TASK
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
-    from hvbench_assets_tests.core.evaluation.bench_factory import make_benchmark
+    from hvbench_assets.testkit.bench_factory import make_benchmark
 
     root = tmp_path_factory.mktemp("cli") / "clibench"
     return root, make_benchmark(root)

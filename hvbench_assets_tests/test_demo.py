@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hvbench_assets.core.settings import PROJECT_ROOT
-from hvbench_assets_tests.media_factory import moving_square_video
+from hvbench_assets.testkit.media_factory import moving_square_video
 
 PATH_VARIABLES = ("HVBENCH_DATA_DIR", "HVBENCH_INBOX_DIR", "HVBENCH_WAREHOUSE", "DAGSTER_HOME")
 _NOT_OUTPUT = {".git", ".venv", "__pycache__", ".pytest_cache"}

@@ -9,9 +9,9 @@ import os
 
 import pytest
 
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer, FakeReply
+from hvbench_assets.testkit.speaker_composites import MAN, Scene, build_scene
 from hvbench_assets_tests.conftest import shared_clip
-from hvbench_assets_tests.core.speakers.composites import MAN, Scene, build_scene
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
 
 
 @pytest.fixture

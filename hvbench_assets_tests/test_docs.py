@@ -97,3 +97,17 @@ def test_readme_is_the_door_not_the_house():
     assert lines <= 250, f"README.md has {lines} lines: move detail into docs/"
     for doc in DOCS[1:]:
         assert f"docs/{doc.name}" in (ROOT / "README.md").read_text(), f"README.md does not link {doc.name}"
+
+
+# a measured ratio: 1.28x, 0.75×, 2–6× (a size such as 320x240 is not one: a digit follows its x)
+_RATIO = re.compile(r"\d(?:[.,]\d+)?\s?(?:×|x\b)")
+
+
+def test_readme_holds_no_measured_ratios():
+    """Speed and accuracy figures have one home each (docs/performance.md for speed, each label's page for its
+    accuracy); the README links them instead of copying them."""
+    found = [f"README.md:{n}: {m.group(0)!r} in {line.strip()[:80]!r}"
+             for n, line in enumerate((ROOT / "README.md").read_text().splitlines(), 1) for m in _RATIO.finditer(line)]
+    assert not found, "move these figures into the docs page that owns them and link it:\n" + "\n".join(found)
+    assert [m.group(0) for m in _RATIO.finditer("took 1.28x, then 0.75×, 2–6× of it; 320x240 frames")] == \
+        ["1.28x", "0.75×", "6×"]

@@ -16,17 +16,28 @@ modules (settings.py, devices.py, ...) are the ground floor and each subpackage 
           < evaluation                 asking models, then the report
     package: core weights < settings_table (the settings, read from the environment) < scale review < defs
              < definitions < demo preload (what the run workers' fork server imports) < cli
+             < testkit (media, truth sets and fake servers shared by the tests and benchmarks/; nothing imports it)
 
 Every function-level import counts too: a lazy import is still a dependency.
+
+Outside the package: benchmarks/ and the tests share helpers through hvbench_assets/testkit/, so neither imports
+the other, and testkit imports neither the tests nor pytest (a helper that needs pytest stays in the tests).
 """
 
 from __future__ import annotations
 
 import ast
+import re
+import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "hvbench_assets"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "hvbench_assets"
+TESTS = ROOT / "hvbench_assets_tests"
+BENCHMARKS = ROOT / "benchmarks"
+TESTKIT = PACKAGE / "testkit"
 
 CORE_FLOORS = [
     {"settings", "environment", "package_data", "processes", "devices", "published_weights"},
@@ -41,7 +52,7 @@ CORE_FLOORS = [
     {"evaluation"},
 ]
 PACKAGE_FLOORS = [{"core", "weights"}, {"settings_table"}, {"scale", "review"}, {"defs"}, {"definitions"},
-                  {"demo", "preload"}, {"cli"}]
+                  {"demo", "preload"}, {"cli"}, {"testkit"}]
 
 # (importing module, imported module or package): why this arrow up is right. Keep it short.
 ALLOWED_UP = {
@@ -196,3 +207,59 @@ def test_no_unexplained_import_up_a_floor():
 def test_the_reader_sees_function_level_imports_and_circles():
     assert "hvbench_assets.demo.main" in import_graph()["hvbench_assets.cli.demo"]  # imported inside _demo
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _imported_modules(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every absolute import in a file, function-level ones included (`from a import b`: a.b);
+    a test module named in a string (`-m hvbench_assets_tests.x`, code handed to `python -c`) counts too."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            out += [(node.lineno, m) for m in re.findall(r"\bhvbench_assets_tests(?:\.\w+)+", node.value)]
+    return out
+
+
+def _offenders(files, tops: set[str]) -> list[str]:
+    return [f"{f.relative_to(ROOT)}:{line}: {name}" for f in files for line, name in _imported_modules(f)
+            if name.split(".")[0] in tops]
+
+
+def test_benchmarks_do_not_import_the_tests():
+    found = _offenders(sorted(BENCHMARKS.rglob("*.py")), {"hvbench_assets_tests"})
+    assert not found, ("benchmarks/ imports the test package; move the helper into hvbench_assets/testkit/ and "
+                       "import it from there:\n" + "\n".join(found))
+
+
+def test_the_tests_do_not_import_the_benchmarks():
+    """Neither `benchmarks.x` nor a script by its name (as `sys.path.insert(0, "benchmarks")` would allow)."""
+    scripts = {"benchmarks", *(p.stem for p in BENCHMARKS.glob("*.py"))}
+    found = _offenders(sorted(TESTS.rglob("*.py")), scripts)
+    assert not found, "tests import a benchmark script (share it through hvbench_assets/testkit/):\n" + "\n".join(found)
+
+
+def test_the_testkit_imports_neither_the_tests_nor_pytest():
+    """Read with `ast` (every import, also inside functions), then imported for real in a fresh interpreter:
+    importing every testkit module loads no module of the tests and no pytest."""
+    found = _offenders(sorted(TESTKIT.rglob("*.py")), {"hvbench_assets_tests", "pytest", "_pytest"})
+    assert not found, ("hvbench_assets/testkit/ is library code: keep what needs pytest or the tests in "
+                       "hvbench_assets_tests/:\n" + "\n".join(found))
+    modules = sorted(f"hvbench_assets.testkit.{p.stem}" for p in TESTKIT.glob("*.py") if p.stem != "__init__")
+    code = ("import importlib, sys\n"
+            f"for m in {modules!r}:\n    importlib.import_module(m)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest', 'hvbench_assets_tests')))")
+    got = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stderr[-3000:]
+    assert got.stdout.strip().splitlines()[-1] == "[]", f"importing testkit loaded: {got.stdout.strip()}"
+
+
+def test_the_checks_see_imports_in_functions_and_strings(tmp_path):
+    src = tmp_path / "bench.py"
+    src.write_text('def f():\n    from hvbench_assets_tests.face_set import x\n'
+                   'CMD = ["python", "-m", "hvbench_assets_tests.scale.cluster_scenario"]\n'
+                   '"""see hvbench_assets_tests/face_set.py"""\n')
+    assert [n for _, n in _imported_modules(src)] == ["hvbench_assets_tests.face_set.x",
+                                                      "hvbench_assets_tests.scale.cluster_scenario"]

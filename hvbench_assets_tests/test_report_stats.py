@@ -13,8 +13,8 @@ from hvbench_assets.core.audio.tables import VOICE_DEMOGRAPHICS
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.core.vision.tables import DEMOGRAPHICS
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.core.evaluation.bench_factory import SPEC, item_of, make_benchmark, right_letter
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
+from hvbench_assets.testkit.bench_factory import SPEC, item_of, make_benchmark, right_letter
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
 
 # item i of every task is about clip i: the target of clip 0 is a man, of clip 1 a woman, of clip 2 a girl
 TARGETS = {0: ("male", "adult", "male"), 1: ("female", "adult", "female"), 2: ("female", "child", "child")}

@@ -66,8 +66,11 @@ def test_lookups_and_what_the_other_modules_read_come_from_the_catalog():
 
 
 def _sources() -> list[Path]:
+    """The product, benchmarks/ and scripts/. Not hvbench_assets/testkit/: like the tests it holds test data (scripted
+    model replies per task kind), and nothing in the product imports it (test_imports.py)."""
+    testkit = ROOT / "hvbench_assets" / "testkit"
     return sorted(p for folder in ("hvbench_assets", "benchmarks", "scripts") for p in (ROOT / folder).rglob("*.py")
-                  if p != CATALOG)
+                  if p != CATALOG and testkit not in p.parents)
 
 
 def _task_key(node: ast.AST | None) -> str | None:

@@ -13,7 +13,8 @@ import pytest
 
 from hvbench_assets import settings_table
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
-from hvbench_assets_tests.real_labels import DUO, labelled, resources
+from hvbench_assets.testkit.label_chain import resources
+from hvbench_assets_tests.real_labels import DUO, labelled
 from hvbench_assets_tests.review.harness import chromium_or_skip
 from hvbench_assets_tests.ui_harness import dagster_ui, new_home
 

@@ -10,8 +10,8 @@ from hvbench_assets.defs.ingest.assets import scene_clips, video_probe
 from hvbench_assets.defs.labels.audio import audio_tags, transcript
 from hvbench_assets.defs.metadata import materialization, rounded
 from hvbench_assets.defs.resources import AudioModelsResource
+from hvbench_assets.testkit.media_factory import moving_square_video
 from hvbench_assets_tests.defs.test_ingest import _register
-from hvbench_assets_tests.media_factory import moving_square_video
 
 
 def _columns(asset, key: str) -> list[str]:

@@ -18,8 +18,9 @@ from hvbench_assets.defs.labels.audio import (
     voice_demographics,
 )
 from hvbench_assets.defs.resources import AudioModelsResource, SettingsResource, WarehouseResource
-from hvbench_assets_tests.core.audio import sounds
-from hvbench_assets_tests.media_factory import moving_square_video, synthesize_speech
+from hvbench_assets.testkit import sounds
+from hvbench_assets.testkit.media_factory import moving_square_video
+from hvbench_assets_tests.speech import synthesize_speech
 
 AUDIO_ASSETS = [audio_tags, transcript, speech_emotion, voice_demographics]
 

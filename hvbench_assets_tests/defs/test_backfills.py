@@ -19,7 +19,7 @@ from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, ERROR, STATUS, clip_
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets_tests.pipeline_runs import (ingest_inbox, latest_metadata, new_clips, talking_clip,
                                                 use_data_root)
-from hvbench_assets_tests.ui_backfill import launch_backfill
+from hvbench_assets.testkit.ui_backfill import launch_backfill
 
 
 def test_the_setting_chooses_clips_per_run():
@@ -116,9 +116,9 @@ def test_a_ui_backfill_runs_key_ranges_and_a_corrupt_clip_fails_alone(tmp_path, 
 def test_a_range_run_of_one_files_clips_names_that_file(tmp_path, monkeypatch, dagster_home):
     """A backfill's range run has no sensor tags; when all its clips come from one file, the run is tagged with it
     (as clip_sensor tags its batches), so the Runs page's `hvbench/source` filter finds it."""
-    from hvbench_assets.demo.main import clip_offline_labels_job
     from hvbench_assets.defs.batch import range_tags
-    from hvbench_assets_tests.media_factory import concat_videos, moving_square_video
+    from hvbench_assets.demo.main import clip_offline_labels_job
+    from hvbench_assets.testkit.media_factory import concat_videos, moving_square_video
 
     data = tmp_path / "hvdata"
     use_data_root(monkeypatch, data)

@@ -15,12 +15,12 @@ import pytest
 
 from hvbench_assets.core.benchmark import load_benchmark
 from hvbench_assets.core.benchmark.explain import explain_question
+from hvbench_assets.core.benchmark.repair import REPAIR_CODE_VERSION
 from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL, TEXT_BIAS
 from hvbench_assets.core.benchmark.tasks import TASKS
 from hvbench_assets.core.curation.store import record_decision
 from hvbench_assets.core.evaluation import EVAL_RESPONSES, EvalConfig, evaluate, mllm_answerer
 from hvbench_assets.core.evaluation.reporting import report_for
-from hvbench_assets.core.benchmark.repair import REPAIR_CODE_VERSION
 from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS, step_rows
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.benchmark.assets import benchmark_export, blind_leakage, question_pool
@@ -35,8 +35,9 @@ from hvbench_assets.defs.resources import (
 )
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 from hvbench_assets.settings_table import model_registry
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
-from hvbench_assets_tests.real_labels import DUO, labelled, materialize
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer, FakeReply
+from hvbench_assets.testkit.label_chain import materialize
+from hvbench_assets_tests.real_labels import DUO, labelled
 
 BENCH = [question_pool, blind_leakage, benchmark_export]  # partitioned by benchmark name
 
@@ -214,7 +215,7 @@ def test_export_takes_the_corrected_answer_and_unreviewed_only_when_asked(tmp_pa
     """Contract 5 on hand-made reviewed rows: a corrected question is exported with the reviewer's answer, an
     unreviewed one only with include_unreviewed (and the manifest says so); no blind model: 'not tested'."""
     from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
-    from hvbench_assets_tests.media_factory import moving_square_video
+    from hvbench_assets.testkit.media_factory import moving_square_video
 
     wh = WarehouseResource(path=str(tmp_path / "wh.duckdb")).get()
     video = moving_square_video(tmp_path / "q.mp4", seconds=1.0)

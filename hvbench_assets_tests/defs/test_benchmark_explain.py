@@ -12,7 +12,8 @@ from hvbench_assets.core.benchmark.explain import explain_question, format_expla
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.resources import WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
-from hvbench_assets_tests.real_labels import DUO, duo_speaker_track, labelled, materialize
+from hvbench_assets.testkit.label_chain import materialize
+from hvbench_assets_tests.real_labels import DUO, duo_speaker_track, labelled
 
 ASD = [a for a in TASK_ASSETS if a.key.to_user_string() == "active_speaker_detection"]
 

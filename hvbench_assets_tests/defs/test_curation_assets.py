@@ -10,7 +10,8 @@ from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.defs.curation.assets import reviewed_questions
 from hvbench_assets.defs.resources import SettingsResource, WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
-from hvbench_assets_tests.real_labels import DUO, labelled, materialize
+from hvbench_assets.testkit.label_chain import materialize
+from hvbench_assets_tests.real_labels import DUO, labelled
 
 import dagster as dg
 

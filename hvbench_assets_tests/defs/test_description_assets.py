@@ -25,7 +25,7 @@ from hvbench_assets.defs.labels.descriptions import (
     video_caption,
 )
 from hvbench_assets.defs.resources import MllmResource, SettingsResource, WarehouseResource
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer, FakeReply
 
 KEY = "clip-a"
 

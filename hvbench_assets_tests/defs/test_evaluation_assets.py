@@ -21,13 +21,13 @@ from hvbench_assets.defs.evaluation.partitions import (
 )
 from hvbench_assets.defs.evaluation.sensors import eval_partitions_sensor
 from hvbench_assets.defs.resources import EvaluationResource, MllmResource, SettingsResource, WarehouseResource
-from hvbench_assets_tests.core.evaluation.bench_factory import (
+from hvbench_assets.testkit.bench_factory import (
     ITEMS_PER_TASK,
     SPEC,
     make_benchmark,
     right_letter,
 )
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer, FakeReply
 
 N_ITEMS = len(SPEC) * ITEMS_PER_TASK
 

@@ -19,7 +19,7 @@ from hvbench_assets.core.media import probe_video
 from hvbench_assets.core.vision import HUMAN_TRACKS
 from hvbench_assets.defs.labels.vision import human_tracks
 from hvbench_assets.defs.resources import SettingsResource, VisionResource, WarehouseResource
-from hvbench_assets_tests.decode_counter import count_decodes
+from hvbench_assets.testkit.decode_counter import count_decodes
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = textwrap.dedent("""

@@ -14,7 +14,7 @@ from hvbench_assets_tests.defs.ingest_harness import (
     resources_for,
     run_concurrently,
 )
-from hvbench_assets_tests.media_factory import bad_media_corpus, moving_square_video
+from hvbench_assets.testkit.media_factory import bad_media_corpus, moving_square_video
 
 
 def test_definitions_load_and_every_asset_is_described():

@@ -1,7 +1,7 @@
 """Offline L3 rows reach AVSM and the L7 voice/face veto only when L3 is confident.
 
 The clip: the two girls of two_children beside the talking man of man_talking_head, with only his voice
-(composites.py, scene `children_mouthing`: the girls' mouths move without their sound). Labels L1-L10 run offline.
+(testkit/speaker_composites.py, scene `children_mouthing`: the girls' mouths move without their sound). Labels L1-L10 run offline.
 With the default L3 (the gender ensemble) the man's three gender models agree, so his row is ok (male), the girls'
 rows are ok as children, and AVSM asks whose voice it is (the man). With SSR-Net alone (measured below the
 required 0.9) the man's row is low_confidence: AVSM rejects the clip naming L3 and his track gets no veto. L7
@@ -25,7 +25,7 @@ from hvbench_assets.defs.labels.speakers import speaker_scores
 from hvbench_assets.defs.labels.vision import demographics
 from hvbench_assets.defs.resources import VisionResource, WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
-from hvbench_assets_tests.real_labels import LABELS, resources
+from hvbench_assets.testkit.label_chain import LABELS, resources
 
 AVSM = next(a for a in TASK_ASSETS if a.key.to_user_string() == "audio_visual_speaker_matching")
 KEY = "kids"
@@ -43,8 +43,8 @@ def _materialize(root: Path, assets, vision: VisionResource):
 @pytest.fixture(scope="module")
 def kids(tmp_path_factory):
     """(root, warehouse) with offline labels L1-L10 and AVSM under the default L3 rule."""
+    from hvbench_assets.testkit.speaker_composites import SCENES, build_scene
     from hvbench_assets_tests.conftest import shared_clip
-    from hvbench_assets_tests.core.speakers.composites import SCENES, build_scene
 
     root = tmp_path_factory.mktemp("kids")
     shared = shared_clip("man_talking_head.mp4").parent

@@ -20,8 +20,8 @@ from hvbench_assets.defs.labels.descriptions import appearance, facial_descripti
 from hvbench_assets.defs.labels.vision import human_tracks, human_verdicts, person_count
 from hvbench_assets.defs.resources import MllmResource, SettingsResource, VisionResource, WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
-from hvbench_assets_tests.face_kinds import DRAWN_SEED, drawn_clip
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
+from hvbench_assets.testkit.face_kinds import DRAWN_SEED, drawn_clip
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
 
 AR = next(a for a in TASK_ASSETS if a.key.to_user_string() == "attitude_recognition")
 

@@ -16,7 +16,7 @@ from hvbench_assets.core.settings import seed_dagster_home
 from hvbench_assets.defs.labels.descriptions import video_caption
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import MllmResource, WarehouseResource
-from hvbench_assets_tests.media_factory import moving_square_video
+from hvbench_assets.testkit.media_factory import moving_square_video
 
 
 def test_configuration_error_leaves_one_failed_run(tmp_path, monkeypatch):

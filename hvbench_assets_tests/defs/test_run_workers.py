@@ -10,7 +10,7 @@ import time
 import pytest
 
 from hvbench_assets.defs import run_workers
-from hvbench_assets_tests.code_server import code_server, launch, launch_probe, wait_for_status
+from hvbench_assets.testkit.code_server import code_server, launch, launch_probe, wait_for_status
 
 
 @pytest.mark.slow

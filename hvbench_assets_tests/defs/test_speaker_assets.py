@@ -12,9 +12,10 @@ from hvbench_assets.defs.labels.audio import audio_tags, voice_demographics
 from hvbench_assets.defs.labels.speakers import speaker_frame_scores, speaker_scores
 from hvbench_assets.defs.labels.vision import demographics, human_tracks, person_count
 from hvbench_assets.defs.resources import VisionResource, WarehouseResource
+from hvbench_assets.testkit.label_chain import LABELS, materialize
+from hvbench_assets.testkit.media_factory import moving_square_video
 from hvbench_assets_tests.defs.test_audio_assets import run
-from hvbench_assets_tests.media_factory import moving_square_video
-from hvbench_assets_tests.real_labels import LABELS, label_metadata, labelled, materialize
+from hvbench_assets_tests.real_labels import label_metadata, labelled
 
 CHAIN = [audio_tags, voice_demographics, human_tracks, person_count, demographics, speaker_frame_scores, speaker_scores]
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from hvbench_assets.testkit.speakers_set import load_truth
+from hvbench_assets.testkit.speakers_set_chain import question_outcomes
 from hvbench_assets_tests.conftest import shared_clip
-from hvbench_assets_tests.core.speakers.speakers_set import load_truth
-from hvbench_assets_tests.defs.speakers_set_chain import question_outcomes
 
 pytestmark = pytest.mark.slow
 

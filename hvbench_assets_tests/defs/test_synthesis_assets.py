@@ -18,9 +18,10 @@ from hvbench_assets.core.vision.tables import HUMAN_TRACKS
 from hvbench_assets.defs.labels.descriptions import appearance, facial_description
 from hvbench_assets.defs.resources import WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
-from hvbench_assets_tests.core.synthesis.scripted import KIND_QUESTIONS, KIND_TRUTHS, TRUTH, Script
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
-from hvbench_assets_tests.real_labels import labelled, materialize
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
+from hvbench_assets.testkit.label_chain import materialize
+from hvbench_assets.testkit.scripted_synthesis import KIND_QUESTIONS, KIND_TRUTHS, TRUTH, Script
+from hvbench_assets_tests.real_labels import labelled
 
 SIX = ("emotion_recognition", "emotion_temporal_analysis", "emotion_intensity_comparison", "human_to_text",
        "behavior_temporal_analysis", "behavior_causality_analysis")

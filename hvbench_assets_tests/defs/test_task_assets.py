@@ -20,8 +20,9 @@ from hvbench_assets.core.vision.tables import load_tracks, number_tracks
 from hvbench_assets.defs.labels.descriptions import appearance
 from hvbench_assets.defs.resources import WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
-from hvbench_assets_tests.real_labels import DUO, duo_speaker_track, label_metadata, labelled, materialize
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
+from hvbench_assets.testkit.label_chain import materialize
+from hvbench_assets_tests.real_labels import DUO, duo_speaker_track, label_metadata, labelled
 
 TASKS = {a.key.to_user_string(): a for a in TASK_ASSETS}
 RESULTS: dict = {}  # fixture name -> the task assets' materialize result

@@ -23,7 +23,7 @@ from hvbench_assets.defs.labels.vision import (
     track_boxes_complete,
 )
 from hvbench_assets.defs.resources import MllmResource, SettingsResource, VisionResource, WarehouseResource
-from hvbench_assets_tests.media_factory import moving_square_video
+from hvbench_assets.testkit.media_factory import moving_square_video
 
 
 def _run(tmp_path: Path, video: Path, key: str, profile: str = "offline"):

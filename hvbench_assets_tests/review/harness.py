@@ -19,8 +19,9 @@ from hvbench_assets.core.curation.state import is_question
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
+from hvbench_assets.testkit.label_chain import materialize
 from hvbench_assets_tests.conftest import SHARED_VIDEOS
-from hvbench_assets_tests.real_labels import DUO, labelled, materialize
+from hvbench_assets_tests.real_labels import DUO, labelled
 
 CHROMIUM = Path("/usr/bin/chromium")
 

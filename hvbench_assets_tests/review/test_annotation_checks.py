@@ -15,8 +15,8 @@ from hvbench_assets.core.tasks.store import ANNOTATIONS, QUESTIONS
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 from hvbench_assets.review.app import ReviewConfig, create_app
+from hvbench_assets.testkit.label_chain import materialize
 from hvbench_assets_tests.conftest import SHARED_VIDEOS
-from hvbench_assets_tests.real_labels import materialize
 
 HC_ASSET = [a for a in TASK_ASSETS if a.key.to_user_string() == "human_counting"]
 

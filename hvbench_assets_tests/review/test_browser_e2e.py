@@ -22,7 +22,7 @@ from hvbench_assets.defs.curation.sensors import review_sensor
 from hvbench_assets.defs.resources import SettingsResource, WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
 from hvbench_assets.defs.tasks.sensors import annotation_sensor
-from hvbench_assets_tests.real_labels import materialize
+from hvbench_assets.testkit.label_chain import materialize
 from hvbench_assets_tests.review.harness import SHOWN, chromium_or_skip, current_qid, option_key, review_server, wait_after
 
 pytestmark = pytest.mark.slow

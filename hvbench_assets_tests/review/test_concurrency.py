@@ -12,7 +12,7 @@ from hvbench_assets.core.curation.store import decisions
 from hvbench_assets.core.tasks.store import ANNOTATIONS, QUESTIONS, question_content_hash
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
-from hvbench_assets_tests.real_labels import materialize
+from hvbench_assets.testkit.label_chain import materialize
 from hvbench_assets_tests.review.harness import review_server
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from hvbench_assets.scale.cluster import Options, render_instance
 from hvbench_assets.scale.gpu import GPU_ASSETS, RAY_CONFIG_TAG, gpu_wanted, ray_run_tags
-from hvbench_assets_tests.core.warehouse.postgres import Postgres
+from hvbench_assets.testkit.postgres import Postgres
 
 pytest.importorskip("dagster_ray", reason="the scale extra is not installed (pip install -e '.[scale]')")
 

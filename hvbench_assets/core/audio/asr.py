@@ -58,7 +58,7 @@ class PocketsphinxTranscriber:
     pad_s: float = 0.2
     # search limits per 10 ms frame: pocketsphinx's defaults (30000 HMMs, 20 word exits) decode at ~3x real
     # time on this CPU; these bounds decode about 4x faster with the same language decisions
-    # (benchmarks/transcript_language.py; docs/performance.md, "Where the per-clip job stood")
+    # (benchmarks/transcript_language.py; docs/performance.md, "L8 transcript")
     max_hmms: int = 3000
     max_words: int = 5
     min_confidence: float = 0.55

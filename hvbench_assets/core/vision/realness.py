@@ -3,7 +3,7 @@ printed photos and faces on screens; none of those is a person for any task.
 
 Offline the verdict is a logistic regression over interpretable statistics of the track's face-crop clip
 (`face_statistics`), with standardisation and coefficients fitted by benchmarks/real_humans.py on the
-labelled clips of hvbench_assets_tests/face_kinds.py and committed below (`MODEL`). With a describer model
+labelled clips of hvbench_assets/testkit/face_kinds.py and committed below (`MODEL`). With a describer model
 the track's face crops are also shown to it (core/mllm/prompts.py REAL_HUMAN) and both scores are combined
 (DESCRIBER_SHIFT).
 

@@ -10,8 +10,8 @@ from hvbench_assets.core.audio.music import MusicDetector
 from hvbench_assets.core.audio.tags import MUSIC, OTHER, SPEECH, VadEnergyTagger
 from hvbench_assets.core.audio.task_predicates import is_trusted_english, speech_for_tasks
 from hvbench_assets.core.media import load_audio
-from hvbench_assets_tests.core.audio import sounds
-from hvbench_assets_tests.media_factory import synthesize_speech
+from hvbench_assets.testkit import sounds
+from hvbench_assets_tests.speech import synthesize_speech
 
 EN = "The weather is lovely today and we will walk to the park after lunch with our friends."
 CMN = "今天天气很好，我们下午一起去公园散步，然后去吃晚饭。我们的老师说明天要考试。"

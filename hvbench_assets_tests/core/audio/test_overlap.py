@@ -11,7 +11,7 @@ from hvbench_assets.core.audio.overlap import METHOD, voices_heard
 from hvbench_assets.core.audio.vad import speech_probabilities
 from hvbench_assets.core.media import load_audio
 from hvbench_assets_tests.conftest import shared_clip
-from hvbench_assets_tests.media_factory import synthesize_speech
+from hvbench_assets_tests.speech import synthesize_speech
 
 MAN = "The weather is lovely today and we will walk to the park after lunch with our friends."
 WOMAN = "Please remember to bring your notebook and two pencils to the meeting tomorrow morning."

@@ -5,7 +5,8 @@ from hvbench_assets.core.audio.cache import cache_path, clip_audio
 from hvbench_assets.core.audio.tags import MUSIC, OTHER, SILENCE, SPEECH, VadEnergyTagger
 from hvbench_assets.core.audio.vad import speech_probabilities, speech_segments
 from hvbench_assets.core.media import NoAudioError, file_sha256, load_audio
-from hvbench_assets_tests.media_factory import moving_square_video, synthesize_speech
+from hvbench_assets.testkit.media_factory import moving_square_video
+from hvbench_assets_tests.speech import synthesize_speech
 
 
 def tone(seconds=3.0, hz=440.0, amp=0.3):

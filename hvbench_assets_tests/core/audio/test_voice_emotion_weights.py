@@ -15,7 +15,7 @@ from hvbench_assets.core.audio.voice import (
 )
 from hvbench_assets.core.audio.weights import ModelUnavailable, require_hf_model
 from hvbench_assets.core.media import load_audio
-from hvbench_assets_tests.media_factory import synthesize_speech
+from hvbench_assets_tests.speech import synthesize_speech
 
 SENTENCE = "The quick brown fox jumps over the lazy dog near the river bank."
 

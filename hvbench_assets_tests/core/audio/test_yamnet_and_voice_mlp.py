@@ -10,8 +10,8 @@ from hvbench_assets.core.audio.tags import MUSIC, SINGING, SPEECH, VadEnergyTagg
 from hvbench_assets.core.audio.task_predicates import speech_for_tasks
 from hvbench_assets.core.audio.yamnet import YamnetMusicDetector
 from hvbench_assets.core.media import load_audio
-from hvbench_assets_tests.core.audio import sounds
-from hvbench_assets_tests.media_factory import synthesize_speech
+from hvbench_assets.testkit import sounds
+from hvbench_assets_tests.speech import synthesize_speech
 
 EN = "The weather is lovely today and we will walk to the park after lunch with our friends."
 

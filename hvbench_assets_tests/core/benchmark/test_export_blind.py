@@ -13,8 +13,8 @@ from hvbench_assets.core.benchmark.export import ExportError, export_benchmark, 
 from hvbench_assets.core.benchmark.leakage import answer_blind, blind_jobs
 from hvbench_assets.core.mllm import MllmClient, RetryPolicy, parse_registry
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
-from hvbench_assets_tests.media_factory import moving_square_video
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer, FakeReply
+from hvbench_assets.testkit.media_factory import moving_square_video
 
 
 def item(qid, task, video, answer="B"):

@@ -14,7 +14,7 @@ from hvbench_assets.core.benchmark import (
     write_benchmark,
 )
 from hvbench_assets.core.benchmark.tasks import CATEGORIES, task_info, tasks_of
-from hvbench_assets_tests.media_factory import moving_square_video
+from hvbench_assets.testkit.media_factory import moving_square_video
 
 PUBLISHED_STYLE = "Option A: {3}\n\nOption B: {5}\n\nOption C: {7}\n\nOption D: {4}\n\n"  # braces, trailing blank block
 

@@ -11,7 +11,7 @@ from collections import Counter
 from hvbench_assets.core.benchmark.letters import assemble_letters, letter_counts
 from hvbench_assets.core.tasks.pipeline import run_family
 from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
-from hvbench_assets_tests.core.tasks.factory import clip_labels, full
+from hvbench_assets.testkit.labels_factory import clip_labels, full
 
 
 def _sha(i: int) -> str:

@@ -20,8 +20,8 @@ from hvbench_assets.core.scoring.open_report import open_grading
 from hvbench_assets.core.tasks.speech import MORE_THAN_ONE, NO_SPEAKER
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets_tests.core.evaluation.lmms_logs import lmms_sample_log, task_utils
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
-from hvbench_assets_tests.media_factory import moving_square_video
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
+from hvbench_assets.testkit.media_factory import moving_square_video
 
 # (question id, task, question, options, right letter): option texts in the forms the task rules write
 ITEMS = [

@@ -12,7 +12,7 @@ import pytest
 from hvbench_assets.core.benchmark.leakage import answer_blind, blind_jobs, leakage_verdicts
 from hvbench_assets.core.benchmark.repair import blind_feedback, repair_counts, repair_leaky
 from hvbench_assets.core.mllm import MllmClient, RetryPolicy, parse_registry
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
 
 TRUTH = "The person is a tall man in a long red coat standing beside the open door"
 

@@ -17,10 +17,10 @@ from hvbench_assets.core.benchmark.yesno import SOURCE_FIELD, export_yesno, is_y
 from hvbench_assets.core.evaluation import EVAL_RESPONSES
 from hvbench_assets.core.evaluation.reporting import report_for
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.core.evaluation.bench_factory import ITEMS_PER_TASK, SPEC, make_benchmark
+from hvbench_assets.testkit.bench_factory import ITEMS_PER_TASK, SPEC, make_benchmark
 from hvbench_assets_tests.core.evaluation.lmms_logs import lmms_sample_log, task_utils
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
-from hvbench_assets_tests.media_factory import moving_square_video
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
+from hvbench_assets.testkit.media_factory import moving_square_video
 
 TEXTS = ["one person", "two people", "three people", "four people", "five people"]
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from hvbench_assets.core.mllm import MllmClient, RetryPolicy, parse_registry
-from hvbench_assets_tests.core.evaluation.bench_factory import make_benchmark
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
+from hvbench_assets.testkit.bench_factory import make_benchmark
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
 
 
 @pytest.fixture(scope="session")

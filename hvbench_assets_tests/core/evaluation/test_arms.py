@@ -14,9 +14,9 @@ from hvbench_assets.core.evaluation.arms import ArmUnavailable, parse_arms
 from hvbench_assets.core.evaluation.tables import EVAL_ITEM_ARMS
 from hvbench_assets.core.scoring.arms import item_verdict
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.core.evaluation.bench_factory import ITEMS_PER_TASK, SPEC, item_of, options_in, right_letter
+from hvbench_assets.testkit.bench_factory import ITEMS_PER_TASK, SPEC, item_of, options_in, right_letter
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
 from hvbench_assets_tests.core.evaluation.conftest import make_client
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
 
 N_ITEMS = len(SPEC) * ITEMS_PER_TASK
 
@@ -60,7 +60,7 @@ def test_verdict_rules():
 
 
 def test_arms_in_one_command_resume_skip_and_report(tmp_path, capsys, monkeypatch):
-    from hvbench_assets_tests.core.evaluation.bench_factory import make_benchmark
+    from hvbench_assets.testkit.bench_factory import make_benchmark
 
     root = tmp_path / "armbench"
     items = make_benchmark(root)
@@ -127,7 +127,7 @@ def test_dagster_settings_give_one_run_per_seed_and_arm():
 
 
 def test_an_unknown_arm_stops_the_command_with_one_message(tmp_path, capsys):
-    from hvbench_assets_tests.core.evaluation.bench_factory import make_benchmark
+    from hvbench_assets.testkit.bench_factory import make_benchmark
 
     root = tmp_path / "armbench"
     make_benchmark(root)

@@ -11,8 +11,8 @@ from hvbench_assets.core.benchmark.yesno import statements
 from hvbench_assets.core.evaluation.reporting import report_for
 from hvbench_assets.core.tasks.store import QUESTIONS
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.core.evaluation.bench_factory import item_of, make_benchmark, options_in, right_letter
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
+from hvbench_assets.testkit.bench_factory import item_of, make_benchmark, options_in, right_letter
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
 
 PERSON_1 = {"Emotion_Recognition", "Emotion_Temporal_Analysis", "Attitude_Recognition", "Emotion_Intensity_Compare"}
 WOBBLY_WRONG = {"Emotion_Recognition_1", "Human_Count_2"}  # 4-option items

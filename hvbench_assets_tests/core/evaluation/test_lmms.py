@@ -16,9 +16,9 @@ from hvbench_assets.cli import main
 from hvbench_assets.core.evaluation import EVAL_RESPONSES
 from hvbench_assets.core.evaluation.reporting import report_for
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.core.evaluation.bench_factory import ITEMS_PER_TASK, SPEC, item_of, make_benchmark, right_letter
+from hvbench_assets.testkit.bench_factory import ITEMS_PER_TASK, SPEC, item_of, make_benchmark, right_letter
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
 from hvbench_assets_tests.core.evaluation.lmms_logs import lmms_sample_log, lmms_tasks, task_utils
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
 
 N_ITEMS = len(SPEC) * ITEMS_PER_TASK
 

@@ -16,15 +16,15 @@ from hvbench_assets.core.evaluation import (
     run_id_for,
 )
 from hvbench_assets.core.scoring.circular import circular_correct
-from hvbench_assets_tests.core.evaluation.bench_factory import (
+from hvbench_assets.testkit.bench_factory import (
     ITEMS_PER_TASK,
     SPEC,
     item_of,
     options_in,
     right_letter,
 )
+from hvbench_assets.testkit.fake_openai_server import FakeReply
 from hvbench_assets_tests.core.evaluation.conftest import make_client
-from hvbench_assets_tests.fake_openai_server import FakeReply
 
 N_ITEMS = len(SPEC) * ITEMS_PER_TASK
 

@@ -2,8 +2,8 @@ import pytest
 
 from hvbench_assets.core.ingest.scenes import ClipFilter, analyse, decide, split_windows
 from hvbench_assets.core.media import probe_video
+from hvbench_assets.testkit.media_factory import concat_videos, moving_square_video
 from hvbench_assets_tests.conftest import shared_clip
-from hvbench_assets_tests.media_factory import concat_videos, moving_square_video
 
 
 def _analyse(path, **kw):

@@ -6,9 +6,9 @@ import pytest
 from hvbench_assets.core.ingest.scenes import ClipFilter
 from hvbench_assets.core.ingest.split import split_video
 from hvbench_assets.core.media import MediaError, iter_frames, load_audio, probe_video
+from hvbench_assets.testkit.decode_counter import count_decodes
+from hvbench_assets.testkit.media_factory import bad_media_corpus
 from hvbench_assets_tests.core.media.test_media import _portrait_phone_video, _variable_rate_video
-from hvbench_assets_tests.decode_counter import count_decodes
-from hvbench_assets_tests.media_factory import bad_media_corpus
 
 ANY = dict(min_motion=0.0, min_width=64, min_height=64)
 
@@ -117,7 +117,7 @@ def test_cuts_off_keyframes_switch_to_encoding_while_decoding(tmp_path):
 def test_every_kept_shot_holds_exactly_its_frames_after_one_decode(tmp_path, keyint, bframes, pyramid, cuts):
     """Cuts on and off keyframes with several GOP structures: each clip shows exactly the source's
     frames of its shot (stamped indices), with its sound, and the file is decoded once."""
-    from hvbench_assets_tests.core.media.test_copy_packets import frame_ids, stamped_source
+    from hvbench_assets.testkit.stamped_video import frame_ids, stamped_source
 
     src = stamped_source(tmp_path / "src.mp4", n=160, keyint=keyint, bframes=bframes, pyramid=pyramid, cuts=cuts)
     result, decoded = _split(src, tmp_path, **ANY)

@@ -9,8 +9,8 @@ from hvbench_assets.core.media import (
     load_audio,
     probe_video,
 )
+from hvbench_assets.testkit.media_factory import bad_media_corpus, moving_square_video
 from hvbench_assets_tests.conftest import CLIP_NAMES, shared_clip
-from hvbench_assets_tests.media_factory import bad_media_corpus, moving_square_video
 
 EXPECTED = {  # from ../shared/videos/README.md
     "man_talking_head.mp4": (5.0, 25, 844, 844),
@@ -170,7 +170,7 @@ def test_cutting_a_variable_rate_video_keeps_picture_on_time(tmp_path):
 
 
 def test_probe_counts_frames_without_decoding_them(two_people_talking):
-    from hvbench_assets_tests.decode_counter import count_decodes
+    from hvbench_assets.testkit.decode_counter import count_decodes
 
     with count_decodes() as counts:
         p = probe_video(two_people_talking)
@@ -180,7 +180,7 @@ def test_probe_counts_frames_without_decoding_them(two_people_talking):
 
 def test_a_window_decodes_only_from_the_keyframe_before_it(tmp_path, two_people_talking):
     from hvbench_assets.core.media.encode import VideoEncoder
-    from hvbench_assets_tests.decode_counter import count_decodes
+    from hvbench_assets.testkit.decode_counter import count_decodes
 
     enc = VideoEncoder(tmp_path / "gop.mp4", 30, gop=30)  # a keyframe every second
     for f in iter_frames(two_people_talking, end_s=4.0):

@@ -18,7 +18,7 @@ from hvbench_assets.core.mllm import (
     parse_registry,
     sample_frames,
 )
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer, FakeReply
 
 FAST = RetryPolicy(max_attempts=4, base_s=0.01, cap_s=0.05)
 

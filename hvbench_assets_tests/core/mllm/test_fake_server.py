@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer, FakeReply
 
 
 def post(url: str, body: dict, key: str | None = None) -> tuple[int, str]:

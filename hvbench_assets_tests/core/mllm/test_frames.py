@@ -45,7 +45,7 @@ def test_jpeg_and_wav_encoding():
 
 
 def test_short_clips_give_each_frame_once(tmp_path):
-    from hvbench_assets_tests.media_factory import moving_square_video
+    from hvbench_assets.testkit.media_factory import moving_square_video
 
     clip = moving_square_video(tmp_path / "short.mp4", seconds=0.2, fps=25, tone_hz=None)  # 5 frames
     frames = sample_frames(clip, n_frames=8, max_side=None)

@@ -6,7 +6,7 @@ import pytest
 
 from hvbench_assets.core.media import iter_frames, probe_video
 from hvbench_assets.core.render import render_marked
-from hvbench_assets_tests.media_factory import moving_square_video
+from hvbench_assets.testkit.media_factory import moving_square_video
 
 
 def test_red_box_and_numbers_drawn_with_audio(tmp_path):

@@ -8,8 +8,8 @@ import cv2
 from hvbench_assets.core.render.keyframe import frame_people, render_key_frame
 from hvbench_assets.core.speakers.plot import line_label, render_score_plot
 from hvbench_assets.core.vision.tables import number_tracks
-from hvbench_assets_tests.core.tasks.factory import track
-from hvbench_assets_tests.media_factory import moving_square_video
+from hvbench_assets.testkit.labels_factory import track
+from hvbench_assets.testkit.media_factory import moving_square_video
 
 
 def test_key_frame_and_score_plot_name_tracks_by_the_clip_numbers(tmp_path):

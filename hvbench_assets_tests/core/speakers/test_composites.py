@@ -7,7 +7,7 @@ import pytest
 
 from hvbench_assets.core.speakers.lipsync import LipSyncScorer
 from hvbench_assets.core.speakers.scoring import TrackFrames, clip_rows
-from hvbench_assets_tests.core.speakers.composites import FPS, SCENES, panel_crops, scene_audio
+from hvbench_assets.testkit.speaker_composites import FPS, SCENES, panel_crops, scene_audio
 
 SECONDS = 4.0
 
@@ -113,7 +113,7 @@ def test_a_face_alone_must_beat_the_sync_its_mouth_reaches_by_chance(root, face,
     words from being a speaker."""
     from hvbench_assets.core.media import load_audio
     from hvbench_assets.core.speakers.rules import is_speaking
-    from hvbench_assets_tests.core.speakers.composites import MAN, WOMAN, Panel, panel_frames
+    from hvbench_assets.testkit.speaker_composites import MAN, WOMAN, Panel, panel_frames
 
     def panel(name):
         start, seconds = LONG[name]

@@ -11,8 +11,8 @@ from hvbench_assets.core.speakers.asd_runtime import OnnxLightAsdScorer
 from hvbench_assets.core.speakers.combined import VerifiedScorer
 from hvbench_assets.core.speakers.lipsync import PlacedSignals
 from hvbench_assets.core.speakers.shift_test import ShiftTest, windows
+from hvbench_assets.testkit.speaker_composites import FPS, MAN, WOMAN, Panel, panel_frames
 from hvbench_assets_tests.conftest import shared_clip
-from hvbench_assets_tests.core.speakers.composites import FPS, MAN, WOMAN, Panel, panel_frames
 
 SECONDS = 5.0
 

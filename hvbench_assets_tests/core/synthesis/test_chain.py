@@ -14,10 +14,10 @@ from hvbench_assets.core.synthesis.calls import SynthesisModels, too_few_answere
 from hvbench_assets.core.synthesis.ranking import rerank_steps
 from hvbench_assets.core.tasks.pipeline import run_family
 from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
-from hvbench_assets_tests.core.tasks.factory import clip_labels, full, track
-from hvbench_assets_tests.core.synthesis.scripted import GOOD_DISTRACTORS, SCORES, TRUTH, Script
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
-from hvbench_assets_tests.media_factory import moving_square_video
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
+from hvbench_assets.testkit.labels_factory import clip_labels, full, track
+from hvbench_assets.testkit.media_factory import moving_square_video
+from hvbench_assets.testkit.scripted_synthesis import GOOD_DISTRACTORS, SCORES, TRUTH, Script
 
 @pytest.fixture
 def script():

@@ -10,7 +10,7 @@ import pytest
 from hvbench_assets.core.tasks import actions, annotations
 from hvbench_assets.core.tasks.pipeline import run_family
 from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
-from hvbench_assets_tests.core.tasks.factory import clip_labels, full
+from hvbench_assets.testkit.labels_factory import clip_labels, full
 
 
 @dataclass

@@ -8,7 +8,7 @@ import pytest
 from hvbench_assets.core.tasks.faces import FaceGate, face_evidence, faceless
 from hvbench_assets.core.tasks.pipeline import run_family
 from hvbench_assets.core.tasks.registry import FACE_GATE, FAMILIES, FAMILY_BY_ABBREV
-from hvbench_assets_tests.core.tasks.factory import clip_labels, full, track
+from hvbench_assets.testkit.labels_factory import clip_labels, full, track
 
 GATED = {"ER", "ETA", "AR", "EIC", "T2H", "H2T", "AVSM"}
 

@@ -7,7 +7,7 @@ from hvbench_assets.core.tasks.people import HcParams, select_hc
 from hvbench_assets.core.tasks.pipeline import run_family
 from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
 from hvbench_assets.core.tasks.rules import persons
-from hvbench_assets_tests.core.tasks.factory import clip_labels, full
+from hvbench_assets.testkit.labels_factory import clip_labels, full
 
 
 def _verdicts(labels, humans: dict[int, bool | None]):

@@ -12,9 +12,9 @@ from hvbench_assets.core.render.questions import render_question_video
 from hvbench_assets.core.tasks.calls import asker
 from hvbench_assets.core.tasks.pipeline import run_family
 from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
-from hvbench_assets_tests.core.tasks.factory import clip_labels, full, track
-from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer
-from hvbench_assets_tests.media_factory import moving_square_video
+from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
+from hvbench_assets.testkit.labels_factory import clip_labels, full, track
+from hvbench_assets.testkit.media_factory import moving_square_video
 
 TRUTH = "we are testing the speech content matching rule today"
 

@@ -12,9 +12,9 @@ from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.pipeline import run_family
 from hvbench_assets.core.tasks.registry import FAMILIES, FAMILY_BY_ABBREV
 from hvbench_assets.core.tasks.rules import Option, assemble, integer_range, named_number, overlap, persons
-from hvbench_assets.core.vision.tables import number_tracks, person_number
 from hvbench_assets.core.tasks.store import question_id
-from hvbench_assets_tests.core.tasks.factory import clip_labels, full, track
+from hvbench_assets.core.vision.tables import number_tracks, person_number
+from hvbench_assets.testkit.labels_factory import clip_labels, full, track
 
 
 def men(n: int) -> dict[int, dict]:

@@ -30,8 +30,8 @@ def ssrnet():
 @pytest.fixture(scope="module")
 def labelled_crops():
     """{clip: [L1-style 224 px crops of its hand-labelled faces]} (five_people_grid left out)."""
+    from hvbench_assets.testkit.face_set import real_frames
     from hvbench_assets_tests.conftest import shared_clip
-    from hvbench_assets_tests.face_set import real_frames
 
     root = shared_clip("man_talking_head.mp4").parent
     out: dict[str, list[np.ndarray]] = {}
@@ -213,10 +213,10 @@ def test_a_tied_vote_goes_the_way_of_the_mean_score(plain_clip):
 
 
 def _l1(clip: Path, out: Path) -> list[Track]:
+    from hvbench_assets.core.vision import HUMAN_TRACK_BOXES, HUMAN_TRACKS
     from hvbench_assets.core.vision.backends import build_backend
     from hvbench_assets.core.vision.pipeline import track_video
     from hvbench_assets.core.vision.tables import load_tracks
-    from hvbench_assets.core.vision import HUMAN_TRACK_BOXES, HUMAN_TRACKS
     from hvbench_assets.core.warehouse import Warehouse
 
     res = track_video(clip, out, build_backend("offline"))
@@ -231,8 +231,8 @@ def _l1(clip: Path, out: Path) -> list[Track]:
 def test_ensemble_rows_on_real_footage_are_right_where_they_are_ok(name, tmp_path):
     """Each panel's person from truth.json: an `ok` row names the right class (AVSM may ask there); the long-haired
     man of dev_duo_silent, whom SSR-Net reads as a woman, is low_confidence with the disagreement named."""
+    from hvbench_assets.testkit.footage_truth import person_at
     from hvbench_assets_tests.conftest import shared_clip
-    from hvbench_assets_tests.footage_truth import person_at
 
     clip = shared_clip(name)
     tracks = _l1(clip, tmp_path)

@@ -19,7 +19,7 @@ from hvbench_assets.core.vision.detectors import (
 )
 from hvbench_assets.core.vision.pipeline import detect_faces, track_video
 from hvbench_assets_tests.conftest import shared_clip
-from hvbench_assets_tests.face_set import (
+from hvbench_assets.testkit.face_set import (
     Tally,
     generated_frames,
     load_labels,

@@ -10,8 +10,8 @@ from hvbench_assets.core.vision.backends import build_backend
 from hvbench_assets.core.vision.boxes import iou
 from hvbench_assets.core.vision.detectors import YoloxPersonDetector
 from hvbench_assets.core.vision.pipeline import TrackingParams, track_video
+from hvbench_assets.testkit.media_factory import audio_only_file
 from hvbench_assets_tests.conftest import shared_clip
-from hvbench_assets_tests.media_factory import audio_only_file
 
 # two_children frame 0, boxed by hand (benchmarks/person_boxes.json): the girls and the adult's torso
 GIRL_LEFT, GIRL_RIGHT, TORSO = (355, 0, 950, 720), (985, 110, 1275, 700), (950, 0, 1280, 310)

@@ -10,7 +10,7 @@ from hvbench_assets.core.vision.backends import build_backend
 from hvbench_assets.core.vision.pipeline import track_video
 from hvbench_assets.core.vision.realness import Opinion, parse_opinion, verdict_rows
 from hvbench_assets.core.vision.tables import Track
-from hvbench_assets_tests.face_kinds import DRAWN_SEED, drawn_clip, toon_clip
+from hvbench_assets.testkit.face_kinds import DRAWN_SEED, drawn_clip, toon_clip
 
 
 def _tracks(path, out) -> list[Track]:
@@ -41,8 +41,8 @@ def test_real_clip_tracks_are_human(man_talking_head, two_children, tmp_path):
 def test_speakers_set_keeps_its_real_people_and_rejects_the_drawn_character(name, tmp_path):
     """truth.json: every panel of these clips is a real person except MuseTalk's drawn character (a digital
     painting). The woman of dev_duo_music_mouthing is the speakers set's lowest real score (docs/real-humans.md)."""
+    from hvbench_assets.testkit.footage_truth import panels
     from hvbench_assets_tests.conftest import shared_clip
-    from hvbench_assets_tests.footage_truth import panels
 
     clip = shared_clip(name)
     kinds = {p.real for p in panels(clip)}

@@ -10,8 +10,8 @@ from hvbench_assets.core.vision import pipeline
 from hvbench_assets.core.vision.backends import build_backend
 from hvbench_assets.core.vision.count import TrackSpan, count_people
 from hvbench_assets.core.vision.pipeline import TrackingParams, track_video
+from hvbench_assets.testkit.media_factory import concat_videos, moving_square_video
 from hvbench_assets_tests.conftest import shared_clip
-from hvbench_assets_tests.media_factory import concat_videos, moving_square_video
 
 
 @pytest.fixture(scope="module")

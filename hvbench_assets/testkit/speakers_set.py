@@ -10,7 +10,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-SPEAKERS_DIR = Path(__file__).resolve().parents[3].parent / "shared" / "videos" / "speakers"
+from hvbench_assets.testkit import SHARED_VIDEOS
+
+SPEAKERS_DIR = SHARED_VIDEOS / "speakers"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import dagster as dg
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the project folder
 
 
 def serve(args: list[str], workspace: Path, location: str, env: dict | None = None, log=None,
@@ -70,7 +70,7 @@ def code_server(home: Path, mode: str | None, data_dir: Path | None = None):
     if mode:
         env["HVBENCH_RUN_WORKERS"] = mode
     workspace = home / "workspace.yaml"
-    server = serve(["api", "grpc", "--module-name", "hvbench_assets_tests.defs.run_worker_probe"], workspace,
+    server = serve(["api", "grpc", "--module-name", "hvbench_assets.testkit.run_worker_probe"], workspace,
                    "probe", env)
     try:
         with dg.DagsterInstance.from_config(str(home)) as instance, \

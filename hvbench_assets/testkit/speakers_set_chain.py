@@ -15,8 +15,8 @@ from hvbench_assets.defs.labels.speakers import speaker_frame_scores, speaker_sc
 from hvbench_assets.defs.labels.vision import demographics, human_tracks, human_verdicts, person_count
 from hvbench_assets.defs.resources import WarehouseResource
 from hvbench_assets.defs.tasks.assets import TASK_ASSETS
-from hvbench_assets_tests.core.speakers.speakers_set import load_truth, panels_of
-from hvbench_assets_tests.real_labels import materialize
+from hvbench_assets.testkit.label_chain import materialize
+from hvbench_assets.testkit.speakers_set import load_truth, panels_of
 
 LABELS = [audio_tags, voice_demographics, human_tracks, person_count, demographics, human_verdicts,
           speaker_frame_scores, speaker_scores]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hvbench_assets.core.benchmark import format_choices
-from hvbench_assets_tests.media_factory import moving_square_video
+from hvbench_assets.testkit.media_factory import moving_square_video
 
 # (task, number of options) - two categories complete, one task with 2 options, one with 5
 SPEC = [("Emotion_Recognition", 4), ("Emotion_Temporal_Analysis", 4), ("Attitude_Recognition", 4),

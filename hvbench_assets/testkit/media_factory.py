@@ -1,13 +1,11 @@
-"""Generated media for tests: synthetic videos (PyAV), concatenations of real clips, speech (espeak-ng)."""
+"""Generated media for tests and benchmarks: synthetic videos (PyAV), concatenations of real clips, files a user
+will drop sooner or later. Speech (espeak-ng, skipping a test without it) is hvbench_assets_tests/speech.py."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from hvbench_assets.core.media import iter_frames, load_audio, probe_video, write_video
 from hvbench_assets.core.media.encode import AUDIO_RATE
@@ -56,24 +54,6 @@ def concat_videos(paths: list[Path], dst: Path, size=(480, 360), fps: float = 25
         cuts.append(round(t, 3))
     write_video(dst, iter(frames), fps=fps, audio=np.concatenate(audio))
     return dst, cuts[:-1]
-
-
-def espeak_available() -> bool:
-    return shutil.which("espeak-ng") is not None
-
-
-def synthesize_speech(text: str, dst: Path, voice: str = "en-us", speed: int = 150, pitch: int = 50) -> Path:
-    """WAV speech from espeak-ng (Debian package). Skips the test when espeak-ng is missing outside CI."""
-    if not espeak_available():
-        import os
-
-        msg = "espeak-ng is not installed (apt-get install espeak-ng)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(msg)
-        pytest.skip(msg)
-    subprocess.run(["espeak-ng", "-v", voice, "-s", str(speed), "-p", str(pitch), "-w", str(dst), text],
-                   check=True, capture_output=True)
-    return dst
 
 
 def audio_only_file(path: Path, seconds: float = 2.0) -> Path:

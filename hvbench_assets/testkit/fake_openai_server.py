@@ -3,7 +3,7 @@
 It stands in for vLLM / OpenAI / Gemini at the network boundary only: the code under test speaks
 real HTTP to it. Reuse it anywhere:
 
-    from hvbench_assets_tests.fake_openai_server import FakeOpenAIServer, FakeReply
+    from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer, FakeReply
 
     with FakeOpenAIServer(latency_s=0.05) as server:          # server.base_url -> http://127.0.0.1:PORT/v1
         server.script(FakeReply.rate_limited(), FakeReply.server_error())  # next two requests fail
