@@ -200,7 +200,10 @@ BY_TABLE: dict[str, dict[str, str]] = {
         "answer_original": "Right letter in the stored order", "audio_sent": "Whether audio was sent",
         "chosen_original": "Chosen letter mapped back to the stored order", "judge_response": "Reply of the judge model",
         "cached": "Served from the call cache", "answered_at": "When it was answered",
-        "method": "Extraction rule or reason (core/scoring/extraction.py)"},
+        "method": "Extraction rule or reason (core/scoring/extraction.py)",
+        "grade": "Open items: the matcher's right, wrong or ungradable (core/scoring/open_match.py)",
+        "grade_reason": "Open items: what the matcher read in the reply",
+        "judge_verdict": "Open items: the judge's right, wrong or ungradable; empty without a judge"},
     "eval_task_scores": {
         "label": "Run label in the report", "n_unparsed": "Replies no rule could map to an option",
         "accuracy": "Share of right answers", "unparsed_rate": "Share of unparsed replies",
