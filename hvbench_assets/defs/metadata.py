@@ -54,10 +54,17 @@ def rounded(value: Any, digits: int = DIGITS) -> Any:
     return value
 
 
+# What a person opens a label partition for, shown first in this order (the UI keeps the order given); the
+# bookkeeping (row counts, timings, files) follows as the asset lists it
+LEADS = ("key_frame", "score_plot", "preview", "people_on_key_frame", "score_plot_lines")
+
+
 def materialization(metadata: Mapping[str, Any], digits: int = DIGITS) -> dict[str, Any]:
-    """Plain floats and JSON values rounded; other metadata values as given."""
+    """Plain floats and JSON values rounded; other metadata values as given; pictures and previews first (LEADS)."""
     out = {}
-    for key, value in metadata.items():
+    lead = [k for k in LEADS if k in metadata]
+    for key in [*lead, *(k for k in metadata if k not in lead)]:
+        value = metadata[key]
         if isinstance(value, dg.JsonMetadataValue):
             value = dg.MetadataValue.json(rounded(value.data, digits))
         elif not isinstance(value, dg.MetadataValue):

@@ -128,6 +128,9 @@ def test_one_identity_per_person_on_every_page(duo, tmp_path_factory):
         [f"P{numbers[t]} t{t}" for t in sorted(numbers, key=numbers.get)]
     assert f"P{numbers[speaker]} t{speaker} speaks" in ss["score_plot_lines"].value
     assert f"P{numbers[listener]} t{listener}" in ss["score_plot_lines"].value
+    # a label partition leads with its picture and preview, bookkeeping after (defs/metadata.py LEADS)
+    assert list(ht)[:3] == ["key_frame", "preview", "people_on_key_frame"]
+    assert list(ss)[:2] == ["score_plot", "preview"]
     for t, n in numbers.items():
         assert f"| {t} | {n} |" in ht["preview"].value and f"| {t} | {n} |" in ss["preview"].value
         assert f"| {n} | {t} | box {n} | {'yes' if t == speaker else ''} |" in task["people"].value

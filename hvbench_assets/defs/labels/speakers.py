@@ -19,7 +19,7 @@ from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, SPLIT_TAG, per_clip
 from hvbench_assets.defs.executor import FORK_TAG
 from hvbench_assets.defs.labels.audio import load_clip_audio, run_backend
 from hvbench_assets.defs.labels.inputs import required_rows
-from hvbench_assets.defs.metadata import image, row_counts, table_definition
+from hvbench_assets.defs.metadata import image, materialization, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import AudioModelsResource, SettingsResource, WarehouseResource, profiled
 
@@ -129,8 +129,8 @@ def speaker_scores(context: dg.AssetExecutionContext, settings: SettingsResource
     if all(r["status"] not in ("ok", "failed") for r in score_rows):  # a clip-level status (no_speech, no_faces, ...)
         rows = verdict_rows(score_rows)
         wh.replace(SPEAKER_SCORES, {"video_id": video_id}, rows, provenance=prov)
-        return dg.MaterializeResult(metadata={**row_counts(wh, SPEAKER_SCORES, len(rows)),
-                                              "status": first["status"], "rows": len(rows), "speakers": 0, **meta})
+        return dg.MaterializeResult(metadata=materialization({**row_counts(wh, SPEAKER_SCORES, len(rows)),
+                                              "status": first["status"], "rows": len(rows), "speakers": 0, **meta}))
     voice = rules.voice_class((wh.rows(VOICE_DEMOGRAPHICS, video_id=video_id) or [None])[0])
     faces = {r["track_id"]: rules.face_class(r) for r in wh.rows(DEMOGRAPHICS, video_id=video_id)}
     rows = verdict_rows(score_rows, audio_models.speaking_min_run, voice, faces, audio_models.veto_min_confidence)
@@ -144,7 +144,7 @@ def speaker_scores(context: dg.AssetExecutionContext, settings: SettingsResource
     numbers = number_tracks(load_tracks(wh, video_id))  # the key frame's person numbers
     table = "\n".join(_preview_line(r, numbers) for r in rows)
     plot = render_score_plot(rows, settings.media_dir(video_id) / "speaker_scores.png", numbers=numbers)
-    return dg.MaterializeResult(metadata={**row_counts(wh, SPEAKER_SCORES, len(rows)),
+    return dg.MaterializeResult(metadata=materialization({**row_counts(wh, SPEAKER_SCORES, len(rows)),
         "status": "ok", "rows": len(rows), "speakers": len(talkers), "speaking_persons": dg.MetadataValue.json(talkers),
         "speaking_tracks": dg.MetadataValue.json([r["track_id"] for r in rows if r.get("speaking")]), **meta,
         **({"method_note": first["method_note"]} if first.get("method_note") else {}),
@@ -152,7 +152,7 @@ def speaker_scores(context: dg.AssetExecutionContext, settings: SettingsResource
                                       "|---|---|---|---|---|---|---|---|---|\n" + table),
         **({**image(plot, "score_plot"), "score_plot_lines": dg.MetadataValue.json(
             [line_label(r, numbers) for r in rows if r.get("scores")])} if plot else {}),
-    })
+    }))
 
 
 def _preview_line(r: dict, numbers: dict[int, int]) -> str:
