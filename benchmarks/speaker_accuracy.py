@@ -4,7 +4,10 @@ Light-ASD alone (the shipped network in onnxruntime), `combined` (Light-ASD anch
 `verified` (the default: Light-ASD under the time-shift test, core/speakers/shift_test.py).
 
 Run: .venv/bin/python benchmarks/speaker_accuracy.py [--fixed-crops] [--dump FILE] [--source speakers|composites]
-     [--lr-asd PATH] [scene ...]
+     [--lr-asd PATH] [--far-lags] [scene ...]
+
+`--far-lags` also scores the sound shifted by 1, 1.5 and 2 s each way and adds two rules over the nine lags: the
+score as heard must be the peak of all of them (`peak`), or stand 3 standard deviations above their mean (`z>3`).
 
 `--lr-asd PATH` adds LR-ASD (a second network from Light-ASD's author, core/speakers/lr_asd.py; torch) under the
 same shift test, alone and required together with Light-ASD's: PATH is `weight/pretrain_AVA.model` of
@@ -52,7 +55,7 @@ from hvbench_assets.core.speakers.combined import Parts, VerifiedScorer, combine
 from hvbench_assets.core.speakers.lipsync import PlacedSignals  # noqa: E402
 from hvbench_assets.core.speakers.rules import DEFAULT_MIN_RUN, longest_positive_run  # noqa: E402
 from hvbench_assets.core.speakers.scoring import TrackFrames, track_audio  # noqa: E402
-from hvbench_assets.core.speakers.shift_test import ShiftTest  # noqa: E402
+from hvbench_assets.core.speakers.shift_test import MIN_VOICED, ShiftTest, windows  # noqa: E402
 from hvbench_assets.testkit.speaker_composites import (  # noqa: E402
     FPS,
     MAN,
@@ -87,6 +90,35 @@ SECOND_METHODS = {  # LR-ASD under the same shift test, and both networks' tests
     "lr_asd verified": lambda p: combine_verified(replace(p, asd=p.second[0], verified=_second_verified(p))),
     "lr_asd verified+veto": lambda p: combine_verified(replace(p, asd=p.second[0], verified=_second_verified(p))),
     "verified & lr_asd+veto": lambda p: combine_verified(replace(p, verified=p.verified & _second_verified(p, 0.0))),
+}
+
+
+class FarLags(ShiftTest):
+    """The shift test's own lags first (its verdict unchanged), then the sound 1, 1.5 and 2 s earlier and later."""
+
+    def lags(self, fps: float) -> tuple[int, ...]:
+        k = max(1, int(round(self.shift_s * fps)))
+        return (0, -k, k, -2 * k, 2 * k, -3 * k, 3 * k, -4 * k, 4 * k)
+
+    def verified(self, lagged: np.ndarray, voice: np.ndarray, fps: float) -> np.ndarray:
+        return super().verified(lagged[:3], voice, fps)
+
+
+def _window_rule(rule):
+    """Scores kept where a window's voiced means over every lag (as heard first) pass `rule`."""
+    def scores(p: Parts) -> np.ndarray:
+        keep = np.zeros(p.lagged.shape[1], bool)
+        for a, b in windows(p.lagged.shape[1], max(1, int(round(SCORER.test.window_s * p.fps)))):
+            heard = p.voice[a:b]
+            if heard.sum() >= MIN_VOICED:
+                keep[a:b] |= bool(rule(np.array([float(np.mean(row[a:b][heard])) for row in p.lagged])))
+        return combine_verified(replace(p, verified=keep))
+    return scores
+
+
+FAR_METHODS = {  # --far-lags: is the score as heard the peak of the score against the sound's shift?
+    "peak+veto": _window_rule(lambda m: m[0] > 0 and m[0] > m[1:].max()),
+    "z>3+veto": _window_rule(lambda m: m[0] > 0 and m[0] - m[1:].mean() > 3 * m[1:].std()),
 }
 
 
@@ -271,6 +303,9 @@ def main(args: list[str]) -> None:
     dump = args[args.index("--dump") + 1] if "--dump" in args else None
     only = args[args.index("--source") + 1] if "--source" in args else None
     lr_path = args[args.index("--lr-asd") + 1] if "--lr-asd" in args else None
+    if "--far-lags" in args:
+        SCORER.test = FarLags()
+        METHODS.update(FAR_METHODS)
     if lr_path:
         from hvbench_assets.core.speakers.asd_runtime import LrAsdScorer
 
