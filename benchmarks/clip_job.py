@@ -127,7 +127,7 @@ def _add_partitions(result, instance) -> None:
 class CodeServer:
     """`dagster code-server start` serving the project's definitions, as `dagster dev` starts one per code location
     (the webserver and the daemon share it; it keeps its loaded code, and hvbench's preloaded run-worker process,
-    defs/run_workers.py, until it is stopped or reloaded). The workspace file is rewritten to point at it: with a
+    runtime/run_workers.py, until it is stopped or reloaded). The workspace file is rewritten to point at it: with a
     `python_module` entry the daemon starts code servers of its own and replaces them every 60 s."""
 
     def __init__(self, workspace: Path, log: Path):
@@ -164,14 +164,14 @@ class Submitter:
     """Creates and submits runs of the job through the instance's run coordinator (like `dagster job launch`)."""
 
     def __init__(self, instance, workspace: Path):
-        from dagster._cli.workspace.cli_target import WorkspaceOpts, get_workspace_from_cli_opts
+        from hvbench_assets.runtime.dagster_private import WorkspaceOpts, get_workspace_from_cli_opts
 
         self.instance = instance
         self._cm = get_workspace_from_cli_opts(instance, version="", workspace_opts=WorkspaceOpts(workspace=(str(workspace),)))
         self.workspace = self._cm.__enter__()
 
     def _repo(self):
-        from dagster._cli.workspace.cli_target import (
+        from hvbench_assets.runtime.dagster_private import (
             get_code_location_from_workspace,
             get_remote_repository_from_code_location,
         )
@@ -186,8 +186,7 @@ class Submitter:
 
     def submit(self, partition_key: str, run_config: dict, tags: dict | None = None, last_key: str | None = None) -> str:
         """A run of one partition, or of the key range partition_key..last_key (several clips in one run)."""
-        from dagster._cli.job import _create_run
-        from dagster._cli.workspace.cli_target import get_remote_job_from_remote_repo
+        from hvbench_assets.runtime.dagster_private import _create_run, get_remote_job_from_remote_repo
 
         location, repo = self._repo()
         keys = ({"dagster/partition": partition_key} if last_key is None else

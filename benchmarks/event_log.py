@@ -1,5 +1,5 @@
 """The CPU of Dagster's event log per stored event: Dagster's SQLite event log (a connection per event) against the
-project's instance (hvbench_assets/defs/instance.py: one open connection per file and process).
+project's instance (hvbench_assets/runtime/instance.py: one open connection per file and process).
 
 Each variant gets a fresh DAGSTER_HOME (no dagster.yaml: Dagster's default storage; the project's dagster.yaml:
 `HvbenchInstance`) and runs the same job in this process: 24 partitioned assets with one asset check each, one run

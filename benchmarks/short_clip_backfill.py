@@ -7,12 +7,12 @@ through a temporary instance with the project's `dagster.yaml`, a code server an
 or a clip_sensor tick does:
 
 - `per-clip`: one run per clip (what a backfill did before key ranges: the baseline);
-- `batch N`: runs over key ranges of at most N clips (defs/batch.py; what BackfillPolicy.multi_run(N) and
+- `batch N`: runs over key ranges of at most N clips (runtime/batch.py; what BackfillPolicy.multi_run(N) and
   clip_sensor's batches launch);
 - `batch N unsplit` (`--unsplit`): the same runs tagged `hvbench/split=off`, so L1 and L7 keep all their clips in
   one process (no helper);
 - `UI backfill` (`--ui-backfill`): a backfill of the job over all the clips launched as its page's "Launch backfill"
-  does (GraphQL); the daemon's backfill loop makes its runs as the job's BackfillPolicy says (defs/batch.py,
+  does (GraphQL); the daemon's backfill loop makes its runs as the job's BackfillPolicy says (runtime/batch.py,
   `HVBENCH_BACKFILL_CLIPS_PER_RUN`). Its wall counts from its first run's creation; the delay before it (the
   daemon looks at new backfills every 30 s) is printed apart.
 
@@ -127,7 +127,7 @@ def run_variant(name: str, batch: int | None, keys: list[str], instance, submitt
     for f in log.glob("*.json"):
         f.unlink()
     chunks = [keys[i:i + (batch or 1)] for i in range(0, len(keys), batch or 1)]
-    from hvbench_assets.defs.batch import SPLIT_TAG
+    from hvbench_assets.runtime.batch import SPLIT_TAG
 
     tag = {"dagster/backfill": f"bench{int(time.time() * 1000)}", **({} if split else {SPLIT_TAG: "off"})}
     t0 = time.time()

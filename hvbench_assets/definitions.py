@@ -3,12 +3,7 @@
 import dagster as dg
 
 import hvbench_assets.defs
-from hvbench_assets import settings_table
 from hvbench_assets.core.environment import package_versions
-from hvbench_assets.defs import run_workers
-
-# in a code server: each run's worker forked from a preloaded process (defs/run_workers.py)
-run_workers.install(settings_table.value("HVBENCH_RUN_WORKERS"))
 
 
 @dg.definitions

@@ -1,4 +1,4 @@
-"""What the run workers' fork server imports once (defs/run_workers.py): Dagster, this package and every module
+"""What the run workers' fork server imports once (runtime/run_workers.py): Dagster, this package and every module
 the definitions load, so a forked run worker only builds the definitions."""
 
 try:

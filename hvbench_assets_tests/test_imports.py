@@ -14,7 +14,7 @@ modules (settings.py, devices.py, ...) are the ground floor and each subpackage 
           < benchmark                  pool, leakage, export
           < scoring curation           reports over a benchmark; review states
           < evaluation                 asking models, then the report
-    package: core weights < settings_table (the settings, read from the environment) < scale review < defs
+    package: core weights < settings_table (the settings, read from the environment) < scale review runtime < defs
              < definitions < demo preload (what the run workers' fork server imports) < cli
              < testkit (media, truth sets and fake servers shared by the tests and benchmarks/; nothing imports it)
 
@@ -51,7 +51,7 @@ CORE_FLOORS = [
     {"scoring", "curation"},
     {"evaluation"},
 ]
-PACKAGE_FLOORS = [{"core", "weights"}, {"settings_table"}, {"scale", "review"}, {"defs"}, {"definitions"},
+PACKAGE_FLOORS = [{"core", "weights"}, {"settings_table"}, {"scale", "review", "runtime"}, {"defs"}, {"definitions"},
                   {"demo", "preload"}, {"cli"}, {"testkit"}]
 
 # (importing module, imported module or package): why this arrow up is right. Keep it short.

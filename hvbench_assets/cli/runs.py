@@ -39,7 +39,7 @@ class RunProcess:
 
 def _recorded_pid(instance: dg.DagsterInstance, run_id: str) -> tuple[int, float] | None:
     """The first process id an executor recorded for the run, with the time of that event."""
-    from dagster._core.events import DagsterEventType
+    from dagster import DagsterEventType
 
     for rec in instance.all_logs(run_id, of_type=DagsterEventType.ENGINE_EVENT):
         data = rec.dagster_event.engine_event_data if rec.dagster_event else None
@@ -104,7 +104,7 @@ def in_progress_runs(instance: dg.DagsterInstance) -> list[RunProcess]:
 def fail_dead_runs(instance: dg.DagsterInstance) -> list[RunProcess]:
     """Mark every in-progress run whose process is gone as failed (canceled if it was being canceled)."""
     import dagster as dg
-    from dagster._core.events import JobFailureData, RunFailureReason
+    from hvbench_assets.runtime.dagster_private import JobFailureData, RunFailureReason
 
     dead = [r for r in in_progress_runs(instance) if r.alive is False]
     for r in dead:

@@ -28,7 +28,7 @@ import dagster as dg
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS
 from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets.defs.batch import is_batch
+from hvbench_assets.runtime.batch import is_batch
 
 SOURCE_TAG = "hvbench/source"
 RANGE_TAG = "hvbench/range"

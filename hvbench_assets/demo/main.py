@@ -112,8 +112,8 @@ def _launch(tick, job_fn, req: dg.RunRequest, instance: dg.DagsterInstance) -> b
 
 def run(videos: Path | None) -> int:
     from hvbench_assets.defs.resources import build_resources
-    from hvbench_assets.defs.batch import request_label
-    from hvbench_assets.defs.sensor_ticks import SensorTicks
+    from hvbench_assets.runtime.batch import request_label
+    from hvbench_assets.runtime.sensor_ticks import SensorTicks
 
     resources = build_resources()
     # fields set from the environment are EnvVars until Dagster resolves them; resolve them the same way here

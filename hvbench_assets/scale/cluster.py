@@ -200,7 +200,7 @@ def cluster_env(root: Path, state: dict) -> dict[str, str]:
         "HVBENCH_WAREHOUSE_DATA_PATH": str(root / "data" / "lake"),
         "HVBENCH_RAY_JOBS_ADDRESS": f"http://{ip}:{state['dashboard_port']}",
         "RAY_ADDRESS": f"{ip}:{state['ray_port']}",
-        # a backfill's runs spread over the nodes, and a lost node's retry redoes one clip (defs/batch.py)
+        # a backfill's runs spread over the nodes, and a lost node's retry redoes one clip (runtime/batch.py)
         "HVBENCH_BACKFILL_CLIPS_PER_RUN": "1",
     }
 

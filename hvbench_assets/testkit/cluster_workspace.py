@@ -30,8 +30,7 @@ class Dagster:
     """The cluster's workspace loaded in this process: stops sensors and launches backfills as the UI does."""
 
     def __init__(self, instance, workspace: Path, location: str = "hvbench"):
-        from dagster._core.workspace.context import WorkspaceProcessContext
-        from dagster._core.workspace.load_target import WorkspaceFileTarget
+        from hvbench_assets.runtime.dagster_private import WorkspaceFileTarget, WorkspaceProcessContext
 
         self.instance, self.location = instance, location
         self.process = WorkspaceProcessContext(instance, WorkspaceFileTarget(paths=[str(workspace)]))
@@ -45,7 +44,7 @@ class Dagster:
         return ctx.get_code_location(self.location).get_repository("__repository__")
 
     def stop_sensor(self, name: str) -> None:
-        from dagster._core.errors import DagsterInvariantViolationError
+        from dagster import DagsterInvariantViolationError
 
         sensor = self.repository().get_sensor(name)
         for attempt in range(5):

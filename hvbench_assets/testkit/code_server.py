@@ -22,7 +22,7 @@ def serve(args: list[str], workspace: Path, location: str, env: dict | None = No
           timeout_s: float = 180) -> subprocess.Popen:
     """`dagster <args> --host 127.0.0.1 --port <free port>` in its own session (its process group holds its fork
     server and run workers), once it answers; `workspace` is written to point at it as code location `location`."""
-    from dagster._grpc.client import DagsterGrpcClient
+    from hvbench_assets.runtime.dagster_private import DagsterGrpcClient
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -57,12 +57,20 @@ def stop(server: subprocess.Popen) -> None:
         pass
 
 
+OUR_INSTANCE = "instance_class:\n  module: hvbench_assets.runtime.instance\n  class: HvbenchInstance\n"
+
+
 @contextmanager
-def code_server(home: Path, mode: str | None, data_dir: Path | None = None):
+def code_server(home: Path, mode: str | None, data_dir: Path | None = None, ours: bool = True):
     """`dagster api grpc` serving run_worker_probe.py (HVBENCH_RUN_WORKERS=`mode`, unset: the default), and a
-    workspace of it on the instance at `home`; hvbench's data folder is `data_dir` (default: beside `home`)."""
-    from dagster._core.workspace.context import WorkspaceProcessContext
-    from dagster._core.workspace.load_target import WorkspaceFileTarget
+    workspace of it on the instance at `home`, whose dagster.yaml gets the project's instance class unless `ours`
+    is False (Dagster's own: no preloaded run workers); hvbench's data folder is `data_dir` (default: beside `home`)."""
+    from hvbench_assets.runtime.dagster_private import WorkspaceFileTarget, WorkspaceProcessContext
+
+    config = home / "dagster.yaml"
+    text = config.read_text() if config.exists() else ""
+    if ours and "instance_class" not in text:
+        config.write_text(text + OUR_INSTANCE)
 
     env = {**os.environ, "DAGSTER_HOME": str(home), "PYTHONPATH": str(ROOT),
            "HVBENCH_DATA_DIR": str(data_dir or home.parent / "data")}
@@ -83,7 +91,7 @@ def code_server(home: Path, mode: str | None, data_dir: Path | None = None):
 def launch(instance, context, job: str = "run_worker_probe", until=(dg.DagsterRunStatus.SUCCESS,
                                                                     dg.DagsterRunStatus.FAILURE)) -> str:
     """Launches a run of `job` through the code server; returns its id once its status is one of `until`."""
-    from dagster._cli.job import _create_run
+    from hvbench_assets.runtime.dagster_private import _create_run
 
     request = context.create_request_context()
     location = request.get_code_location("probe")

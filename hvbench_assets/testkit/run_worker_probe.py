@@ -1,5 +1,5 @@
-"""A code location for test_run_workers.py and benchmarks/run_worker_start.py: hvbench's definitions (whose module
-installs the run-worker start method in a code server) plus probe jobs: one reports how its run worker started,
+"""A code location for test_run_workers.py and benchmarks/run_worker_start.py: hvbench's definitions (which the
+preloaded fork server imports) plus probe jobs: one reports how its run worker started,
 one fails, one waits until the run is terminated."""
 
 import os
@@ -8,7 +8,7 @@ import time
 
 import dagster as dg
 
-import hvbench_assets.definitions as hvbench  # the import installs defs/run_workers.py
+import hvbench_assets.definitions as hvbench
 
 # a module that only hvbench's definitions import: a preloaded worker has it before its job loads
 LOADED_BY_DEFINITIONS = "hvbench_assets.defs.labels.vision"

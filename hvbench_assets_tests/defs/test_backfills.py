@@ -1,4 +1,4 @@
-"""Backfills launched from the UI run several clips per run (defs/batch.py `CLIP_BACKFILL_POLICY`): the backfill
+"""Backfills launched from the UI run several clips per run (runtime/batch.py `CLIP_BACKFILL_POLICY`): the backfill
 daemon's own iteration turns a backfill of the clip assets into runs over key ranges, a corrupt clip fails alone on
 its partition, and `HVBENCH_BACKFILL_CLIPS_PER_RUN` sets the clips per run (1: one run per clip)."""
 
@@ -15,7 +15,7 @@ import pytest
 from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.settings import PROJECT_ROOT
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, ERROR, STATUS, clip_backfill_policy
+from hvbench_assets.runtime.batch import CLIP_BACKFILL_POLICY, ERROR, STATUS, clip_backfill_policy
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets_tests.pipeline_runs import (ingest_inbox, latest_metadata, new_clips, talking_clip,
                                                 use_data_root)
@@ -116,7 +116,7 @@ def test_a_ui_backfill_runs_key_ranges_and_a_corrupt_clip_fails_alone(tmp_path, 
 def test_a_range_run_of_one_files_clips_names_that_file(tmp_path, monkeypatch, dagster_home):
     """A backfill's range run has no sensor tags; when all its clips come from one file, the run is tagged with it
     (as clip_sensor tags its batches), so the Runs page's `hvbench/source` filter finds it."""
-    from hvbench_assets.defs.batch import range_tags
+    from hvbench_assets.runtime.batch import range_tags
     from hvbench_assets.demo.main import clip_offline_labels_job
     from hvbench_assets.testkit.media_factory import concat_videos, moving_square_video
 

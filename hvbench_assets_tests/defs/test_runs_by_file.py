@@ -8,7 +8,7 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from hvbench_assets.defs.batch import BATCH_TAG, range_tags
+from hvbench_assets.runtime.batch import BATCH_TAG, range_tags
 from hvbench_assets.defs.run_tags import FILE_TAG_PREFIX, SOURCE_TAG, file_filter, files_tags, source_tags
 from hvbench_assets_tests.pipeline_runs import _apply, _resources, ingest_inbox, request_keys, talking_clip, use_data_root
 

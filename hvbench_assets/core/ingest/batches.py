@@ -1,4 +1,4 @@
-"""Which new clips the clip sensor labels together in one run (defs/batch.py runs a key range of clips)."""
+"""Which new clips the clip sensor labels together in one run (runtime/batch.py runs a key range of clips)."""
 
 from __future__ import annotations
 

@@ -143,7 +143,7 @@ class YuNetFaceDetector:
         self.threshold = threshold
         self.model = f"libfacedetection-yunet(yuface,threshold={threshold})"
 
-    RUNTIME = "yuface-openmp"  # core/processes.py: a helper forked after it ran crashed in it (defs/batch.py)
+    RUNTIME = "yuface-openmp"  # core/processes.py: a helper forked after it ran crashed in it (runtime/batch.py)
 
     def detect(self, image: np.ndarray) -> list[Detection]:
         if self._set_threads is not None:

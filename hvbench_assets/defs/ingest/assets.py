@@ -11,7 +11,7 @@ from hvbench_assets.core.ingest.split import split_video
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
 from hvbench_assets.core.media import MediaError, file_sha256, probe_video
 from hvbench_assets.core.media.paths import resolve, to_stored
-from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
+from hvbench_assets.runtime.batch import CLIP_BACKFILL_POLICY, per_clip
 from hvbench_assets.defs.metadata import materialization, paths, row_counts, table_definition
 from hvbench_assets.defs.partitions import raw_videos_partitions, videos_partitions
 from hvbench_assets.defs.resources import SettingsResource, WarehouseResource
@@ -39,7 +39,7 @@ def raw_video_path(settings: SettingsResource, warehouse: WarehouseResource, raw
     group_name="ingest",
     kinds={"video", "duckdb"},
     code_version=SCENE_CLIPS_VERSION,
-    pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
+    pool="cpu",  # CPU-heavy: across runs at most one per core (runtime/executor.py)
     metadata=table_definition(CLIPS, RAW_VIDEOS),
     description="Shots of one raw video, long shots windowed, basic filters applied; kept ones become `videos` partitions",
 )

@@ -4,7 +4,7 @@
 import dagster as dg
 
 from hvbench_assets.core.ingest.tables import VIDEO_PROBE
-from hvbench_assets.defs.batch import per_clip_check
+from hvbench_assets.runtime.batch import per_clip_check
 from hvbench_assets.defs.ingest.assets import video_probe
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import WarehouseResource

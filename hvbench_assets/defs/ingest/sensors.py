@@ -15,7 +15,7 @@ from hvbench_assets.core.ingest.tables import CLIPS, INBOX_SKIPS, RAW_VIDEOS
 from hvbench_assets.core.media.paths import relative_to_root, resolve, to_stored
 from hvbench_assets.core.mllm.descriptions import VIDEO_CAPTION_TABLE
 from hvbench_assets.core.mllm.registry import ModelNotConfigured
-from hvbench_assets.defs.batch import BATCH_MAX, BATCH_TAG, SHORT_CLIP_S, range_tags
+from hvbench_assets.runtime.batch import BATCH_MAX, BATCH_TAG, SHORT_CLIP_S, range_tags
 from hvbench_assets.defs.ingest.assets import SCENE_CLIPS_VERSION, VIDEO_PROBE_VERSION
 from hvbench_assets.defs.ingest.jobs import (
     clip_labels_job,

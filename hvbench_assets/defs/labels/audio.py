@@ -16,8 +16,8 @@ from hvbench_assets.core.audio.weights import ModelUnavailable
 from hvbench_assets.core.ingest.tables import ClipNotFound, load_clip
 from hvbench_assets.core.media import MediaError, NoAudioError
 from hvbench_assets.core.warehouse import TableSpec
-from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
-from hvbench_assets.defs.executor import FORK_TAG
+from hvbench_assets.runtime.batch import CLIP_BACKFILL_POLICY, per_clip
+from hvbench_assets.runtime.executor import FORK_TAG
 from hvbench_assets.defs.metadata import materialization, paths, rounded, row_counts, table_definition
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import AudioModelsResource, SettingsResource, WarehouseResource, profiled
@@ -82,7 +82,7 @@ def gated_label(context, settings, warehouse, audio_models, kind: str, spec: Tab
     return write(warehouse, spec, video_id, row, backend, version)
 
 
-# pool: CPU-heavy, across runs at most one per core (defs/executor.py)
+# pool: CPU-heavy, across runs at most one per core (runtime/executor.py)
 COMMON = dict(partitions_def=videos_partitions, backfill_policy=CLIP_BACKFILL_POLICY, group_name="labels", pool="cpu")
 
 
@@ -107,7 +107,7 @@ def audio_tags(context: dg.AssetExecutionContext, settings: SettingsResource, wa
                   "sound_type": row.get("sound_type") or row["status"]})
 
 
-# forked: pocketsphinx holds the GIL for a whole utterance, so only a process overlaps it with L1 (defs/executor.py)
+# forked: pocketsphinx holds the GIL for a whole utterance, so only a process overlaps it with L1 (runtime/executor.py)
 @dg.asset(**COMMON, deps=["audio_tags"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["transcript"],
           metadata=table_definition(TRANSCRIPT), op_tags={FORK_TAG: "fork"},
           description="L8: transcript of the speech with language and word/segment timing; language unknown and "

@@ -34,7 +34,7 @@ from hvbench_assets.core.media.paths import resolve, to_stored
 from hvbench_assets.core.media.run_folders import remove_replaced, run_folder
 from hvbench_assets.core.vision.pipeline import body_clips
 from hvbench_assets.core.vision.tables import HUMAN_TRACK_BOXES, HUMAN_TRACKS
-from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
+from hvbench_assets.runtime.batch import CLIP_BACKFILL_POLICY, per_clip
 from hvbench_assets.defs.labels.inputs import required_rows
 from hvbench_assets.defs.metadata import paths, table_schema
 from hvbench_assets.defs.partitions import videos_partitions

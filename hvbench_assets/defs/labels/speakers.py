@@ -15,8 +15,8 @@ from hvbench_assets.core.speakers.scoring import TrackFrames, clip_scores, too_s
 from hvbench_assets.core.speakers.tables import SPEAKER_FRAME_SCORES, SPEAKER_SCORES
 from hvbench_assets.core.vision.tables import (DEMOGRAPHICS, HUMAN_TRACKS, PERSON_COUNT, load_tracks, number_tracks,
                                               track_frames)
-from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, SPLIT_TAG, per_clip
-from hvbench_assets.defs.executor import FORK_TAG
+from hvbench_assets.runtime.batch import CLIP_BACKFILL_POLICY, SPLIT_TAG, per_clip
+from hvbench_assets.runtime.executor import FORK_TAG
 from hvbench_assets.defs.labels.audio import load_clip_audio, run_backend
 from hvbench_assets.defs.labels.inputs import required_rows
 from hvbench_assets.defs.metadata import image, materialization, row_counts, table_definition
@@ -37,10 +37,10 @@ SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
     kinds={"audio", "video", "duckdb"},
     code_version=SPEAKER_FRAME_SCORES_VERSION,
     metadata=table_definition(SPEAKER_FRAME_SCORES),
-    pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
+    pool="cpu",  # CPU-heavy: across runs at most one per core (runtime/executor.py)
     # reads no L2/L3/voice label, so it starts right after L1 beside them and the task steps; a batch's clips
     # shared with a helper process only where it runs in the run's own process (no fork: DuckLake, one core): a
-    # forked step keeps them (defs/batch.py)
+    # forked step keeps them (runtime/batch.py)
     op_tags={FORK_TAG: "fork", SPLIT_TAG: "clips"},
     description="L7 evidence: per-track active-speaker score per frame on L1's face-crop clips (default: Light-ASD, kept "
                 "where its score falls when the sound is shifted, a voice is heard and no other face's lips follow the "

@@ -32,7 +32,7 @@ from hvbench_assets.core.vision.detectors import BackendUnavailable, YuNetFaceDe
 from hvbench_assets.core.vision.pipeline import track_video
 from hvbench_assets.core.vision.realness import RealHumanParams, real_human_asker, verdict_rows
 from hvbench_assets.core.vision.realness import version as realness_version
-from hvbench_assets.defs.batch import (CLIP_BACKFILL_POLICY, SPLIT_FRESH_TAG, SPLIT_TAG, per_clip, per_clip_check,
+from hvbench_assets.runtime.batch import (CLIP_BACKFILL_POLICY, SPLIT_FRESH_TAG, SPLIT_TAG, per_clip, per_clip_check,
                                       run_plans)
 from hvbench_assets.defs.labels.inputs import required_rows
 from hvbench_assets.defs.metadata import image, materialization, paths, rounded, row_counts, table_definition
@@ -78,8 +78,8 @@ def _preview(rows: list[dict], cols: list[str]) -> dg.MetadataValue:
     group_name="labels",
     kinds={"python", "duckdb", "video"},
     code_version=HUMAN_TRACKS_VERSION,
-    pool="cpu",  # CPU-heavy: across runs at most one per core (defs/executor.py)
-    # a batch's clips shared with a helper process, unless this process detected faces before (defs/batch.py)
+    pool="cpu",  # CPU-heavy: across runs at most one per core (runtime/executor.py)
+    # a batch's clips shared with a helper process, unless this process detected faces before (runtime/batch.py)
     op_tags={SPLIT_TAG: "clips", SPLIT_FRESH_TAG: YuNetFaceDetector.RUNTIME},
     description="L1: face tracks with body boxes per person, frame-level boxes, face-crop clips (and body-crop "
                 "clips when the run describes appearance)",

@@ -36,8 +36,8 @@ from hvbench_assets.core.tasks.pipeline import (
 from hvbench_assets.core.tasks.registry import FAMILIES, TaskFamily
 from hvbench_assets.core.tasks.rules import named_number
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
-from hvbench_assets.defs.batch import CLIP_BACKFILL_POLICY, per_clip
-from hvbench_assets.defs.executor import FORK_TAG
+from hvbench_assets.runtime.batch import CLIP_BACKFILL_POLICY, per_clip
+from hvbench_assets.runtime.executor import FORK_TAG
 from hvbench_assets.defs.metadata import image, table_definition
 from hvbench_assets.defs.metadata import paths as file_paths
 from hvbench_assets.defs.partitions import videos_partitions

@@ -1,4 +1,4 @@
-"""Several clips in one run (defs/batch.py): a run over a `videos` key range with one corrupt clip writes the
+"""Several clips in one run (runtime/batch.py): a run over a `videos` key range with one corrupt clip writes the
 good clips' rows, records a clear error for the bad one, and keeps status per partition (materialization
 metadata and check evaluations)."""
 
@@ -12,7 +12,7 @@ from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.tasks.store import TASK_CANDIDATES
 from hvbench_assets.core.vision.tables import HUMAN_TRACKS, PERSON_COUNT
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets.defs.batch import BATCH_TAG, ERROR, STATUS
+from hvbench_assets.runtime.batch import BATCH_TAG, ERROR, STATUS
 from hvbench_assets.defs.ingest.sensors import clip_sensor
 from hvbench_assets_tests.pipeline_runs import (_apply, _resources, ingest_inbox, latest_metadata, request_keys,
                                                 talking_clip, use_data_root)
@@ -101,7 +101,7 @@ def test_a_batch_with_a_corrupt_clip_writes_the_others_and_names_the_failure(tmp
 
 def test_run_plans_follows_the_run_selection():
     """human_tracks writes body-crop clips only when its run also materializes appearance (run_plans)."""
-    from hvbench_assets.defs.batch import run_plans
+    from hvbench_assets.runtime.batch import run_plans
 
     seen = []
 
@@ -126,7 +126,7 @@ def test_per_clip_metadata_does_not_resolve_the_range_again_for_each_clip(dagste
     """Each clip's metadata lands on its own partition; adding it does not ask the instance for the run's whole key
     range again (Dagster's public call does, 3 queries per call: ~600 per batch of 8 clips), so the instance's
     partition lookups do not grow with the clips of the range."""
-    from hvbench_assets.defs.batch import per_clip
+    from hvbench_assets.runtime.batch import per_clip
     from hvbench_assets.defs.partitions import videos_partitions
 
     @dg.asset(partitions_def=videos_partitions)
@@ -158,8 +158,8 @@ def test_a_split_batch_shares_its_clips_with_a_helper_process(dagster_home, tmp_
     the helper dies its clips run in the step's own process."""
     import os
 
-    from hvbench_assets.defs.batch import SPLIT_TAG, per_clip
-    from hvbench_assets.defs.executor import machine_cores
+    from hvbench_assets.runtime.batch import SPLIT_TAG, per_clip
+    from hvbench_assets.runtime.executor import machine_cores
     from hvbench_assets.defs.partitions import videos_partitions
 
     if machine_cores() < 2:
@@ -214,7 +214,7 @@ def test_a_batch_commits_its_clips_rows_together_and_a_clip_whose_rows_fail_fail
     clip's metadata still counts its table as written; a clip whose rows cannot be written fails on its own
     partition, saying why, and the other clips' rows are written."""
     from hvbench_assets.core.warehouse import TableSpec
-    from hvbench_assets.defs.batch import per_clip
+    from hvbench_assets.runtime.batch import per_clip
     from hvbench_assets.defs.partitions import videos_partitions
 
     spec = TableSpec("batch_rows", (("video_id", "VARCHAR"), ("n", "INTEGER")))
@@ -255,8 +255,8 @@ def test_a_stopped_split_batch_stops_its_helper(dagster_home, tmp_path):
     import os
     import time
 
-    from hvbench_assets.defs.batch import SPLIT_TAG, per_clip
-    from hvbench_assets.defs.executor import machine_cores
+    from hvbench_assets.runtime.batch import SPLIT_TAG, per_clip
+    from hvbench_assets.runtime.executor import machine_cores
     from hvbench_assets.defs.partitions import videos_partitions
 
     if machine_cores() < 2:
@@ -291,10 +291,10 @@ def test_a_split_waits_for_a_fresh_runtime_and_a_run_can_turn_it_off(dagster_hom
     import os
 
     from hvbench_assets.core.processes import has_run, mark_ran
-    from hvbench_assets.defs import executor
-    from hvbench_assets.defs.executor import forked_step
-    from hvbench_assets.defs.batch import SPLIT_FRESH_TAG, SPLIT_TAG, per_clip
-    from hvbench_assets.defs.executor import machine_cores
+    from hvbench_assets.runtime import executor
+    from hvbench_assets.runtime.executor import forked_step
+    from hvbench_assets.runtime.batch import SPLIT_FRESH_TAG, SPLIT_TAG, per_clip
+    from hvbench_assets.runtime.executor import machine_cores
     from hvbench_assets.defs.partitions import videos_partitions
 
     if machine_cores() < 2:
@@ -349,7 +349,7 @@ from hvbench_assets.core.processes import has_run
 from hvbench_assets.core.vision.detectors import YuNetFaceDetector
 from hvbench_assets.core.vision.tables import HUMAN_TRACK_BOXES, HUMAN_TRACKS
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets.defs.batch import SPLIT_TAG
+from hvbench_assets.runtime.batch import SPLIT_TAG
 from hvbench_assets.demo.main import clip_offline_labels_job
 
 keys = json.loads(sys.argv[1])
@@ -383,7 +383,7 @@ def test_l1_splits_a_batch_in_a_fresh_process_with_the_same_rows(tmp_path, monke
     import subprocess
     import sys
 
-    from hvbench_assets.defs.executor import machine_cores
+    from hvbench_assets.runtime.executor import machine_cores
 
     if machine_cores() < 2:
         pytest.skip("a split needs a second core")
@@ -408,7 +408,7 @@ def test_l1_splits_a_batch_in_a_fresh_process_with_the_same_rows(tmp_path, monke
 
 
 def test_halves_balance_the_clips_weights():
-    from hvbench_assets.defs.batch import halves
+    from hvbench_assets.runtime.batch import halves
 
     keys = [f"c{i}" for i in range(8)]
     seconds = dict(zip(keys, [2.0, 3.0, 3.4, 5.0, 6.0, 2.5, 3.5, 4.5]))  # the short-clip benchmark's batch
@@ -424,8 +424,8 @@ def test_halves_balance_the_clips_weights():
 def test_a_split_weighs_its_clips_and_survives_a_failing_estimate(dagster_home, tmp_path):
     import os
 
-    from hvbench_assets.defs.batch import SPLIT_TAG, per_clip
-    from hvbench_assets.defs.executor import machine_cores
+    from hvbench_assets.runtime.batch import SPLIT_TAG, per_clip
+    from hvbench_assets.runtime.executor import machine_cores
     from hvbench_assets.defs.partitions import videos_partitions
 
     if machine_cores() < 2:

@@ -9,31 +9,30 @@ run key. A later `dagster dev` on that instance continues from there instead of 
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timezone
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import dagster as dg
-from dagster._core.definitions.run_request import InstigatorType
-from dagster._core.remote_origin import InProcessCodeLocationOrigin
-from dagster._core.definitions.sensor_definition import SensorExecutionData
-from dagster._core.scheduler.instigation import (
+from hvbench_assets.runtime.dagster_private import (
+    RUN_KEY_TAG,
+    SENSOR_NAME_TAG,
+    InProcessCodeLocationOrigin,
     InstigatorState,
     InstigatorStatus,
+    InstigatorType,
+    LoadableTargetOrigin,
+    SensorExecutionData,
     SensorInstigatorData,
+    SensorLaunchContext,
     TickData,
     TickStatus,
-)
-from dagster._core.storage.tags import RUN_KEY_TAG, SENSOR_NAME_TAG
-from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
-from dagster._daemon.sensor import (
-    SensorLaunchContext,
     _handle_dynamic_partitions_requests,
     fetch_existing_runs,
     mark_sensor_state_for_tick,
 )
-from dagster._time import get_current_datetime
 
 from hvbench_assets.core.settings import PROJECT_ROOT
 
@@ -102,10 +101,10 @@ class SensorTicks:
             state = InstigatorState(sensor.get_remote_origin(), InstigatorType.SENSOR,
                                     InstigatorStatus.DECLARED_IN_CODE,
                                     SensorInstigatorData(min_interval=sensor.min_interval_seconds,
-                                                         last_sensor_start_timestamp=get_current_datetime().timestamp(),
+                                                         last_sensor_start_timestamp=datetime.now(timezone.utc).timestamp(),
                                                          sensor_type=sensor.sensor_type))
             instance.add_instigator_state(state)
-        now = get_current_datetime()
+        now = datetime.now(timezone.utc)
         mark_sensor_state_for_tick(instance, sensor, state, now)
         data = state.instigator_data
         tick = instance.create_tick(TickData(

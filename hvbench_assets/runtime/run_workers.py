@@ -11,19 +11,24 @@ the start method differs.
 
 Edited code never runs stale: once the package's files differ from what the preloaded process imported, runs
 are spawned as before (until the code server restarts, e.g. when the code location is reloaded).
-`HVBENCH_RUN_WORKERS=spawn` keeps Dagster's behaviour; so does a platform without `forkserver`.
+
+Switched on by configuration, not by importing anything: the project's instance class (runtime/instance.py,
+named by dagster_home/dagster.yaml) calls `install` when a code server creates its instance, before it loads the
+definitions. An instance without that class, `HVBENCH_RUN_WORKERS=spawn` and a platform without `forkserver` keep
+Dagster's own start.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from hvbench_assets.runtime.dagster_private import RUN_WORKER_MODULE, code_server_class
+
 MODES = ("preloaded", "spawn")
-PRELOAD = ["dagster._grpc.impl", "hvbench_assets.preload"]
+PRELOAD = [RUN_WORKER_MODULE, "hvbench_assets.preload"]
 PACKAGE = Path(__file__).resolve().parents[1]
 
 
@@ -61,22 +66,22 @@ _installed: list[StartMethod] = []
 
 
 def install(mode: str) -> bool:
-    """In a Dagster code server (dagster._grpc.server imported) and with mode `preloaded`: its StartRun starts
-    run workers from StartMethod.context(). True when installed (now or before)."""
+    """In a Dagster code server and with mode `preloaded`: its StartRun starts run workers from
+    StartMethod.context(). True when installed (now or before)."""
     if mode not in MODES:
         raise ValueError(f"HVBENCH_RUN_WORKERS={mode!r}: expected one of {', '.join(MODES)}")
-    server = sys.modules.get("dagster._grpc.server")
+    server = code_server_class()
     if mode != "preloaded" or server is None or "forkserver" not in multiprocessing.get_all_start_methods():
         return False
     if _installed:
         return True
     method = StartMethod()
-    start_run = server.DagsterApiServer.StartRun
+    start_run = server.StartRun
 
     def StartRun(self, request, context):  # noqa: N802 - Dagster's gRPC method name
         self._mp_ctx = method.context()  # StartRun takes the worker's queue, event and process from it
         return start_run(self, request, context)
 
-    server.DagsterApiServer.StartRun = StartRun
+    server.StartRun = StartRun
     _installed.append(method)
     return True

@@ -7,9 +7,10 @@ import multiprocessing
 import os
 import time
 
+import dagster as dg
 import pytest
 
-from hvbench_assets.defs import run_workers
+from hvbench_assets.runtime import run_workers
 from hvbench_assets.testkit.code_server import code_server, launch, launch_probe, wait_for_status
 
 
@@ -53,6 +54,28 @@ def test_spawn_keeps_dagsters_own_start(dagster_home):
         report = launch_probe(instance, context)
     assert report["preloaded"] is False
     assert report["ppid"] == server_pid
+
+
+@pytest.mark.slow
+def test_dagsters_own_instance_class_keeps_dagsters_own_start(dagster_home):
+    # the switch is the instance class, not an import: hvbench's definitions load, nothing is patched
+    with code_server(dagster_home, None, ours=False) as (server_pid, instance, context):
+        assert type(instance) is dg.DagsterInstance
+        report = launch_probe(instance, context)
+    assert report["preloaded"] is False
+    assert report["ppid"] == server_pid
+
+
+def test_importing_the_definitions_patches_nothing():
+    import subprocess
+    import sys
+
+    from hvbench_assets.runtime.dagster_private import CODE_SERVER_MODULE
+
+    probe = (f"import {CODE_SERVER_MODULE} as s; before = s.DagsterApiServer.StartRun; "
+             "import hvbench_assets.definitions as d; d.defs(); print(s.DagsterApiServer.StartRun is before)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("True")
 
 
 def test_a_changed_package_is_spawned_from_then_on(tmp_path):

@@ -1,4 +1,4 @@
-"""The per-clip job with `transcript` forked from the run's process (defs/executor.py) on a generated clip with
+"""The per-clip job with `transcript` forked from the run's process (runtime/executor.py) on a generated clip with
 espeak-ng speech and two faces: transcript and L1 (human_tracks) both materialize with their own events, the
 transcript in the child, and every row equals the one the sequential in-process executor writes. L7's scores
 (`speaker_frame_scores`) and the ASD question (its video encoded in the child) are forked too once a core is free."""
@@ -17,8 +17,8 @@ from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
 from hvbench_assets.core.tasks.store import TASK_CANDIDATES
 from hvbench_assets.core.vision.tables import HUMAN_TRACKS
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets.defs.executor import machine_cores
-from hvbench_assets.defs.instance import PooledSqliteEventLogStorage
+from hvbench_assets.runtime.executor import machine_cores
+from hvbench_assets.runtime.instance import PooledSqliteEventLogStorage
 from hvbench_assets.core.settings import PROJECT_ROOT
 from hvbench_assets_tests.pipeline_runs import ingest_inbox, new_clips, talking_clip, use_data_root
 

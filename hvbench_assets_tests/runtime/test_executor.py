@@ -10,7 +10,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from hvbench_assets.defs.executor import CPU_POOL, cpu_pool_limit, machine_cores, machine_sized_executor
+from hvbench_assets.runtime.executor import CPU_POOL, cpu_pool_limit, machine_cores, machine_sized_executor
 
 CPU_HEAVY = {"scene_clips", "human_tracks", "human_verdicts", "demographics", "audio_tags", "transcript", "speech_emotion",
              "voice_demographics", "speaker_frame_scores"}
@@ -118,7 +118,7 @@ def test_loading_the_definitions_imports_no_model_library():
 
 # --- forked steps: a step tagged hvbench/process=fork overlaps the steps the run's process computes
 
-from hvbench_assets.defs.executor import FORK_TAG  # noqa: E402
+from hvbench_assets.runtime.executor import FORK_TAG  # noqa: E402
 
 FORK = {FORK_TAG: "fork"}
 
@@ -131,7 +131,7 @@ def forked(context) -> dg.MaterializeResult:
         raise dg.Failure(description="the forked step failed on purpose")
     if mode == "crash":
         os._exit(3)  # the process dies without recording an outcome
-    from hvbench_assets.defs.executor import forked_step
+    from hvbench_assets.runtime.executor import forked_step
 
     return dg.MaterializeResult(metadata={"pid": os.getpid(), "forked_step": forked_step() or ""})
 

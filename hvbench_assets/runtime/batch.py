@@ -37,7 +37,7 @@ import dagster as dg
 from hvbench_assets import settings_table
 from hvbench_assets.core.processes import has_run
 from hvbench_assets.core.warehouse.grouped import grouped_writes
-from hvbench_assets.defs.executor import die_with_parent, flush_std_streams, fork_safe, forked_step, machine_cores
+from hvbench_assets.runtime.executor import die_with_parent, flush_std_streams, fork_safe, forked_step, machine_cores
 
 BATCH_MAX = 8  # clips per clip_sensor batch (a backfill's runs: HVBENCH_BACKFILL_CLIPS_PER_RUN, 8 by default too)
 SHORT_CLIP_S = 8.0  # clip_sensor batches clips up to this long; a longer clip's labels outweigh a run's fixed cost

@@ -14,7 +14,7 @@ import pytest
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
 from hvbench_assets.core.settings import seed_dagster_home
-from hvbench_assets.defs.instance import OPEN_SHARDS, HvbenchInstance, PooledSqliteEventLogStorage
+from hvbench_assets.runtime.instance import OPEN_SHARDS, HvbenchInstance, PooledSqliteEventLogStorage
 
 parts = dg.StaticPartitionsDefinition(["a", "b", "c"])
 
@@ -125,7 +125,7 @@ def test_the_daemon_looks_for_new_backfills_every_few_seconds(instance):
     from dagster._daemon.backfill import execute_backfill_iteration_loop
     from dagster._daemon.daemon import SpanMarker
 
-    from hvbench_assets.defs.instance import BACKFILL_LOOP_S
+    from hvbench_assets.runtime.instance import BACKFILL_LOOP_S
 
     assert isinstance(instance, HvbenchInstance)
     looks, t0 = 0, time.monotonic()
