@@ -246,6 +246,28 @@ def test_every_item_carries_the_evidence_its_truth_rests_on_in_every_format(buil
     assert "| ASD | 1 | 2 | 1 | span 1/1, boxes 1/1 |" in meta["per_task"].value
 
 
+def test_export_refuses_a_derived_partition_and_a_foreign_folder_beside_it(built):
+    """benchmark_export of partition `ours_yesno` (a folder the export of `ours` wrote) fails saying so and leaves it
+    as it was; a folder of someone else's where an export's open folder would go stops the export before it writes."""
+    parent = built["folder"].parent
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("eval_benchmarks", ["ours_yesno", "theirs"])
+    before = {p: p.read_bytes() for p in (parent / "ours_yesno").rglob("*") if p.is_file()}
+
+    def failure(name: str) -> str:
+        result = dg.materialize([benchmark_export], partition_key=name, resources=built["resources"],
+                                instance=instance, raise_on_error=False)
+        assert not result.success
+        return next(e for e in result.all_events if e.is_step_failure).event_specific_data.user_failure_data.description
+
+    assert "is a yes/no export written beside another benchmark's" in failure("ours_yesno")
+    assert {p: p.read_bytes() for p in (parent / "ours_yesno").rglob("*") if p.is_file()} == before
+    (parent / "theirs_open").mkdir()
+    (parent / "theirs_open" / "notes.txt").write_text("not an export")
+    assert "was not written by hvbench's export" in failure("theirs")
+    assert not (parent / "theirs").exists() and not (parent / "theirs_yesno").exists()
+
+
 def test_eval_responses_depends_on_its_own_benchmarks_export():
     (dep,) = [d for d in eval_responses.specs_by_key[dg.AssetKey("eval_responses")].deps
               if d.asset_key == dg.AssetKey("benchmark_export")]
