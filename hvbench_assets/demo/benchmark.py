@@ -100,7 +100,7 @@ def assemble(instance: dg.DagsterInstance, warehouse, benchmark, data_dir: str, 
     lines.append("  beside it, the same items as " + ", ".join(f"{FORMAT_NAMES[m['format']]} ({m['n_items']} in "
                                                                 f"{f.name})" for f, m in beside)
                  + "; every line carries its Evidence (time span, person boxes, label rows)")
-    if waiting:
+    if waiting and not benchmark.include_unreviewed:
         lines.append(f"  {waiting} question(s) wait for a reviewer and are not exported: `hvbench review` "
                      "(or HVBENCH_EXPORT_UNREVIEWED=1 to export them marked unreviewed)")
     lines.append("  explain any question: hvbench explain <Question_id from a task file>")
