@@ -378,8 +378,8 @@ def benchmark_export(context: dg.AssetExecutionContext, settings: SettingsResour
                      benchmark: BenchmarkResource) -> dg.MaterializeResult:
     wh, name = warehouse.get(), context.partition_key
     folder = benchmark.folder(settings.data_dir, name)
-    if format_of(folder) not in (None, MC):  # <name>_yesno / _open: written with their source's export
-        raise dg.Failure(description=f"{folder} is a {FORMAT_NAMES[format_of(folder)]} export written beside another "
+    if (fmt := format_of(folder)) not in (None, MC):  # <name>_yesno / _open: written with their source's export
+        raise dg.Failure(description=f"{folder} is a {FORMAT_NAMES[fmt]} export written beside another "
                                      "benchmark's; materialize benchmark_export for that benchmark instead",
                          allow_retries=False)
     items, removed = export_items(wh, name)
