@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -45,6 +46,7 @@ def test_main_command_exports_then_evaluates_once_a_model_is_configured(new_user
     assert manifest["counts"]["Audio_Visual_Alignment_Detection"] == 1  # AVAD needs no review (ASD: one person)
     assert "speaks (longest positive run " in out and ", best score +" in out  # how far above its bar
     assert f"export: 1 question(s) in {folder}" in out and "No answering model is configured" in out
+    assert "beside it, the same items as yes/no (2 in hvbench_yesno), open-ended (1 in hvbench_open)" in out
     assert "HVBENCH_MLLM_MYMODEL_BASE_URL" in out and not (tmp_path / "data" / "reports").exists()
 
     with FakeOpenAIServer() as server:
@@ -56,7 +58,9 @@ def test_main_command_exports_then_evaluates_once_a_model_is_configured(new_user
         out = capsys.readouterr().out
         blind = [r for r in server.requests if not r.images]
         seen = [r for r in server.requests if r.images]
-        assert len(blind) == 3 and len(seen) == 1  # 3 rotations of the AVAD question, then one evaluation
+        # 3 rotations of the AVAD question, then it is asked as multiple choice, as 2 yes/no statements and open
+        assert len(blind) == 3 and len(seen) == 1 + 2 + 1
+        assert "eval_responses/hvbench_yesno|loop: asked 2" in out and "eval_responses/hvbench_open|loop: asked 1" in out
         assert "leakage: 1 tested, 0 removed" in out and "# Evaluation report: hvbench" in out
         assert (tmp_path / "data" / "reports" / "hvbench" / "report.html").is_file()
         assert json.loads((folder / "manifest.json").read_text())["leakage"]["models"] == ["loop"]
@@ -71,6 +75,9 @@ def test_main_command_exports_then_evaluates_once_a_model_is_configured(new_user
         summary = out.split("== evaluation summary ==", 1)[1]
         assert "leakage (blind models) per task:" in summary and "text bias" in summary
         assert "arms: only the full arm was run" in summary
+        # the three formats side by side: "A" picks an option, but is no yes/no word and names no second
+        assert "the 3 formats side by side (loop, full arm" in summary
+        assert re.search(r"AVAD +(?:1/1 \(100 %\)|0/1 \(0 %\)) +0/2 \(0 %\) +0/1 \(0 %\)", summary), summary
 
         # every arm (what `hvbench demo` asks by default): the evaluation resumes, asking only the new arms
         monkeypatch.setenv("HVBENCH_EVAL_ARMS", "all")

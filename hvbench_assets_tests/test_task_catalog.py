@@ -96,3 +96,12 @@ def test_no_other_module_keeps_a_table_of_the_tasks():
             elif isinstance(node, ast.Constant) and node.value in texts:
                 found.append(f"{where}: {node.value[:60]!r}")
     assert not found, "per-task descriptions outside core/tasks/catalog.py:\n" + "\n".join(found)
+
+
+def test_what_each_familys_evidence_holds_is_documented():
+    """The export's per-item evidence (core/benchmark/evidence.py) follows the catalog; docs/evaluation.md holds its
+    table (python -m hvbench_assets.core.benchmark.evidence prints it)."""
+    from hvbench_assets.core.benchmark.evidence import evidence_table_markdown
+
+    doc = (ROOT / "docs" / "evaluation.md").read_text()
+    assert evidence_table_markdown() in doc, "docs/evaluation.md's evidence table differs from the catalog's"

@@ -30,28 +30,19 @@ def _format_arg(p: argparse.ArgumentParser) -> None:
                         "items as they are)")
 
 
-def _derived(bench, fmt: str):
-    """(folder, export result) of the yes/no or open export of `bench`, written now."""
-    from hvbench_assets.core.benchmark.open_ended import export_open, open_folder
-    from hvbench_assets.core.benchmark.yesno import export_yesno, yesno_folder
-
-    folder, export = (yesno_folder, export_yesno) if fmt == "yesno" else (open_folder, export_open)
-    folder = folder(bench.root)
-    return folder, export(bench, folder)
-
-
 def _load(args):
     """The benchmark of --benchmark, or with --format yesno|open its derived export (written first); None after an
     error."""
     from hvbench_assets.core.benchmark import load_benchmark
     from hvbench_assets.core.benchmark.export import ExportError
+    from hvbench_assets.core.benchmark.formats import write_derived
 
     bench = load_benchmark(args.benchmark, video_root=args.video_root, name=_benchmark_name(args))
     fmt = getattr(args, "format", "mc")
     if fmt == "mc" or not bench.items or bench.video_problem:
         return bench
     try:
-        folder, result = _derived(bench, fmt)
+        folder, result = write_derived(bench, fmt)
     except (ExportError, OSError) as exc:
         print(f"error: cannot write the {fmt} export beside {args.benchmark}: {exc}", file=sys.stderr)
         return None

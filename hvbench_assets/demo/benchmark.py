@@ -1,6 +1,6 @@
 """The main command's second half: from the clips' questions to an exported benchmark, then, when answering
-models are configured, an evaluation of each and the report. Without a model nothing is faked: it says how
-to point hvbench at an endpoint and stops after the export."""
+models are configured, an evaluation of each (and of the first on the export's yes/no and open folders) and the
+report. Without a model nothing is faked: it says how to point hvbench at an endpoint and stops after the export."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 
 import dagster as dg
 
+from hvbench_assets.core.benchmark.formats import DERIVED, FORMAT_NAMES
 from hvbench_assets.core.benchmark.tables import LEAKAGE_VERDICTS, QUESTION_POOL
 from hvbench_assets.demo.runs import execute
 
@@ -95,7 +96,11 @@ def assemble(instance: dg.DagsterInstance, warehouse, benchmark, data_dir: str, 
     lines.append(f"export: {manifest['n_items']} question(s) in {folder}")
     lines.append("  " + (", ".join(f"{k} {v}" for k, v in counts.items()) or "no task has a question yet")
                  + f"; 16 task files + manifest.json; review states taken: {', '.join(manifest['review_states_exported'])}")
-    if waiting:
+    beside = [(where(folder), json.loads((where(folder) / "manifest.json").read_text())) for where, _ in DERIVED.values()]
+    lines.append("  beside it, the same items as " + ", ".join(f"{FORMAT_NAMES[m['format']]} ({m['n_items']} in "
+                                                                f"{f.name})" for f, m in beside)
+                 + "; every line carries its Evidence (time span, person boxes, label rows)")
+    if waiting and not benchmark.include_unreviewed:
         lines.append(f"  {waiting} question(s) wait for a reviewer and are not exported: `hvbench review` "
                      "(or HVBENCH_EXPORT_UNREVIEWED=1 to export them marked unreviewed)")
     lines.append("  explain any question: hvbench explain <Question_id from a task file>")
@@ -121,12 +126,32 @@ def _failure(result) -> str:
     return (msgs[0].splitlines()[-1][:300] if msgs else "see the run in the UI")
 
 
+FULL_ARM = {"evaluation": {"config": {"arms": "full"}}}  # the yes/no and open runs: the arm the formats compare
+
+
+def _evaluate(instance: dg.DagsterInstance, benchmark: str, model: str, lines: list[str],
+              resources: dict | None = None) -> bool:
+    """evaluation_job for one benchmark|model partition, its outcome added to `lines`."""
+    key = dg.MultiPartitionKey({"benchmark": benchmark, "model": model})
+    # a multi-partition run names the key and each dimension (as the UI's launch does)
+    tags = {"dagster/partition": str(key), **{f"dagster/partition/{d}": k for d, k in key.keys_by_dimension.items()}}
+    result = execute(evaluation_job, instance, tags, resources=resources)
+    if not result.success:
+        lines.append(f"eval_responses/{key}: FAILED ({_failure(result)})")
+        return False
+    meta = result.asset_materializations_for_node("eval_responses")[0].metadata
+    lines.append(f"eval_responses/{key}: asked {meta['asked_now'].value}, already answered "
+                 f"{meta['already_answered'].value}, failed {meta['failed_calls'].value} "
+                 f"(runs {', '.join(meta['run_ids'].value)})")
+    return True
+
+
 def evaluate_export(instance: dg.DagsterInstance, mllm, settings, benchmark) -> tuple[bool, list[str]]:
     """Each active answering model on the export (evaluation_job, one benchmark|model partition each), then
     eval_report_job: materializations in the UI like any other; or how to configure a model."""
     from hvbench_assets.core.benchmark import load_benchmark
     from hvbench_assets.core.mllm import ModelNotConfigured
-    from hvbench_assets.defs.evaluation.partitions import eval_models_partitions
+    from hvbench_assets.defs.evaluation.partitions import eval_benchmarks_partitions, eval_models_partitions
     from hvbench_assets.defs.evaluation.sensors import SAFE_NAME
 
     lines = ["\n== evaluation =="]
@@ -146,18 +171,14 @@ def evaluate_export(instance: dg.DagsterInstance, mllm, settings, benchmark) -> 
                                     [m for m in models if not instance.has_dynamic_partition(eval_models_partitions.name, m)])
     ok = not unsafe
     for model in models:
-        key = dg.MultiPartitionKey({"benchmark": benchmark.name, "model": model})
-        # a multi-partition run names the key and each dimension (as the UI's launch does)
-        tags = {"dagster/partition": str(key), **{f"dagster/partition/{d}": k for d, k in key.keys_by_dimension.items()}}
-        result = execute(evaluation_job, instance, tags)
-        ok &= result.success
-        if not result.success:
-            lines.append(f"eval_responses/{key}: FAILED ({_failure(result)})")
-            continue
-        meta = result.asset_materializations_for_node("eval_responses")[0].metadata
-        lines.append(f"eval_responses/{key}: asked {meta['asked_now'].value}, already answered "
-                     f"{meta['already_answered'].value}, failed {meta['failed_calls'].value} "
-                     f"(runs {', '.join(meta['run_ids'].value)})")
+        ok &= _evaluate(instance, benchmark.name, model, lines)
+    if models:  # the same items as yes/no statements and open questions, for one model (its full arm: kept short)
+        derived = [where(folder).name for where, _ in DERIVED.values()]
+        instance.add_dynamic_partitions(eval_benchmarks_partitions.name,  # what eval_partitions_sensor does
+                                        [b for b in derived if not instance.has_dynamic_partition(
+                                            eval_benchmarks_partitions.name, b)])
+        for name in derived:
+            ok &= _evaluate(instance, name, models[0], lines, resources=FULL_ARM)
     result = execute(eval_report_job, instance, {"dagster/partition": benchmark.name})
     if not result.success:
         return False, lines + [f"eval_report/{benchmark.name}: FAILED ({_failure(result)})"]

@@ -8,6 +8,10 @@ import dagster as dg
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
-def execute(job_fn, instance: dg.DagsterInstance, tags: dict | None = None, raise_on_error: bool = False):
-    return dg.execute_job(dg.reconstructable(job_fn), instance=instance, tags=tags, run_config=QUIET,
+def execute(job_fn, instance: dg.DagsterInstance, tags: dict | None = None, raise_on_error: bool = False,
+            resources: dict | None = None):
+    """`resources`: run config of resources for this run only (it shows on the run's page), e.g.
+    {"evaluation": {"config": {"arms": "full"}}}."""
+    run_config = {**QUIET, "resources": resources} if resources else QUIET
+    return dg.execute_job(dg.reconstructable(job_fn), instance=instance, tags=tags, run_config=run_config,
                           raise_on_error=raise_on_error)

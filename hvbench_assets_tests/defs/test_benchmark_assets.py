@@ -182,6 +182,92 @@ def test_export_layout_manifest_and_round_trip_evaluation(built):
     assert leak["verdicts"][0]["removed"] and len(leak["answers"]) == 4
 
 
+def test_every_item_carries_the_evidence_its_truth_rests_on_in_every_format(built, tmp_path):
+    """Issue 50 item 4 on the duo clip's real labels. ASD: the span is the speaker's longest L7 run (seconds worked
+    out here from the speaker_scores row and the stored box times), the boxes are both numbered people's stored L1
+    face boxes at one frame inside it over the probe's size, the answer's person is the one its option names, and
+    the label rows are named with the speaker's L7 row as the one deciding. AVAD: the cut to the clip's end, nobody,
+    and why. The yes/no and open folders benchmark_export writes beside the export carry the same evidence, so do
+    the lmms-eval docs (never the prompt), and the metadata counts each format."""
+    from hvbench_assets.core.benchmark.formats import FORMAT_NAMES
+    from hvbench_assets.core.evaluation.lmms import export_lmms_task
+    from hvbench_assets.core.ingest.tables import VIDEO_PROBE
+    from hvbench_assets.core.speakers.tables import SPEAKER_SCORES
+    from hvbench_assets.core.vision.tables import HUMAN_TRACK_BOXES
+    from hvbench_assets_tests.real_labels import duo_speaker_track
+
+    wh, asd, folder = built["wh"], built["asd"], built["folder"]
+    probe = wh.rows(VIDEO_PROBE, video_id="duo")[0]
+    size = [probe["width"], probe["height"]]
+    speaker = duo_speaker_track(wh, "duo")
+    ev = json.loads((folder / "Active_Speaker_Detection.jsonl").read_text())["Evidence"]
+    row = wh.rows(SPEAKER_SCORES, video_id="duo", track_id=speaker)[0]
+    first, last = row["first_frame"] + row["longest_run_start"], row["first_frame"] + row["longest_run_start"] + row["longest_run"] - 1
+    times = {b["frame"]: b["t"] for b in wh.rows(HUMAN_TRACK_BOXES, video_id="duo", track_id=speaker)}
+    assert row["speaking"] and (ev["span"], ev["video_id"]) == ("speaking", "duo")
+    assert ev["span_s"] == [round(times[first], 2), round(times[last], 2)] and ev["span_s"][1] > ev["span_s"][0]
+    assert ev["span_s"][0] <= ev["frame"]["t_s"] <= ev["span_s"][1] and ev["frame"]["size_px"] == size
+    assert "fractions of the frame" in ev["box_units"]
+    numbers = {int(t): n for t, n in asd["marking"]["numbers"].items()}  # drawn on the question video
+    assert sorted(p["person"] for p in ev["people"]) == sorted(set(numbers.values())) and len(ev["people"]) == 2
+    (said,) = [p for p in ev["people"] if p["answer"]]
+    assert f"Person {said['person']}" == asd["answer_text"] and said["track_ids"] == [speaker]
+    for p in ev["people"]:
+        (b,) = wh.rows(HUMAN_TRACK_BOXES, video_id="duo", track_id=p["track_ids"][0], frame=ev["frame"]["index"])
+        expected = [b["face_x1"] / size[0], b["face_y1"] / size[1], (b["face_x2"] - b["face_x1"]) / size[0],
+                    (b["face_y2"] - b["face_y1"]) / size[1]]
+        assert p["face"] == pytest.approx(expected, abs=1e-4) and all(0 <= v <= 1 for v in p["face"] + p["body"])
+    rows = {(r["asset"], r["track_id"]): r for r in ev["label_rows"]}
+    assert {("speaker_scores", speaker)} | {("human_tracks", t) for t in numbers} <= set(rows)
+    assert [k for k, r in rows.items() if r["decides_answer"]] == [("speaker_scores", speaker)]
+    assert all(r["changed_since_question"] is False and r["code_version"] for r in rows.values())
+    assert ev["rests_on"].startswith("the one person whose L7") and "missing" not in ev
+
+    avad = wh.rows(QUESTIONS, video_id="duo", abbrev="AVAD")[0]
+    ev_avad = json.loads((folder / "Audio_Visual_Alignment_Detection.jsonl").read_text())["Evidence"]
+    assert ev_avad["span_s"] == [round(avad["rule_params"]["build"]["cut_s"], 2), round(probe["duration_s"], 2)]
+    assert ev_avad["people"] == [] and "frame" not in ev_avad and "nobody" in ev_avad["missing"]
+    manifest = json.loads((folder / "manifest.json").read_text())["evidence"]
+    assert manifest["per_task"]["Active_Speaker_Detection"] == {"items": 1, "span": 1, "boxes": 1, "label_rows": 1}
+
+    by_id = {i.question_id: i.extra["Evidence"] for i in load_benchmark(folder).items}
+    yesno = load_benchmark(folder.parent / "ours_yesno").items
+    opened = load_benchmark(folder.parent / "ours_open").items
+    assert len(yesno) == 4 and all(i.extra["Evidence"] == by_id[i.extra["Source_question_id"]] for i in yesno)
+    assert len(opened) == 2 and all(i.extra["Evidence"] == by_id[i.question_id] for i in opened)
+    lmms = export_lmms_task(load_benchmark(folder.parent / "ours_yesno"), tmp_path)
+    docs = [json.loads(x) for p in (lmms / "data").glob("*.jsonl") for x in p.read_text().splitlines()]
+    assert len(docs) == 4 and all(d["evidence"] == by_id[d["question_id"].rsplit("_", 1)[0]] for d in docs)
+    assert not any("span" in d["prompt"] or "Evidence" in d["prompt"] for d in docs)
+
+    meta = built["result"].asset_materializations_for_node("benchmark_export")[0].metadata
+    assert meta["items_per_format"].value == {FORMAT_NAMES["mc"]: 2, "yes/no": 4, "open-ended": 2}
+    assert meta["yesno_folder"].value.endswith("ours_yesno") and meta["open_folder"].value.endswith("ours_open")
+    assert "| ASD | 1 | 2 | 1 | span 1/1, boxes 1/1 |" in meta["per_task"].value
+
+
+def test_export_refuses_a_derived_partition_and_a_foreign_folder_beside_it(built):
+    """benchmark_export of partition `ours_yesno` (a folder the export of `ours` wrote) fails saying so and leaves it
+    as it was; a folder of someone else's where an export's open folder would go stops the export before it writes."""
+    parent = built["folder"].parent
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("eval_benchmarks", ["ours_yesno", "theirs"])
+    before = {p: p.read_bytes() for p in (parent / "ours_yesno").rglob("*") if p.is_file()}
+
+    def failure(name: str) -> str:
+        result = dg.materialize([benchmark_export], partition_key=name, resources=built["resources"],
+                                instance=instance, raise_on_error=False)
+        assert not result.success
+        return next(e for e in result.all_events if e.is_step_failure).event_specific_data.user_failure_data.description
+
+    assert "is a yes/no export written beside another benchmark's" in failure("ours_yesno")
+    assert {p: p.read_bytes() for p in (parent / "ours_yesno").rglob("*") if p.is_file()} == before
+    (parent / "theirs_open").mkdir()
+    (parent / "theirs_open" / "notes.txt").write_text("not an export")
+    assert "was not written by hvbench's export" in failure("theirs")
+    assert not (parent / "theirs").exists() and not (parent / "theirs_yesno").exists()
+
+
 def test_eval_responses_depends_on_its_own_benchmarks_export():
     (dep,) = [d for d in eval_responses.specs_by_key[dg.AssetKey("eval_responses")].deps
               if d.asset_key == dg.AssetKey("benchmark_export")]
@@ -246,6 +332,10 @@ def test_export_takes_the_corrected_answer_and_unreviewed_only_when_asked(tmp_pa
         assert manifest["include_unreviewed"] is include
         assert ("unreviewed" in manifest["review_states_exported"]) is include
         assert all(i["leakage"].startswith("not tested: model registry file") for i in manifest["items"])
+        # a human count over the whole clip: no person to box; here no probed length either, and the line says so
+        evidence = [x["Evidence"] for x in lines]
+        assert all(e["span"] == "clip" and e["span_s"] is None and e["people"] == [] for e in evidence)
+        assert all("no video_probe duration" in e["missing"] and "nobody" in e["missing"] for e in evidence)
 
 
 def test_letters_are_balanced_at_export_and_person_numbers_stay_on_the_video(built):

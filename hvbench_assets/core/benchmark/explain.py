@@ -126,6 +126,14 @@ def _source(wh: Warehouse, video_id: str) -> dict[str, Any]:
     return out
 
 
+def row_changed(ref: Mapping[str, Any], current: Mapping[str, Any] | None) -> bool | None:
+    """Whether a label row was rematerialized since a question named it (`ref`); None when it no longer exists."""
+    if current is None:
+        return None
+    return (str(current.get("materialized_at")) != str(ref.get("materialized_at"))
+            or current.get("code_version") != ref.get("code_version"))
+
+
 def _labels(wh: Warehouse, q: Mapping[str, Any], basis_tracks: list[int]) -> list[dict[str, Any]]:
     """Each label row the question names, the row as stored now, and whether it changed since."""
     info = TASK_BY_ABBREV.get(q.get("abbrev") or "")
@@ -141,10 +149,7 @@ def _labels(wh: Warehouse, q: Mapping[str, Any], basis_tracks: list[int]) -> lis
         if spec is not None and ref.get("track_id") is None and "track_id" in spec.column_names:
             now = [r for r in now if r.get("track_id") is None]
         current = now[0] if now else None
-        changed = None
-        if current is not None:
-            changed = (str(current.get("materialized_at")) != str(ref.get("materialized_at"))
-                       or current.get("code_version") != ref.get("code_version"))
+        changed = row_changed(ref, current)
         tid = ref.get("track_id")
         out.append({
             "ref": dict(ref),

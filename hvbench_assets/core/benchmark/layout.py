@@ -22,6 +22,9 @@ from typing import Any
 from hvbench_assets.core.benchmark.tasks import TASK_BY_NAME, TaskInfo, task_info
 
 REQUIRED_FIELDS = ("Question", "choices", "Answer", "Video", "Question_id")
+# Our exports add what an item's truth rests on (core/benchmark/evidence.py); the formats derived from an export
+# (yes/no, open-ended) carry their source item's.
+EVIDENCE_FIELD = "Evidence"
 LETTERS = string.ascii_uppercase
 # "Option A:" at a line start; also tolerate "Option A." / full-width colon used by some exports.
 _OPTION_MARK = re.compile(r"^[ \t]*Option[ \t]+([A-Z])[ \t]*[:：.)][ \t]?", re.MULTILINE)
@@ -65,6 +68,11 @@ class BenchmarkItem:
 
     def option_text(self, letter: str) -> str:
         return next(o.text for o in self.options if o.letter == letter)
+
+    @property
+    def evidence(self) -> dict[str, Any]:
+        """{EVIDENCE_FIELD: its evidence} for a line derived from this item; {} when it has none (a published item)."""
+        return {EVIDENCE_FIELD: self.extra[EVIDENCE_FIELD]} if self.extra.get(EVIDENCE_FIELD) else {}
 
     @property
     def fingerprint(self) -> str:

@@ -8,8 +8,8 @@ cannot drift apart), and the matcher grades replies against it. Elsewhere (descr
 only the judge grades (core/scoring/open_judge.py).
 
 In the published layout an open item keeps its source line (same Question_id, `choices`, `Answer`, so HumanVBench
-tooling still reads it) and adds `Format: open`, `Reference`, `Truth_kind` and `Truth`; `hvbench eval` asks it with
-the open prompt (core/evaluation/prompt.py), which shows no options.
+tooling still reads it; its `Evidence` too) and adds `Format: open`, `Reference`, `Truth_kind` and `Truth`;
+`hvbench eval` asks it with the open prompt (core/evaluation/prompt.py), which shows no options.
 
     open_items(bench)               # -> [OpenItem], one per item
     export_open(bench, folder)      # -> ExportResult: folder/<Task>.jsonl, videos, manifest.json
@@ -84,7 +84,8 @@ def export_open(bench: LoadedBenchmark, folder: str | Path, manifest: Mapping[st
     items = [{"question_id": o.item.question_id, "task": o.item.task, "question": o.item.question,
               "options": [{"letter": x.letter, "text": x.text} for x in o.item.options], "answer": o.item.answer,
               "video_path": str(o.item.video_path),
-              "extra": {FORMAT_FIELD: OPEN, REFERENCE_FIELD: o.reference, KIND_FIELD: o.kind, TRUTH_FIELD: o.truth}}
+              "extra": {FORMAT_FIELD: OPEN, REFERENCE_FIELD: o.reference, KIND_FIELD: o.kind, TRUTH_FIELD: o.truth,
+                        **o.item.evidence}}
              for o in found]
     facts = {"format": OPEN, "format_version": OPEN_VERSION, "match_version": OPEN_MATCH_VERSION,
              "source": str(bench.root), "source_fingerprint": bench.fingerprint, "answer_kinds": kinds(found)}

@@ -8,8 +8,8 @@ for exactly half of a task's statements. Which of an item's two ids (`<id>_s1`, 
 drawn by the same generator, so neither the id nor the file order gives the truth away.
 
 In the published layout a statement is a two-option item (A: yes, B: no) with `Format: yesno` and
-`Source_question_id`: HumanVBench tooling reads it as a 2-option item, `hvbench eval` asks it as a yes/no question
-(core/evaluation/prompt.py) and reads the reply with `extract_yesno`.
+`Source_question_id` (and its source item's `Evidence` when it has one): HumanVBench tooling reads it as a 2-option
+item, `hvbench eval` asks it as a yes/no question (core/evaluation/prompt.py) and reads the reply with `extract_yesno`.
 
     statements(bench)                    # -> [YesNoStatement], two per item
     export_yesno(bench, folder)          # -> ExportResult: folder/<Task>.jsonl, videos, manifest.json
@@ -84,10 +84,12 @@ def export_yesno(bench: LoadedBenchmark, folder: str | Path, manifest: Mapping[s
     """Write the statements of `bench` in the published layout to `folder` (replaced whole, as the benchmark export
     does; its videos are linked, not copied, on the same file system)."""
     found = statements(bench)
+    sources = {i.question_id: i for i in bench.items}
     items = [{"question_id": s.question_id, "task": s.task, "question": s.question,
               "options": [{"letter": letter, "text": text} for letter, text in OPTIONS],
               "answer": next(letter for letter, text in OPTIONS if text == s.truth), "video_path": str(s.video_path),
-              "extra": {FORMAT_FIELD: YESNO, SOURCE_FIELD: s.source_question_id}} for s in found]
+              "extra": {FORMAT_FIELD: YESNO, SOURCE_FIELD: s.source_question_id,
+                        **sources[s.source_question_id].evidence}} for s in found]
     facts = {"format": YESNO, "format_version": YESNO_VERSION, "source": str(bench.root),
              "source_fingerprint": bench.fingerprint, "balance": balance(found),
              "statements": {s.question_id: {"source_question_id": s.source_question_id, "option": s.option,

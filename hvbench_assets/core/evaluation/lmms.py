@@ -2,8 +2,8 @@
 
 The export is plain files (no lmms-eval import here): one JSONL of docs per task (question, options, the
 exact prompt `hvbench eval` sends, letter-only, yes/no or open, the video's absolute path; an open item's reference
-and structured truth), one task YAML per task, a group YAML, `utils.py` (doc_to_visual / doc_to_text /
-process_results) and copies of core/scoring/extraction.py and open_match.py (with the emotion words it reads), so
+and structured truth; the item's `evidence` when the export has one, never in the prompt), one task YAML per task,
+a group YAML, `utils.py` (doc_to_visual / doc_to_text / process_results) and copies of core/scoring/extraction.py and open_match.py (with the emotion words it reads), so
 lmms-eval scores replies by the same rules as `hvbench eval` (open items: the matcher only, no judge).
 
     export_lmms_task(bench, out_dir)         # -> out_dir/<group>/...; run: lmms-eval --include_path out_dir --tasks <group>
@@ -18,7 +18,7 @@ import json
 import re
 from pathlib import Path
 
-from hvbench_assets.core.benchmark.layout import BenchmarkItem, LoadedBenchmark
+from hvbench_assets.core.benchmark.layout import EVIDENCE_FIELD, BenchmarkItem, LoadedBenchmark
 from hvbench_assets.core.benchmark.tasks import task_info
 from hvbench_assets.core.benchmark.open_ended import OPEN, is_open, truth_of
 from hvbench_assets.core.benchmark.yesno import YESNO, is_yesno
@@ -26,7 +26,8 @@ from hvbench_assets.core.evaluation.prompt import arm_prompt
 from hvbench_assets.core.scoring import extraction, open_match
 from hvbench_assets.core.synthesis import words
 
-LMMS_EXPORT_VERSION = "lmms-task-v3"  # v2: yes/no items (doc format) read by extract_yesno; v3: open items
+# v2: yes/no items (doc format) read by extract_yesno; v3: open items; v4: a doc carries its item's evidence
+LMMS_EXPORT_VERSION = "lmms-task-v4"
 METRIC = "hvbench_accuracy"
 
 UTILS_PY = '''"""lmms-eval hooks of an hvbench export ({version}). Plain Python: replies are scored by
@@ -121,7 +122,7 @@ def export_lmms_task(bench: LoadedBenchmark, out_dir: str | Path) -> Path:
         docs = [{"question_id": i.question_id, "task": i.task, "question": i.question, "format": item_format(i),
                  "letters": i.letters, "options": [o.text for o in i.options], "answer": i.answer,
                  "video": str(Path(i.video_path).resolve()), "prompt": arm_prompt(i, "full")[0], "item_hash": i.fingerprint,
-                 **_open_fields(i)}
+                 **_open_fields(i), **({"evidence": i.extra[EVIDENCE_FIELD]} if i.evidence else {})}
                 for i in items]
         data = folder / "data" / f"{task}.jsonl"
         data.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")

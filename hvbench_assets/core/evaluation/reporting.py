@@ -31,7 +31,8 @@ from hvbench_assets.core.scoring.uncertainty import StatsSettings
 from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.warehouse import Warehouse
 
-REPORT_CODE_VERSION = "report-v4"  # v3: clip-clustered statistics and text bias; v4: modality arms
+# v3: clip-clustered statistics and text bias; v4: modality arms; v5: open-ended grading and consistency sections
+REPORT_CODE_VERSION = "report-v5"
 
 
 def benchmark_names(warehouse: Warehouse) -> list[str]:

@@ -1,6 +1,7 @@
 """The evaluation of one exported benchmark in a few terminal lines (the demo prints them): leakage per task
 (tested / removed / repaired), the text-bias score per task, and, once a model has answered, accuracy per task
-and modality arm, the item verdicts and the flagged audio-visual tasks.
+and modality arm, the item verdicts and the flagged audio-visual tasks; once it has answered the yes/no and open
+folders written beside the export too, the three formats side by side.
 
     lines = summary_lines(manifest, verdicts, responses, runs)   # pure: rows in, lines out
     lines = benchmark_summary(warehouse, "hvbench", folder)     # the same, read from the warehouse and export
@@ -17,8 +18,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hvbench_assets.core.benchmark.formats import DERIVED, FORMAT_NAMES, MC
 from hvbench_assets.core.benchmark.repair import repair_counts
 from hvbench_assets.core.scoring import arms as arms_report
+from hvbench_assets.core.scoring.consistency import first_runs
+from hvbench_assets.core.scoring.metrics import task_scores
 from hvbench_assets.core.scoring.report import Table
 
 _abbrev = arms_report._abbrev  # the task's acronym, as the report's tables show it
@@ -100,20 +104,49 @@ def arms_lines(responses: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[st
     return lines
 
 
+def formats_lines(by_format: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
+    """The formats of one export side by side (format -> its eval_responses rows): for the first model (by name)
+    that answered every format given, right / asked per task in each, full arm, published option order, its
+    first run. Nothing when no model answered a format other than multiple choice."""
+    full = {fmt: first_runs(r for r in rows if r.get("arm", "full") == "full") for fmt, rows in by_format.items()}
+    answered = [m for m in sorted(full.get(MC) or {}) if all(m in runs for runs in full.values())]
+    if len(full) < 2 or not answered:
+        return []
+    model = answered[0]
+    scores = {fmt: task_scores(runs[model]) for fmt, runs in full.items()}
+
+    def cell(found) -> str:
+        right, asked = sum(s.n_correct for s in found), sum(s.n_items for s in found)
+        return f"{right}/{asked} ({100 * right / asked:.0f} %)" if asked else "-"
+
+    tasks = sorted({t for s in scores.values() for t in s}, key=_abbrev)
+    rows = [[_abbrev(t), *(cell([s[t]] if t in s else []) for s in scores.values())] for t in tasks]
+    rows.append(["all", *(cell(list(s.values())) for s in scores.values())])
+    return ([f"the {len(full)} formats side by side ({model}, full arm: right/asked; yes/no statements are half "
+             "'yes', so answering one word always scores 50 %; open-ended replies are graded by the matcher, else "
+             "the judge, else count wrong):"]
+            + text_table(Table(["task", *(FORMAT_NAMES[f] for f in full)], rows)))
+
+
 def summary_lines(manifest: Mapping[str, Any] | None, verdicts: Sequence[Mapping[str, Any]],
-                  responses: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The whole summary; without evaluation runs: leakage, text bias and one line on configuring a model."""
+                  responses: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]],
+                  formats: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> list[str]:
+    """The whole summary; without evaluation runs: leakage, text bias and one line on configuring a model.
+    `formats`: the replies to the export's yes/no and open folders by format, for `formats_lines`."""
     return (["== evaluation summary =="] + leakage_lines(verdicts) + bias_lines((manifest or {}).get("text_bias"))
-            + arms_lines(responses, runs))
+            + arms_lines(responses, runs) + formats_lines({MC: responses, **(formats or {})}))
 
 
 def benchmark_summary(warehouse, benchmark: str, folder: Path) -> list[str]:
-    """summary_lines for one benchmark: its manifest in `folder`, its leakage verdicts and evaluation rows."""
+    """summary_lines for one benchmark: its manifest in `folder`, its leakage verdicts and evaluation rows, and
+    the replies to the yes/no and open folders written beside it (benchmarks named after those folders)."""
     from hvbench_assets.core.benchmark.tables import LEAKAGE_VERDICTS
     from hvbench_assets.core.evaluation.tables import EVAL_RESPONSES, EVAL_RUNS
 
     manifest_path = Path(folder) / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else None
+    formats = {fmt: rows for fmt, (where, _) in DERIVED.items()
+               if (rows := warehouse.rows(EVAL_RESPONSES, benchmark=where(folder).name))}
     return summary_lines(manifest, warehouse.rows(LEAKAGE_VERDICTS, benchmark=benchmark),
                          warehouse.rows(EVAL_RESPONSES, benchmark=benchmark),
-                         warehouse.rows(EVAL_RUNS, benchmark=benchmark))
+                         warehouse.rows(EVAL_RUNS, benchmark=benchmark), formats)

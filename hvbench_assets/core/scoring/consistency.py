@@ -36,7 +36,7 @@ class Consistency:
     pairs_agree: int = 0
 
 
-def _first_runs(rows: Iterable[Mapping]) -> dict[str, list[Mapping]]:
+def first_runs(rows: Iterable[Mapping]) -> dict[str, list[Mapping]]:
     """model -> rotation-0 rows of its first run by run id."""
     by_run: dict[str, list[Mapping]] = defaultdict(list)
     for r in rows:
@@ -77,7 +77,7 @@ def consistency(rows: Iterable[Mapping], person_group: Mapping[tuple[str, str], 
                 ) -> list[Consistency]:
     """Per model of `rows` (multiple-choice replies): its group counts, and with the yes/no replies of the same
     models and the yes/no manifest's statements, its agreement counts."""
-    mc, yn = _first_runs(rows), _first_runs(yesno_rows)
+    mc, yn = first_runs(rows), first_runs(yesno_rows)
     out = []
     for model, mine in sorted(mc.items()):
         groups, right = group_counts(mine, person_group)

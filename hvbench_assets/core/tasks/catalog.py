@@ -26,6 +26,10 @@ MARKINGS = ("red_box", "numbers", "none", "reversed_audio")
 # (graded by the judge only).
 ANSWER_KINDS = ("count", "time", "time_span", "person", "person_emotion", "emotion", "emotion_sequence", "attitude",
                 "text")
+# What an exported item's evidence holds (core/benchmark/evidence.py: what each kind reads, in words): the stretch of
+# the clip the truth rests on, and whose boxes are shown at one frame of it.
+EVIDENCE_SPANS = ("presence", "speaking", "action_time", "answer_range", "aligned", "speech", "clip")
+EVIDENCE_PEOPLE = ("answer", "offered", "none")
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,20 @@ _ASKS_FEELING = (_ASKS_ACTION, _ASKS_TIME, _ASKS_CAUSE, _COUNT_Q)  # wrong for e
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """What the export carries with each item of a family so a user can check its grounding: a time span of the
+    clip (`span`, one of EVIDENCE_SPANS) and the people whose boxes it gives (`people`, one of EVIDENCE_PEOPLE:
+    the answer's person, every numbered person offered with the answer's marked, or nobody)."""
+    span: str
+    people: str
+
+    def __post_init__(self) -> None:
+        if self.span not in EVIDENCE_SPANS or self.people not in EVIDENCE_PEOPLE:
+            raise ValueError(f"evidence {self.span!r}/{self.people!r}: span one of {EVIDENCE_SPANS}, "
+                             f"people one of {EVIDENCE_PEOPLE}")
+
+
+@dataclass(frozen=True)
 class Task:
     name: str  # file stem in the published layout, e.g. "Human_Count"
     abbrev: str  # the paper's acronym, e.g. "HC"
@@ -112,6 +130,7 @@ class Task:
     paper_no_edit: float | None = None  # the paper's share of items its reviewers kept unedited
     asks: Asks | None = None  # what its question must ask (every family has one; test_task_catalog checks)
     answer_kind: str = "text"  # one of ANSWER_KINDS: the structure of the right option's text
+    evidence: Evidence = Evidence("presence", "answer")  # what the export shows the truth rests on
 
     def __post_init__(self) -> None:
         if self.answer_kind not in ANSWER_KINDS:
@@ -134,6 +153,8 @@ _ENSEMBLE = "ensemble: weighted scores pick one model answer; perturbed runners-
 _ENSEMBLE_FROM = "the synthesis ensemble (synthesis_steps)"
 _DESC = Rules("descriptive", "DescriptiveParams")
 _EMOTION_LABELS = ("human_tracks", "appearance", "facial_description")
+_ON_SCREEN = Evidence("presence", "answer")  # the boxed person, over the stretch they are tracked
+_NUMBERED = Evidence("presence", "offered")  # every numbered person, the answer's over its stretch
 
 # Guidelines and truths are our words, after the task definitions of the paper and its supplement.
 TASKS: tuple[Task, ...] = (
@@ -145,6 +166,7 @@ TASKS: tuple[Task, ...] = (
                              leak_kind="emotion", polarity=True),
          asks=Asks("the emotion the person shows", (_EMOTION_Q,), _ASKS_FEELING),
          answer_kind="emotion",
+         evidence=_ON_SCREEN,
          guideline="Watch the boxed person's face, voice and posture. Keep the option that best fits the feeling "
                    "shown over the clip, not a single frame (an open mouth while talking is not surprise). Reject "
                    "if the box leaves the person or the face is never visible."),
@@ -156,6 +178,7 @@ TASKS: tuple[Task, ...] = (
                              "replace one with a wrong one", leak_kind="emotion"),
          asks=Asks("how the person's emotions change over the clip", (_EMOTION_Q, _CHANGE_Q), _ASKS_FEELING),
          answer_kind="emotion_sequence",
+         evidence=_ON_SCREEN,
          guideline="Follow the boxed person from start to end: the right option names the emotions in the order "
                    "they happen. Options with the right emotions in the wrong order are wrong. Reject if no change "
                    "can be seen."),
@@ -168,6 +191,7 @@ TASKS: tuple[Task, ...] = (
          asks=Asks("the person's attitude (positive, negative, neutral)", (_ATTITUDE_Q,),
                    _ASKS_FEELING + (_ASKS_EMOTION,)),
          answer_kind="attitude",
+         evidence=_ON_SCREEN,
          guideline="Judge the boxed person's attitude to what they talk about or look at: positive, neutral, "
                    "negative, or cannot be determined. Prefer 'cannot be determined' over a guess."),
     Task("Emotion_Intensity_Compare", "EIC", EMOTION, "emotion_intensity_comparison", ("human_tracks",), "numbers",
@@ -177,6 +201,7 @@ TASKS: tuple[Task, ...] = (
                              "names another number, the emotion may stay", length_band=(0.3, 3.0)),
          asks=Asks("which numbered person shows which emotion", (_PERSON_Q, _EMOTION_Q)),
          answer_kind="person_emotion",
+         evidence=_NUMBERED,
          guideline="Compare the numbered people: the right option ranks them by how strongly they show the emotion "
                    "asked about. Reject if two are too close to call or a number sits on the wrong person."),
     Task("Text2Human", "T2H", PERSON, "text_to_human", ("human_tracks", "person_count", "appearance"), "numbers",
@@ -186,6 +211,7 @@ TASKS: tuple[Task, ...] = (
          answer_labels=("human_tracks", "appearance"), face=True,
          asks=Asks("the person a description fits", (_PERSON_Q,)),
          answer_kind="person",
+         evidence=_NUMBERED,
          guideline="Find the person the text describes among the numbered boxes; exactly one must fit. Reject "
                    "(ambiguous) if the text fits two people, or (bad track) if a number is on no one."),
     Task("Human2Text", "H2T", PERSON, "human_to_text", ("human_tracks", "person_count", "appearance"), "red_box",
@@ -195,6 +221,7 @@ TASKS: tuple[Task, ...] = (
                              "make the position relative to objects or other people wrong, or change a detail of "
                              "the person's appearance (clothing, colour, hair, accessories)"),
          asks=Asks("a description of the person", (r"\b(?:describe|description|look like|appearance)\b",)),
+         evidence=_ON_SCREEN,
          guideline="Read each description against the boxed person: the right one fits clothes, build and visible "
                    "traits, the others each contain a detail that does not. Correct a wrong detail in writing "
                    "rather than reject."),
@@ -202,6 +229,7 @@ TASKS: tuple[Task, ...] = (
          Rules("people", "HcParams"), truth="human count", answer_from="a human count (annotations)",
          annotation="count", asks=Asks("a number of people", (_COUNT_Q, r"\b(?:people|persons?|individuals)\b")),
          answer_kind="count",
+         evidence=Evidence("clip", "none"),
          guideline="Count every different person seen at any moment, the same person once even if they leave and "
                    "return. Pause and step through crowded stretches."),
     Task("Appearance_Time_Detection", "ATD", PERSON, "appearance_time_detection", ("human_tracks", "appearance"),
@@ -211,6 +239,7 @@ TASKS: tuple[Task, ...] = (
          truth="L1 time range; a model describes the person", answer_from="the target's L1 presence range",
          answer_labels=("human_tracks",), asks=Asks("when the person is on screen", (_TIME_Q,)),
          answer_kind="time_span",
+         evidence=Evidence("answer_range", "answer"),
          guideline="The described person must be findable, and the right interval covers when they are on screen "
                    "(to the second). Reject if the description fits someone else too."),
     Task("Behavior_Temporal_Analysis", "BTA", BEHAVIOR, "behavior_temporal_analysis", ("human_tracks", "appearance"),
@@ -219,6 +248,7 @@ TASKS: tuple[Task, ...] = (
                              "add an action that does not happen, leave one out, swap the order of two, or replace "
                              "one with a wrong one"),
          asks=Asks("the person's actions in order", (_ACTION_Q, _ORDER_Q), (_ASKS_TIME, _COUNT_Q, _ASKS_EMOTION)),
+         evidence=_ON_SCREEN,
          guideline="Watch the boxed person's actions in order: the right option lists what they do in the order "
                    "they do it. Distractors swap the order or add an action that never happens."),
     Task("Behavior_Causualty_Analysis", "BCA", BEHAVIOR,  # sic: the published file name
@@ -228,6 +258,7 @@ TASKS: tuple[Task, ...] = (
                              "BCA_QUESTION", "", "give a wrong cause, describe a wrong effect, swap cause and "
                              "effect, or over- or under-state a factor", leak_share=0.5),
          asks=Asks("a cause or an effect", (_CAUSE_Q,), (_ASKS_TIME, _COUNT_Q, _ASKS_EMOTION)),
+         evidence=_ON_SCREEN,
          guideline="The right option explains why the boxed person acts as they do, from what the clip shows or "
                    "says. Reject if the cause cannot be seen or heard."),
     Task("Action_at_Specified_Time", "AST", BEHAVIOR, "action_at_specified_time", ("human_tracks",), "red_box",
@@ -238,6 +269,7 @@ TASKS: tuple[Task, ...] = (
          truth="human action; model distractors", answer_from="a human action-time pair (annotations)",
          annotation="action", after=("behavior_temporal_analysis",),
          asks=Asks("the action at a given second", (_ACTION_Q,)),
+         evidence=Evidence("action_time", "answer"),
          guideline="Go to the second named: the right option is what the boxed person begins to do then. Annotate "
                    "a short, distinct action ('begins to ...') and press t where it starts, not where it is "
                    "clearest."),
@@ -246,6 +278,7 @@ TASKS: tuple[Task, ...] = (
          truth="human action-time pair", answer_from="a human action-time pair (annotations)", annotation="action",
          asks=Asks("the second an action starts", (_TIME_Q,)),
          answer_kind="time",
+         evidence=Evidence("action_time", "answer"),
          guideline="Find when the boxed person starts the named action: the right option is that second. Annotate "
                    "the start (t), and mark 'ongoing' if it is already happening when the clip begins."),
     Task("Audio_Visual_Speaker_Matching", "AVSM", SPEECH, "audio_visual_speaker_matching",
@@ -257,6 +290,7 @@ TASKS: tuple[Task, ...] = (
          answer_labels=("voice_demographics", "demographics", "speaker_scores"), face=True,
          asks=Asks("the person whose voice is heard", (_PERSON_Q, _SPEECH_Q)),
          answer_kind="person",
+         evidence=Evidence("speaking", "offered"),
          guideline="Listen to the voice and look at the numbered people: the right option is the one whose apparent "
                    "sex and age match the voice. Reject if two people match equally."),
     Task("Active_Speaker_Detection", "ASD", SPEECH, "active_speaker_detection",
@@ -268,6 +302,7 @@ TASKS: tuple[Task, ...] = (
          answer_from="the one person whose L7 speaker_scores row says speaking",
          answer_labels=("speaker_scores",), asks=Asks("the person who speaks", (_PERSON_Q, _SPEECH_Q)),
          answer_kind="person",
+         evidence=Evidence("speaking", "offered"),
          guideline="Find who is speaking in the stretch asked about: lips moving in time with the voice. Reject if "
                    "the speaker is off screen or two people talk at once."),
     Task("Audio_Visual_Alignment_Detection", "AVAD", SPEECH, "audio_visual_alignment_detection",
@@ -276,6 +311,7 @@ TASKS: tuple[Task, ...] = (
          answer_from="a seeded cut point (L7 only gates)", reviewed=False,
          asks=Asks("the second from which sound and picture align", (_TIME_Q,)),
          answer_kind="time",
+         evidence=Evidence("aligned", "none"),
          guideline="Sound and lips run together from one point on; before it the audio is reversed. The right "
                    "option is the second where speech becomes natural and in sync."),
     Task("Speech_Content_Matching", "SCM", SPEECH, "speech_content_matching", ("person_count", "audio_tags", "transcript"),
@@ -284,6 +320,7 @@ TASKS: tuple[Task, ...] = (
          why_ours="the paper's rule 'the person speaks' reads L7 (Table 9 omits it); " + _GROUPING,
          truth="L8 text; model distractors", answer_from="the L8 transcript text", answer_labels=("transcript",),
          reviewed=False, asks=Asks("what is said", (r"\b(?:sentences?|words|said|says|spoken|speech)\b",)),
+         evidence=Evidence("speech", "none"),
          guideline="Listen to the speech: the right option is what is said, word for word in meaning; distractors "
                    "say something close but different. Reject if the speech is unclear."),
 )

@@ -11,7 +11,11 @@ from pathlib import Path
 
 import dagster as dg
 
-from hvbench_assets.core.benchmark.export import EXPORT_CODE_VERSION, ExportError, export_benchmark
+from hvbench_assets.core.benchmark import load_benchmark
+from hvbench_assets.core.benchmark.evidence import EVIDENCE_VERSION, evidence_summary, item_evidence
+from hvbench_assets.core.benchmark.export import EXPORT_CODE_VERSION, ExportError, check_replaceable, export_benchmark
+from hvbench_assets.core.benchmark.formats import DERIVED, DERIVED_VERSIONS, FORMAT_NAMES, MC, format_of, write_derived
+from hvbench_assets.core.benchmark.layout import EVIDENCE_FIELD
 from hvbench_assets.core.benchmark.letters import LETTER_RULE_VERSION, assemble_letters, letter_counts
 from hvbench_assets.core.benchmark.leakage import (
     BLIND_PROMPT_VERSION,
@@ -353,8 +357,11 @@ def manifest_facts(wh, items: list[dict], benchmark: BenchmarkResource, name: st
     deps=["blind_leakage"],
     group_name="benchmark",
     kinds={"python", "json", "video"},
-    code_version=f"{EXPORT_CODE_VERSION}:{LETTER_RULE_VERSION}:{TEXTBIAS_CODE_VERSION}",  # the manifest holds text bias
-    description="The benchmark in the published HumanVBench layout: 16 task JSONL files, question videos, manifest.json",
+    # the manifest holds text bias; every line its evidence; the yes/no and open folders are written beside it
+    code_version=f"{EXPORT_CODE_VERSION}:{LETTER_RULE_VERSION}:{TEXTBIAS_CODE_VERSION}:{EVIDENCE_VERSION}:"
+                 f"{DERIVED_VERSIONS}",
+    description="The benchmark in the published HumanVBench layout (16 task JSONL files, question videos, manifest.json), "
+                "each item with the evidence its truth rests on, and its yes/no and open-ended folders beside it",
     metadata=table_definition(EXPORT_ITEMS),
     check_specs=[
         dg.AssetCheckSpec("answer_letter_balance", asset="benchmark_export",
@@ -363,18 +370,30 @@ def manifest_facts(wh, items: list[dict], benchmark: BenchmarkResource, name: st
                           description=f"The blind leakage filter removed at most {MAX_LEAKAGE_REMOVED_SHARE:.0%} of "
                                       "the pooled questions (more: the questions give their answers away)"),
         dg.AssetCheckSpec("export_file_count", asset="benchmark_export",
-                          description="The folder holds the 16 task files, manifest.json and every exported item's video"),
+                          description="Each format's folder holds the 16 task files, manifest.json and every exported "
+                                      "item's video"),
     ],
 )
 def benchmark_export(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
                      benchmark: BenchmarkResource) -> dg.MaterializeResult:
     wh, name = warehouse.get(), context.partition_key
+    folder = benchmark.folder(settings.data_dir, name)
+    if (fmt := format_of(folder)) not in (None, MC):  # <name>_yesno / _open: written with their source's export
+        raise dg.Failure(description=f"{folder} is a {FORMAT_NAMES[fmt]} export written beside another "
+                                     "benchmark's; materialize benchmark_export for that benchmark instead",
+                         allow_retries=False)
     items, removed = export_items(wh, name)
     items, letters = assemble_items(items)
-    folder = benchmark.folder(settings.data_dir, name)
+    evidence = item_evidence(wh, items)
+    items = [{**i, "extra": {EVIDENCE_FIELD: evidence[i["question_id"]]}} for i in items]
     try:
-        result = export_benchmark(items, folder, {**manifest_facts(wh, items, benchmark, name),
-                                                  "letters": letters, "removed_by_leakage": removed})
+        for where, _ in DERIVED.values():  # before anything is written: a folder that is not ours stops it
+            check_replaceable(where(folder))
+        result = export_benchmark(items, folder, {
+            **manifest_facts(wh, items, benchmark, name), "letters": letters, "removed_by_leakage": removed,
+            "evidence": evidence_summary(evidence, {i["question_id"]: i["task"] for i in items})})
+        bench = load_benchmark(folder, name=name)
+        derived = {fmt: write_derived(bench, fmt) for fmt in DERIVED}
     except ExportError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
     rows = [{**i, "folder": to_stored(folder)} for i in result.items]
@@ -386,7 +405,10 @@ def benchmark_export(context: dg.AssetExecutionContext, settings: SettingsResour
     for i in result.items:
         per = states.setdefault(i["task"], {})
         per[i["review_state"]] = per.get(i["review_state"], 0) + 1
-    table = [[t.abbrev, result.counts[t.name], ", ".join(f"{k} {v}" for k, v in sorted(states.get(t.name, {}).items())) or "-",
+    grounded = result.manifest["evidence"]["per_task"]
+    table = [[t.abbrev, result.counts[t.name], *(d.counts[t.name] for _, d in derived.values()),
+              _grounding(grounded.get(t.name)),
+              ", ".join(f"{k} {v}" for k, v in sorted(states.get(t.name, {}).items())) or "-",
               sum(r["task"] == t.name for r in removed), sum(r["task"] == t.name for r in result.left_out)]
              for t in TASKS]
     # the data version is what was exported, so an identical re-export does not mark evaluations stale
@@ -395,13 +417,24 @@ def benchmark_export(context: dg.AssetExecutionContext, settings: SettingsResour
     version = hashlib.sha256(json.dumps(content).encode()).hexdigest()[:16]
     checks = [letter_balance_check(result.items, {i["question_id"]: len(i["options"]) for i in items}),
               leakage_share_check(len(items) + len(removed), len(removed)),
-              export_files_check(folder, result.items)]
+              export_files_check(folder, result.items, {fmt: (f, d.items) for fmt, (f, d) in derived.items()})]
     return dg.MaterializeResult(data_version=dg.DataVersion(version), check_results=checks, metadata={
-        **file_paths(folder=folder, manifest=folder / "manifest.json"),
-        "benchmark": name, "items": len(result.items), "include_unreviewed": benchmark.include_unreviewed,
+        **file_paths(folder=folder, manifest=folder / "manifest.json",
+                     **{f"{fmt}_folder": f for fmt, (f, _) in derived.items()}),
+        "benchmark": name, "items": len(result.items),
+        "items_per_format": dg.MetadataValue.json({FORMAT_NAMES[MC]: len(result.items),
+                                                   **{FORMAT_NAMES[fmt]: len(d.items) for fmt, (_, d) in derived.items()}}),
+        "include_unreviewed": benchmark.include_unreviewed,
         "removed_by_leakage": len(removed), "left_out_no_video": len(result.left_out),
-        "per_task": dg.MetadataValue.md(_md(["task", "items", "review states", "removed by leakage", "no video"], table)),
+        "per_task": dg.MetadataValue.md(_md(
+            ["task", "items", *(FORMAT_NAMES[fmt] for fmt in derived), "evidence: span, boxes", "review states",
+             "removed by leakage", "no video"], table)),
     })
+
+
+def _grounding(counts: dict | None) -> str:
+    """'span n/N, boxes m/N' of a task's exported items."""
+    return f"span {counts['span']}/{counts['items']}, boxes {counts['boxes']}/{counts['items']}" if counts else "-"
 
 
 def letter_balance_check(exported: list[dict], n_options: dict[str, int]) -> dg.AssetCheckResult:
@@ -429,16 +462,26 @@ def leakage_share_check(pooled: int, removed: int) -> dg.AssetCheckResult:
                                          "threshold": MAX_LEAKAGE_REMOVED_SHARE})
 
 
-def export_files_check(folder: Path, exported: list[dict]) -> dg.AssetCheckResult:
-    """16 task JSONL files + manifest.json + one video per exported item, all on disk."""
+def _folder_problems(folder: Path, exported: list[dict]) -> tuple[list[str], int, int]:
+    """(problems, task files, videos present) of one export folder."""
     jsonl = sorted(p.name for p in folder.glob("*.jsonl"))
     missing = [i["video"] for i in exported if not (folder / i["video"]).is_file()]
     problems = ([f"{len(jsonl)} task files, expected {len(TASKS)}"] if len(jsonl) != len(TASKS) else []) + \
         ([] if (folder / "manifest.json").is_file() else ["manifest.json missing"]) + \
         ([f"{len(missing)} video(s) missing, e.g. {missing[0]}"] if missing else [])
+    return problems, len(jsonl), len(exported) - len(missing)
+
+
+def export_files_check(folder: Path, exported: list[dict],
+                       derived: dict[str, tuple[Path, list[dict]]] | None = None) -> dg.AssetCheckResult:
+    """16 task JSONL files + manifest.json + one video per exported item, all on disk, in the multiple-choice
+    folder and in each `derived` format's (format -> (folder, its exported items))."""
+    problems, files, videos = _folder_problems(folder, exported)
+    for fmt, (where, its_items) in (derived or {}).items():
+        problems += [f"{FORMAT_NAMES[fmt]}: {p}" for p in _folder_problems(where, its_items)[0]]
     return dg.AssetCheckResult(check_name="export_file_count", asset_key="benchmark_export", passed=not problems,
-                               metadata={"task_files": len(jsonl), "videos": len(exported) - len(missing),
-                                         "items": len(exported), "problems": "; ".join(problems) or "none"})
+                               metadata={"task_files": files, "videos": videos, "items": len(exported),
+                                         "problems": "; ".join(problems) or "none"})
 
 
 benchmark_job = dg.define_asset_job(
