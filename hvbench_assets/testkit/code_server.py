@@ -61,10 +61,12 @@ OUR_INSTANCE = "instance_class:\n  module: hvbench_assets.runtime.instance\n  cl
 
 
 @contextmanager
-def code_server(home: Path, mode: str | None, data_dir: Path | None = None, ours: bool = True):
+def code_server(home: Path, mode: str | None, data_dir: Path | None = None, ours: bool = True, proxy: bool = False):
     """`dagster api grpc` serving run_worker_probe.py (HVBENCH_RUN_WORKERS=`mode`, unset: the default), and a
     workspace of it on the instance at `home`, whose dagster.yaml gets the project's instance class unless `ours`
-    is False (Dagster's own: no preloaded run workers); hvbench's data folder is `data_dir` (default: beside `home`)."""
+    is False (Dagster's own: no preloaded run workers); hvbench's data folder is `data_dir` (default: beside `home`).
+    `proxy`: `dagster code-server start` instead, as `dagster dev` serves a code location (a proxy whose own
+    `dagster api grpc` child serves the runs)."""
     from hvbench_assets.runtime.dagster_private import WorkspaceFileTarget, WorkspaceProcessContext
 
     config = home / "dagster.yaml"
@@ -78,8 +80,9 @@ def code_server(home: Path, mode: str | None, data_dir: Path | None = None, ours
     if mode:
         env["HVBENCH_RUN_WORKERS"] = mode
     workspace = home / "workspace.yaml"
-    server = serve(["api", "grpc", "--module-name", "hvbench_assets.testkit.run_worker_probe"], workspace,
-                   "probe", env)
+    command = (["code-server", "start", "-m", "hvbench_assets.testkit.run_worker_probe", "--location-name", "probe"]
+               if proxy else ["api", "grpc", "--module-name", "hvbench_assets.testkit.run_worker_probe"])
+    server = serve(command, workspace, "probe", env)
     try:
         with dg.DagsterInstance.from_config(str(home)) as instance, \
                 WorkspaceProcessContext(instance, WorkspaceFileTarget([str(workspace)])) as context:

@@ -49,6 +49,16 @@ def test_a_preloaded_worker_reports_its_failure_and_can_be_terminated(dagster_ho
 
 
 @pytest.mark.slow
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(), reason="no forkserver here")
+def test_the_code_server_dagster_dev_starts_forks_them_too(dagster_home):
+    # `dagster code-server start` (what `dagster dev` runs): its child server creates the instance from its ref
+    with code_server(dagster_home, None, proxy=True) as (_, instance, context):
+        first, second = launch_probe(instance, context), launch_probe(instance, context)
+    assert first["preloaded"] is second["preloaded"] is True
+    assert first["ppid"] == second["ppid"]
+
+
+@pytest.mark.slow
 def test_spawn_keeps_dagsters_own_start(dagster_home):
     with code_server(dagster_home, "spawn") as (server_pid, instance, context):
         report = launch_probe(instance, context)
