@@ -98,5 +98,24 @@ UNDONE_DECISIONS = TableSpec(
     description="Review decisions their reviewer took back (undo), moved out of review_decisions and kept here",
 )
 
+REVIEW_FLAGS = TableSpec(
+    "review_flags",
+    (
+        ("benchmark", "VARCHAR"),  # the evaluated benchmark whose report raised the flag
+        ("question_id", "VARCHAR"),
+        ("task", "VARCHAR"),
+        ("content_hash", "VARCHAR"),  # the question version flagged; a regenerated question leaves the flag behind
+        ("reasons", "JSON"),  # core/curation/flags.py FOR_REVIEW names
+        ("detail", "VARCHAR"),  # the figures behind the reasons, in words
+        ("answers", "JSON"),  # [{model, text, right}]: each model's pick as option text
+        ("flagged_at", "TIMESTAMP"),  # first raised on this version (a decision after it closes the flag)
+        ("current", "BOOLEAN"),  # the benchmark's latest report still flags it (false: kept as history)
+        ("written_at", "TIMESTAMP"),  # the report that wrote the benchmark's rows last
+    ),
+    key=("benchmark",),
+    provenance=False,
+    description="Items an evaluation report sends back to the review queue, with the reason and the models' answers",
+)
+
 CURATION_TABLES = (REVIEW_DECISIONS, REVIEWED_QUESTIONS, REVIEW_ASSIGNMENTS, REVIEWER_TOKENS, REVIEW_LEASES,
-                   UNDONE_DECISIONS)
+                   UNDONE_DECISIONS, REVIEW_FLAGS)

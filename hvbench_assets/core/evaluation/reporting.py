@@ -21,9 +21,11 @@ from hvbench_assets.core.scoring.report import (
     ReportData,
     build_report,
     item_stat_rows,
+    review_candidates,
     task_score_rows,
     write_report,
 )
+from hvbench_assets.core.curation import flags as review_flags
 from hvbench_assets.core.scoring import arms as arms_report
 from hvbench_assets.core.scoring import consistency, open_report
 from hvbench_assets.core.scoring.textbias import text_bias
@@ -31,7 +33,9 @@ from hvbench_assets.core.scoring.uncertainty import StatsSettings
 from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.warehouse import Warehouse
 
-REPORT_CODE_VERSION = "report-v4"  # v3: clip-clustered statistics and text bias; v4: modality arms
+# v3: clip-clustered statistics and text bias; v4: modality arms; v5: flags "every model wrong, text arm at chance"
+# and back to review
+REPORT_CODE_VERSION = "report-v5"
 
 
 def benchmark_names(warehouse: Warehouse) -> list[str]:
@@ -78,6 +82,7 @@ def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] 
                         stats=stats, text_bias=text_bias(info.texts, seed=(stats or StatsSettings()).seed)
                         if info.texts else None)
     if arms is not None:
+        data.text_arm = {(it.task, it.question_id): it.votes["text"] for it in arms.items if "text" in it.votes}
         data.sections.append((arms_report.markdown_section(arms), arms_report.html_section(arms)))
     found = consistency.consistency([r for r in rows if r["run_id"] in full],
                                     {k: v.get("person_group") for k, v in info.info.items()},
@@ -96,8 +101,30 @@ def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] 
         warehouse.replace(EVAL_DISTRACTORS, {"benchmark": benchmark}, data.option_picks, provenance=prov)
         warehouse.replace(EVAL_ITEM_ARMS, {"benchmark": benchmark},
                           arms_report.item_rows(arms) if arms else [], provenance=prov)
+        data.sent_to_review = sent = review_flags.write_flags(warehouse, benchmark, review_candidates(data))
+        if any(sent.values()):
+            data.sections.append(_review_section(sent))
     paths = write_report(data, out_dir) if out_dir else {}
     if out_dir and arms is not None:
         paths["arms"] = Path(out_dir) / arms_report.ARMS_CSV
         arms_report.write_csv(arms, paths["arms"])
     return data, paths
+
+
+def _review_section(sent: dict[str, list[str]]) -> tuple[str, str]:
+    """What the report sent back to the review queue (core/curation/flags.py), as Markdown and HTML."""
+    from html import escape
+
+    lines = [f"{len(sent['sent'])} flagged item(s) are in the review queue ({len(sent['new'])} new): "
+             + (", ".join(sent["sent"]) or "none") + "."]
+    if sent["not_ours"]:
+        lines.append(f"{len(sent['not_ours'])} flagged item(s) are no question of this warehouse (a published "
+                     f"benchmark?), so no review queue takes them: {', '.join(sent['not_ours'])}.")
+    if sent["changed"]:
+        lines.append(f"{len(sent['changed'])} flagged item(s) were regenerated since the export (their options "
+                     f"differ), so the flag would not apply: {', '.join(sent['changed'])}.")
+    note = (f"Items flagged for {' or '.join(review_flags.FOR_REVIEW)} go back to `hvbench review`, with the reason "
+            "and the models' answers; a reviewer's correction or rejection reaches the next export, and "
+            "`hvbench explain <question_id>` shows the flag and its outcome.")
+    md = "\n".join(["## Back to review", "", note, ""] + [f"- {x}" for x in lines] + [""])
+    return md, f"<h2>Back to review</h2><p>{escape(note)}</p><ul>" + "".join(f"<li>{escape(x)}</li>" for x in lines) + "</ul>"
