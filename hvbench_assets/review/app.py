@@ -47,6 +47,7 @@ from hvbench_assets.core.tasks.catalog import ANNOTATED
 from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES, question_content_hash
 from hvbench_assets.core.warehouse import Warehouse
+from hvbench_assets.review import grading
 from hvbench_assets.review.http import Refused
 from hvbench_assets.review.http import number as _number
 from hvbench_assets.review.http import text as _text
@@ -284,6 +285,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
             ctx["review_items"] = len(queue)
             ctx["flagged_items"] = sum(q["question_id"] in flags_open(s) for q in queue)
             ctx["adjudication_items"] = len(my_disputes(s, who))
+            ctx["grade_items"] = grade_count()
         return page(request, "home.html", **ctx)
 
     def review_page(request: Request) -> Response:
@@ -528,8 +530,10 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         return templates.TemplateResponse(request, "error.html", {"message": exc.message, "reviewer": None},
                                           status_code=exc.status)
 
+    grade_routes, grade_count = grading.routes(grading.Shared(
+        wh, cfg.lease_minutes, page, reviewer_of, need_reviewer, with_body, cfg.require_token))
     routes = [
-        Route("/", home), Route("/review", review_page), Route("/adjudicate", adjudicate_page),
+        *grade_routes, Route("/", home), Route("/review", review_page), Route("/adjudicate", adjudicate_page),
         Route("/annotate", annotate_page), Route("/agreement", agreement_page),
         Route("/questions", questions_page), Route("/questions/{question_id}", question_page),
         Route("/login", with_body(login, identify=False), methods=["GET", "POST"]),

@@ -81,8 +81,8 @@ REVIEW_LEASES = TableSpec(
     "review_leases",
     (
         ("reviewer", "VARCHAR"),
-        ("queue", "VARCHAR"),  # review | adjudicate | annotate
-        ("question_id", "VARCHAR"),
+        ("queue", "VARCHAR"),  # review | adjudicate | annotate | grade
+        ("question_id", "VARCHAR"),  # the item held: a question, or a reply id in the grade queue
         ("expires_at", "TIMESTAMP"),
     ),
     key=("reviewer", "queue"),  # one open item per reviewer and queue: taking the next one drops the last
@@ -117,5 +117,25 @@ REVIEW_FLAGS = TableSpec(
     description="Items an evaluation report sends back to the review queue, with the reason and the models' answers",
 )
 
+HUMAN_GRADES = TableSpec(
+    "human_grades",
+    (
+        ("grade_id", "VARCHAR"),
+        ("reply_id", "VARCHAR"),  # core/curation/grading.py reply_id(run_id, task, question_id)
+        ("reply_sha", "VARCHAR"),  # of the reply text graded: a reply asked again is graded again
+        ("run_id", "VARCHAR"),
+        ("benchmark", "VARCHAR"),
+        ("task", "VARCHAR"),
+        ("question_id", "VARCHAR"),
+        ("grader", "VARCHAR"),
+        ("verdict", "VARCHAR"),  # right | wrong | ungradable (the judge rubric's verdicts; ungradable: cannot tell)
+        ("created_at", "TIMESTAMP"),
+        ("seconds_spent", "DOUBLE"),
+    ),
+    key=("grade_id",),
+    provenance=False,
+    description="Human grades of open-ended replies (the grade queue), append-only: each grader's latest counts",
+)
+
 CURATION_TABLES = (REVIEW_DECISIONS, REVIEWED_QUESTIONS, REVIEW_ASSIGNMENTS, REVIEWER_TOKENS, REVIEW_LEASES,
-                   UNDONE_DECISIONS, REVIEW_FLAGS)
+                   UNDONE_DECISIONS, REVIEW_FLAGS, HUMAN_GRADES)

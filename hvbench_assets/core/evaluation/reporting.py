@@ -26,6 +26,8 @@ from hvbench_assets.core.scoring.report import (
     write_report,
 )
 from hvbench_assets.core.curation import flags as review_flags
+from hvbench_assets.core.curation.grading import grades as human_grades
+from hvbench_assets.core.curation.grading import human_verdicts
 from hvbench_assets.core.scoring import arms as arms_report
 from hvbench_assets.core.scoring import consistency, open_report
 from hvbench_assets.core.scoring.textbias import text_bias
@@ -34,7 +36,7 @@ from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.warehouse import Warehouse
 
 # v3: clip-clustered statistics and text bias; v4: modality arms; v5: flags "every model wrong, text arm at chance"
-# and back to review
+# and back to review, the open-ended grading's agreement with people
 REPORT_CODE_VERSION = "report-v5"
 
 
@@ -89,7 +91,9 @@ def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] 
                                     *_yesno_sibling(warehouse, benchmark))
     if any(c.groups or c.pairs for c in found):
         data.sections.append((consistency.markdown_section(found), consistency.html_section(found)))
-    graded = open_report.open_grading([r for r in rows if r["run_id"] in full], {v.run_id: v.label for v in data.runs})
+    open_rows = [r for r in rows if r["run_id"] in full]
+    graded = open_report.open_grading(open_rows, {v.run_id: v.label for v in data.runs},
+                                      human_verdicts(human_grades(warehouse), open_rows))
     if graded:
         data.sections.append((open_report.markdown_section(graded), open_report.html_section(graded)))
     if store:
