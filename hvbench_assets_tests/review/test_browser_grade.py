@@ -9,52 +9,36 @@ from hvbench_assets.core.curation.grading import human_verdicts
 from hvbench_assets.core.curation.tables import HUMAN_GRADES
 from hvbench_assets.core.evaluation.tables import EVAL_RESPONSES
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets_tests.review.harness import chromium_or_skip, review_server
+from hvbench_assets_tests.review.harness import app_page
 from hvbench_assets.testkit.open_answers import mc_export, open_evaluation
 
 pytestmark = pytest.mark.slow
 
 
 def test_grading_by_keys_skip_and_grade_again(tmp_path):
-    chromium = chromium_or_skip()
-    from playwright.sync_api import sync_playwright
-
     folder = mc_export(tmp_path / "data" / "benchmarks" / "mine", tmp_path)
     open_evaluation(folder, tmp_path / "wh.duckdb")
-    with review_server(tmp_path, media_roots=(tmp_path,)) as url, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(chromium), args=["--no-sandbox"])
-        try:
-            page = browser.new_context().new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(url + "/")
-            page.fill("#name", "kim")
-            page.keyboard.press("Enter")
-            page.wait_for_selector("text=Grade queue")
-            page.goto(url + "/grade")
-            page.wait_for_selector("#item:not([hidden])")
+    with app_page(tmp_path, "/grade") as (page, errors):
 
-            def counter(text: str) -> None:
-                page.wait_for_function("(t) => document.getElementById('progress-text').textContent === t", arg=text)
+        def counter(text: str) -> None:
+            page.wait_for_function("(t) => document.getElementById('progress-text').textContent === t", arg=text)
 
-            counter("0 graded · 12 left")
-            replies = []
-            for key, done in (("1", 1), ("2", 2), ("0", 3)):
-                replies.append(page.inner_text("#reply"))
-                page.keyboard.press(key)
-                counter(f"{done} graded · {12 - done} left")
-            assert page.inner_text("#status").startswith("saved: ungradable")
-            skipped = page.inner_text("#reply")
-            page.keyboard.press("n")  # skip: another reply, nothing stored, the skipped one still counts as left
-            page.wait_for_function("(r) => document.getElementById('reply').textContent !== r", arg=skipped)
-            assert page.inner_text("#progress-text") == "3 graded · 9 left"
-            page.keyboard.press("u")  # the last graded reply again; its new grade replaces the "cannot tell"
-            page.wait_for_function("(r) => document.getElementById('reply').textContent === r", arg=replies[-1])
-            page.keyboard.press("2")
-            page.wait_for_function("() => document.getElementById('status').textContent.startsWith('saved: wrong')")
-            assert not errors
-        finally:
-            browser.close()
+        counter("0 graded · 12 left")
+        replies = []
+        for key, done in (("1", 1), ("2", 2), ("0", 3)):
+            replies.append(page.inner_text("#reply"))
+            page.keyboard.press(key)
+            counter(f"{done} graded · {12 - done} left")
+        assert page.inner_text("#status").startswith("saved: ungradable")
+        skipped = page.inner_text("#reply")
+        page.keyboard.press("n")  # skip: another reply, nothing stored, the skipped one still counts as left
+        page.wait_for_function("(r) => document.getElementById('reply').textContent !== r", arg=skipped)
+        assert page.inner_text("#progress-text") == "3 graded · 9 left"
+        page.keyboard.press("u")  # the last graded reply again; its new grade replaces the "cannot tell"
+        page.wait_for_function("(r) => document.getElementById('reply').textContent === r", arg=replies[-1])
+        page.keyboard.press("2")
+        page.wait_for_function("() => document.getElementById('status').textContent.startsWith('saved: wrong')")
+        assert not errors
     wh = Warehouse(tmp_path / "wh.duckdb")
     grades = wh.rows(HUMAN_GRADES, order_by="created_at")
     assert [g["verdict"] for g in grades] == ["right", "wrong", "ungradable", "wrong"] and {g["grader"] for g in grades} == {"kim"}
