@@ -1,5 +1,5 @@
-"""The review web app (`hvbench review`): annotation queue, blind review queue, adjudication list,
-agreement, and a page per question. Starlette + Jinja2; every read and write goes through `Warehouse`
+"""The review web app (`hvbench review`): annotation queue, blind review queue (evaluation-flagged questions
+first), adjudication list, agreement, and a page per question; the grade queue's routes are review/grading.py's. Starlette + Jinja2; every read and write goes through `Warehouse`
 (flock-serialised, so Dagster runs may write at the same time).
 
 Who is who: on a loopback address a reviewer types a name (kept in a cookie). On any other address every

@@ -127,7 +127,7 @@ def _review_section(sent: dict[str, list[str]]) -> tuple[str, str]:
     if sent["changed"]:
         lines.append(f"{len(sent['changed'])} flagged item(s) were regenerated since the export (their options "
                      f"differ), so the flag would not apply: {', '.join(sent['changed'])}.")
-    note = (f"Items flagged for {' or '.join(review_flags.FOR_REVIEW)} go back to `hvbench review`, with the reason "
+    note = (f"Items flagged for {' or '.join(repr(r) for r in review_flags.FOR_REVIEW)} go back to `hvbench review`, with the reason "
             "and the models' answers; a reviewer's correction or rejection reaches the next export, and "
             "`hvbench explain <question_id>` shows the flag and its outcome.")
     md = "\n".join(["## Back to review", "", note, ""] + [f"- {x}" for x in lines] + [""])

@@ -452,8 +452,8 @@ def review_candidates(data: ReportData) -> list[dict]:
             detail.append(f"r_pb {s.discrimination:.2f} over {s.n_models} models")
         if WRONG_BY_ALL in reasons:
             right, asked = data.text_arm[(s.task, s.question_id)]
-            detail.append(f"all {s.n_models} models chose a wrong option; text arm {right}/{asked} right "
-                          f"(chance {100 / s.n_options:.0f} %)")
+            who = f"all {s.n_models} models" if s.n_models > 1 else "the one model"
+            detail.append(f"{who} chose a wrong option; text arm {right}/{asked} right (chance {100 / s.n_options:.0f} %)")
         out.append({"task": s.task, "question_id": s.question_id, "reasons": reasons, "detail": "; ".join(detail),
                     "options": [p["text"] for p in mine],
                     "answers": sorted(({"model": m, "text": p["text"], "right": p["is_answer"]}
@@ -489,7 +489,7 @@ def flagged_caption(data: ReportData, limit: int = FLAGGED_LIMIT) -> str:
     return (f"Flagged items (nobody right, negative discrimination, every model wrong while the text arm is at "
             f"chance, non-functional distractors or answer predictable from text): {shown}; "
             f"every flagged item with the reason is in {FLAGGED_CSV} beside this report. "
-            f"Items flagged for {' or '.join(FOR_REVIEW)} go back to the review queue (hvbench review).")
+            f"Items flagged for {' or '.join(repr(r) for r in FOR_REVIEW)} go back to the review queue (hvbench review).")
 
 
 def write_flagged_csv(data: ReportData, path: Path) -> None:
