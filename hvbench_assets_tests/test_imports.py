@@ -65,6 +65,7 @@ ALLOWED_UP = {
     ("core.benchmark.open_ended", "core.scoring.open_match"):
         "an open item's structured truth is parsed by the matcher that grades it (a leaf module), so they cannot drift",
     ("core.benchmark.explain", "core.evaluation.tables"): "a question's whole chain ends with its evaluations",
+    ("core.benchmark.explain", "core.curation.flags"): "an evaluation's flag and its review outcome, by the queue's rule",
     ("core.tasks.materialize", "core.synthesis.steps"): "AST reads BTA's action list, a synthesis step",
     ("core.tasks.registry", "core.synthesis.tasks"): "the descriptive families' synthesis settings",
 }

@@ -228,6 +228,10 @@ def _write_report(warehouse, name: str, human_file, out: Path | None, print_md: 
         print(render_markdown(data))
     for kind, path in paths.items():
         print(f"{kind}: {path}", file=sys.stderr)
+    sent = data.sent_to_review
+    if sent.get("sent"):
+        print(f"review queue: {len(sent['sent'])} flagged item(s) ({len(sent['new'])} new), see `hvbench review`",
+              file=sys.stderr)
     return 0
 
 

@@ -1,5 +1,5 @@
-"""The review web app (`hvbench review`): annotation queue, blind review queue, adjudication list,
-agreement, and a page per question. Starlette + Jinja2; every read and write goes through `Warehouse`
+"""The review web app (`hvbench review`): annotation queue, blind review queue (evaluation-flagged questions
+first), adjudication list, agreement, and a page per question; the grade queue's routes are review/grading.py's. Starlette + Jinja2; every read and write goes through `Warehouse`
 (flock-serialised, so Dagster runs may write at the same time).
 
 Who is who: on a loopback address a reviewer types a name (kept in a cookie). On any other address every
@@ -32,6 +32,7 @@ from starlette.templating import Jinja2Templates
 
 from hvbench_assets.core.curation import leases, tokens
 from hvbench_assets.core.curation.agreement import kappa_table, latest_reviews, reviewer_accuracy
+from hvbench_assets.core.curation.flags import open_flags, pick_decides, shown_flag
 from hvbench_assets.core.curation.live import LiveState, decode
 from hvbench_assets.core.curation.media import QUESTION_ID, MediaRefused, question_video
 from hvbench_assets.core.curation.progress import Progress, progress
@@ -46,6 +47,10 @@ from hvbench_assets.core.tasks.catalog import ANNOTATED
 from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES, question_content_hash
 from hvbench_assets.core.warehouse import Warehouse
+from hvbench_assets.review import grading
+from hvbench_assets.review.http import Refused
+from hvbench_assets.review.http import number as _number
+from hvbench_assets.review.http import text as _text
 from hvbench_assets.settings_table import open_warehouse
 
 HERE = Path(__file__).parent
@@ -69,12 +74,6 @@ class ReviewConfig:
     lease_minutes: float = leases.DEFAULT_LEASE_MINUTES  # HVBENCH_REVIEW_LEASE_MINUTES
     fast_floor_s: float = DEFAULT_FAST_FLOOR_S  # HVBENCH_REVIEW_FAST_S: quicker than this, video unplayed: marked
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-class Refused(Exception):
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status, self.message = status, message
 
 
 class BodyLimit:
@@ -170,14 +169,23 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         return rows[0]
 
     # -- items as the browser gets them ---------------------------------------------------------
-    def review_item(q: dict[str, Any], reviewer: str, counts: Progress, chash: str | None = None) -> dict[str, Any]:
+    def review_item(q: dict[str, Any], reviewer: str, counts: Progress, s: dict[str, Any]) -> dict[str, Any]:
         by = {o["letter"]: o for o in q["options"]}
-        chash = chash or question_content_hash(q)
+        chash = s["hashes"].get(q["question_id"]) or question_content_hash(q)
         return {"question_id": q["question_id"], "content_hash": chash, "task": q["task"],
                 "abbrev": q["abbrev"], "video_id": q["video_id"], "question": q["question"],
                 "options": [{"letter": ltr, "text": by[ltr]["text"]} for ltr in shown_order(q, reviewer, chash)],
                 "video": f"/media/{q['question_id']}", "remaining": counts.left, "done": counts.done,
-                "guideline": guideline(q["abbrev"])}
+                "guideline": guideline(q["abbrev"]), "flag": flag_of(s, q["question_id"], picked=False)}
+
+    def flags_open(s: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+        return s["memo"]("open_flags", lambda: open_flags(s["flags"], s["decisions"], s["hashes"]),
+                         ("flags", "decisions", "hashes"))
+
+    def flag_of(s: dict[str, Any], qid: str, picked: bool) -> dict[str, Any] | None:
+        """The evaluation's open flags on the question as the page shows them (flags.shown_flag), or None."""
+        found = flags_open(s).get(qid)
+        return shown_flag(found, picked) if found else None
 
     # what pages derive from the state, kept until a part of the state they read changes (live.Snapshot.memo):
     # a reload, another reviewer's page or the stats page recompute nothing until a decision, assignment or
@@ -186,7 +194,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         reviewable = s["memo"]("reviewable", lambda: [q for q in s["questions"] if is_question(q)], ("questions",))
         return s["memo"](("review_queue", reviewer), lambda: review_queue(
             reviewable, s["decisions"], s["assignments"], cfg.excluded, reviewer, s["annotations"],
-            states=s["states"], hashes=s["hashes"], presorted=True))
+            states=s["states"], hashes=s["hashes"], presorted=True, flagged=flags_open(s)))
 
     def my_disputes(s: dict[str, Any], reviewer: str | None) -> list[dict[str, Any]]:
         return s["memo"](("adjudication_list", reviewer), lambda: adjudication_list(
@@ -215,7 +223,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         queue = [q for q in my_queue(s, reviewer) if q["question_id"] not in skip]
         assigned = assigned_for_review(s)
         q, _ = leases.take(wh, reviewer, "review", queue, lambda q: q["question_id"] not in assigned, cfg.lease_minutes)
-        return review_item(q, reviewer, counters(s, reviewer, False), s["hashes"][q["question_id"]]) if q else None
+        return review_item(q, reviewer, counters(s, reviewer, False), s) if q else None
 
     def decisions_on(s: dict[str, Any], qid: str) -> list[dict[str, Any]]:
         """The decisions on one question, in the state's order."""
@@ -273,8 +281,11 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         ctx = {"counts": s["memo"]("state_counts", lambda: state_counts(s["reviewed"]), ("reviewed",)), "states": STATES,
                "flow": recent, "annotation_items": len(annotation_items(s)), "excluded": sorted(cfg.excluded)}
         if who:
-            ctx["review_items"] = len(my_queue(s, who))
+            queue = my_queue(s, who)
+            ctx["review_items"] = len(queue)
+            ctx["flagged_items"] = sum(q["question_id"] in flags_open(s) for q in queue)
             ctx["adjudication_items"] = len(my_disputes(s, who))
+            ctx["grade_items"] = grade_count()
         return page(request, "home.html", **ctx)
 
     def review_page(request: Request) -> Response:
@@ -287,8 +298,9 @@ def create_app(cfg: ReviewConfig) -> Starlette:
             if not is_question(q):
                 raise Refused(400, f"{again} has no question text yet (it waits for an annotation)")
             with wh.batch():
-                counts = counters(load_state(wh), who, False)
-            return page(request, "review.html", item=review_item(q, who, counts), mode="review")
+                s = load_state(wh)
+                item = review_item(q, who, counters(s, who, False), s)
+            return page(request, "review.html", item=item, mode="review")
         with wh.batch():  # one lock and attach for the state and the lease (the template is made after)
             item = next_review(who, set())
         return page(request, "review.html", item=item, mode="review")
@@ -384,12 +396,17 @@ def create_app(cfg: ReviewConfig) -> Starlette:
             raise Refused(404, f"no queue {kind!r}")
         return JSONResponse({"item": item()})
 
+    def revealed(q: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
+        """The proposed answer, and on a flagged question the models' answers, shown once the reviewer has picked."""
+        flag = flag_of(s, q["question_id"], picked=True)
+        return {"answer": q["answer"], "answer_text": q["answer_text"], **({"flag": flag} if flag else {})}
+
     def api_reveal(request: Request, data: dict[str, Any] | None) -> Response:
         need_reviewer(request)
         q = question_row(str(data.get("question_id")))
         if data.get("content_hash") != question_content_hash(q):
             raise Refused(409, f"question {q['question_id']} changed since it was shown; reload")
-        return JSONResponse({"answer": q["answer"], "answer_text": q["answer_text"]})
+        return JSONResponse(revealed(q, load_state(wh)))
 
     def api_decide(request: Request, data: dict[str, Any] | None) -> Response:
         who = need_reviewer(request)
@@ -407,8 +424,9 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         if action == "pick":  # one key: the blind pick is stored as an accept when it is the proposed answer
             if fields["content_hash"] != question_content_hash(q):
                 raise Refused(409, f"question {q['question_id']} changed since it was shown; reload")
-            if fields["blind_choice"] != q["answer"]:
-                return JSONResponse({"stored": False, "answer": q["answer"], "answer_text": q["answer_text"]})
+            s = load_state(wh)
+            if not pick_decides(fields["blind_choice"], q["answer"], q["question_id"] in flags_open(s)):
+                return JSONResponse({"stored": False, **revealed(q, s)})
             action = "accept"
         if action == "adjudicate":
             s = load_state(wh)
@@ -438,7 +456,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         leases.take(wh, who, queue, [{"question_id": q["question_id"]}], lambda i: True, cfg.lease_minutes)
         counts = counters(s, who, queue == "adjudicate")
         item = adjudication_item({"question_id": q["question_id"]}, s, counts) if queue == "adjudicate" else \
-            review_item(q, who, counts, s["hashes"].get(q["question_id"]))
+            review_item(q, who, counts, s)
         return JSONResponse({"undone": d["decision_id"], "item": item})
 
     def api_annotate(request: Request, data: dict[str, Any] | None) -> Response:
@@ -512,8 +530,10 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         return templates.TemplateResponse(request, "error.html", {"message": exc.message, "reviewer": None},
                                           status_code=exc.status)
 
+    grade_routes, grade_count = grading.routes(grading.Shared(
+        wh, cfg.lease_minutes, page, reviewer_of, need_reviewer, with_body, cfg.require_token))
     routes = [
-        Route("/", home), Route("/review", review_page), Route("/adjudicate", adjudicate_page),
+        *grade_routes, Route("/", home), Route("/review", review_page), Route("/adjudicate", adjudicate_page),
         Route("/annotate", annotate_page), Route("/agreement", agreement_page),
         Route("/questions", questions_page), Route("/questions/{question_id}", question_page),
         Route("/login", with_body(login, identify=False), methods=["GET", "POST"]),
@@ -548,33 +568,6 @@ def create_app(cfg: ReviewConfig) -> Starlette:
     return Starlette(routes=routes, exception_handlers={Refused: refused}, lifespan=lifespan,
                      middleware=[Middleware(BodyLimit, limit=cfg.max_body_bytes),
                                  Middleware(TrustedHostMiddleware, allowed_hosts=hosts)])
-
-
-def _number(value: Any, name: str, low: float, high: float) -> float | None:
-    """An optional number of the request: finite (annotations.finite_number) and within [low, high], or 400."""
-    if value is None or value == "":
-        return None
-    try:
-        x = annotations.finite_number(value, name)
-    except annotations.BadAnnotation as exc:
-        raise Refused(400, str(exc)) from None
-    if not low <= x <= high:
-        raise Refused(400, f"{name}: {x:g} is outside {low:g}..{high:g}")
-    return x
-
-
-def _text(data: dict[str, Any], name: str, max_len: int, required: bool = False) -> str | None:
-    """An optional text field of the request (a string of at most `max_len` characters), or 400."""
-    value = data.get(name)
-    if value is None or value == "":
-        if required:
-            raise Refused(400, f"{name} is missing")
-        return None
-    if not isinstance(value, str):
-        raise Refused(400, f"{name}: expected text, got {type(value).__name__}")
-    if len(value) > max_len:
-        raise Refused(400, f"{name}: longer than {max_len} characters")
-    return value
 
 
 def guideline(abbrev: str | None) -> str:

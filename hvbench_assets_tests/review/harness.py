@@ -140,16 +140,13 @@ SHOWN = "() => !document.getElementById('item').hidden || !document.getElementBy
 
 
 @contextlib.contextmanager
-def review_page(two_clips: Path, two_clips_built: Path, queue: int, reviewer: str = "kim"):
-    """The review app on `queue` real questions (cloned under new ids), in the system chromium, signed in as
-    `reviewer` with the review page's first item shown: yields (page, questions by id, the page's JS errors)."""
+def app_page(root: Path, path: str, reviewer: str = "kim", media_roots: tuple[Path, ...] = ()):
+    """`hvbench review` on the warehouse under `root`, in the system chromium, signed in as `reviewer` with `path`
+    open and its first item (or its empty message) shown: yields (page, the page's JS errors)."""
     chromium = chromium_or_skip()
     from playwright.sync_api import sync_playwright
 
-    wh = Warehouse(two_clips / "wh.duckdb")
-    clone_questions(wh, queue)
-    by_id = {q["question_id"]: q for q in wh.rows(QUESTIONS)}
-    with review_server(two_clips, media_roots=(two_clips_built / "data",)) as url, sync_playwright() as pw:
+    with review_server(root, media_roots=media_roots) as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(chromium), args=["--no-sandbox"])
         try:
             page = browser.new_context().new_page()
@@ -159,8 +156,19 @@ def review_page(two_clips: Path, two_clips_built: Path, queue: int, reviewer: st
             page.fill("#name", reviewer)
             page.keyboard.press("Enter")
             page.wait_for_selector("text=Review queue")
-            page.goto(url + "/review")
+            page.goto(url + path)
             page.wait_for_function(SHOWN)
-            yield page, by_id, errors
+            yield page, errors
         finally:
             browser.close()
+
+
+@contextlib.contextmanager
+def review_page(two_clips: Path, two_clips_built: Path, queue: int, reviewer: str = "kim"):
+    """The review app on `queue` real questions (cloned under new ids), in the system chromium, signed in as
+    `reviewer` with the review page's first item shown: yields (page, questions by id, the page's JS errors)."""
+    wh = Warehouse(two_clips / "wh.duckdb")
+    clone_questions(wh, queue)
+    by_id = {q["question_id"]: q for q in wh.rows(QUESTIONS)}
+    with app_page(two_clips, "/review", reviewer, media_roots=(two_clips_built / "data",)) as (page, errors):
+        yield page, by_id, errors

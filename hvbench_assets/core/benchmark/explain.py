@@ -3,7 +3,7 @@ as one JSON-able dict (`explain_question`) and as plain text (`format_explanatio
 
 It is a join over ids the rows already carry (questions.label_rows, call_ids, annotation_ids), not a
 search: source file and range, clip, selection verdict, label rows, model calls, synthesis steps, pool,
-blind answers, review decisions and evaluation replies. A table that does not exist yet is reported as
+blind answers, review decisions, the evaluation's flags with what review made of them, and evaluation replies. A table that does not exist yet is reported as
 missing rather than failing, so the same reader works before synthesis, curation or evaluation ran.
 Reading the evaluation tables (core/evaluation/tables.py, a floor up) is the point: the chain ends there.
 
@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL
+from hvbench_assets.core.curation.flags import flag_outcome
 from hvbench_assets.core.evaluation.tables import EVAL_RESPONSES, EVAL_RUNS
 from hvbench_assets.core.ingest.tables import CLIPS, RAW_VIDEOS, VIDEO_PROBE
 from hvbench_assets.core.media.paths import resolve
@@ -219,6 +220,13 @@ def explain_question(warehouse: Warehouse, question_id: str) -> dict[str, Any]:
     if decisions is not None:
         for d in decisions:
             d["applies_to_current_content"] = d.get("content_hash") == content_hash
+    flags = _decode(_rows(wh, "review_flags", "question_id = ?", [qid], " ORDER BY flagged_at, benchmark"),
+                    "reasons", "answers") or []  # optional: only an evaluation report writes it
+    for f in flags:
+        done = flag_outcome(f, decisions or [])
+        f["outcome"] = ({k: done[k] for k in ("decision_id", "reviewer", "action", "corrected_answer", "reason",
+                                              "created_at")} if done else None)
+        f["open"] = bool(f["current"] and done is None and f["content_hash"] == content_hash)
     blind = optional(BLIND_ANSWERS.name, "question_id = ?", [qid], " ORDER BY benchmark, model, rotation", ["options"])
     verdicts = optional(LEAKAGE_VERDICTS.name, "question_id = ?", [qid])
     repairs = _decode(_rows(wh, "leakage_repairs", "question_id = ?", [qid], " ORDER BY benchmark, round"), "payload")
@@ -244,7 +252,7 @@ def explain_question(warehouse: Warehouse, question_id: str) -> dict[str, Any]:
         "leakage": None if blind is None and verdicts is None else {"verdicts": verdicts or [], "answers": blind or [],
                                                                           "repairs": repairs or []},
         "review": None if decisions is None else {
-            "decisions": decisions,
+            "decisions": decisions, "flags": flags,
             "reviewed": (optional("reviewed_questions", "question_id = ?", [qid], "", ["options", "reviewers",
                                                                                      "decision_ids"]) or [None])[0]},
         "evaluations": _evaluations(wh, qid, task),
@@ -317,6 +325,27 @@ def _repair_step_line(s: Mapping[str, Any]) -> str:
                 f" -> {_short(after, 300)}; feedback: {_short((p.get('feedback') or '').strip(), 200)}")
     problems = p.get("problems") or []
     return f"{head} [{s.get('status')}]" + (f": {'; '.join(map(str, problems))}" if problems else ": options pass")
+
+
+def _flag_lines(f: Mapping[str, Any], content_hash: str) -> list[str]:
+    """An evaluation's flag (core/curation/flags.py): why, what the models chose, and what review made of it."""
+    out = [f"  flagged by the evaluation of {f['benchmark']} at {str(f['flagged_at'])[:19]}: "
+           f"{'; '.join(f['reasons'] or [])} ({f.get('detail') or '-'})"]
+    if f.get("answers"):
+        out.append("    models chose: " + "; ".join(f"{a['model']} {_short(a['text'], 60)!r} ({'right' if a['right'] else 'wrong'})"
+                                                   for a in f["answers"]))
+    done = f.get("outcome")
+    if done:
+        what = done["action"] + (f" -> {done['corrected_answer']}" if done.get("corrected_answer") else "") + \
+            (f" ({done['reason']})" if done.get("reason") else "")
+        out.append(f"    review after the flag: {done['reviewer']} {what} at {str(done['created_at'])[:19]}")
+    elif f["content_hash"] != content_hash:
+        out.append("    raised on another version of the question: does not apply")
+    elif not f.get("current"):
+        out.append("    no longer raised by the benchmark's latest report, never reviewed")
+    else:
+        out.append("    open: waiting in the review queue (hvbench review)")
+    return out
 
 
 def format_explanation(data: Mapping[str, Any]) -> str:
@@ -456,6 +485,8 @@ def format_explanation(data: Mapping[str, Any]) -> str:
         rv = review.get("reviewed")
         if rv:
             add(f"  state now: {rv.get('state')} (answer {rv.get('answer')})")
+        for f in review.get("flags") or []:
+            lines.extend(_flag_lines(f, data["content_hash"]))
 
     add("\n9. Export and evaluations")
     for e in data.get("export") or []:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hvbench_assets.core.curation.state import curate, is_question
-from hvbench_assets.core.curation.tables import REVIEW_ASSIGNMENTS, REVIEW_DECISIONS
+from hvbench_assets.core.curation.tables import REVIEW_ASSIGNMENTS, REVIEW_DECISIONS, REVIEW_FLAGS
 from hvbench_assets.core.tasks.store import ANNOTATIONS, QUESTIONS, question_content_hash
 from hvbench_assets.core.warehouse import TableSpec, Warehouse
 from hvbench_assets.core.warehouse.store import decode_json
@@ -52,6 +52,9 @@ SOURCES = {
     "assignments": Source(REVIEW_ASSIGNMENTS, "assigned_at", lambda r: (r["question_id"], r["reviewer"])),
     "annotations": Source(ANNOTATIONS, "created_at", lambda r: r["annotation_id"]),
 }
+# the app follows the evaluation's flags too (flags.py); they change no question's state, so curate never reads them
+LIVE_SOURCES = {**SOURCES, "flags": Source(REVIEW_FLAGS, "written_at",
+                                           lambda r: (r["benchmark"], r["question_id"], r["content_hash"]))}
 
 
 def decode(spec: TableSpec, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -85,10 +88,11 @@ class Snapshot:
     reviewed: list[dict[str, Any]]  # curate(...) of every question, in curate's order
     by_id: dict[str, dict[str, Any]]  # question_id -> question
     states: dict[str, dict[str, Any]]  # question_id -> its reviewed row
+    flags: list[dict[str, Any]] = field(default_factory=list)  # review_flags rows (flags.py)
     version: int = 0  # counts the snapshots a LiveState made
     derived: dict[Any, tuple[tuple, Any]] = field(default_factory=dict, compare=False, repr=False)  # the LiveState's
 
-    PARTS = ("questions", "decisions", "assignments", "annotations", "hashes", "reviewed", "by_id", "states")
+    PARTS = ("questions", "decisions", "assignments", "annotations", "hashes", "reviewed", "by_id", "states", "flags")
 
     def memo(self, key: Any, compute: Callable[[], Any], reads: tuple[str, ...] = PARTS) -> Any:
         """compute(), a pure function of the parts named in `reads`, kept until one of them is another object
@@ -106,7 +110,8 @@ class Snapshot:
         """The dict `store.load_state` returns, plus the precomputed parts and `memo`."""
         return {"questions": self.questions, "decisions": self.decisions, "assignments": self.assignments,
                 "annotations": self.annotations, "hashes": self.hashes, "reviewed": self.reviewed,
-                "states": self.states, "by_id": self.by_id, "memo": self.memo, "version": self.version}
+                "states": self.states, "by_id": self.by_id, "flags": self.flags, "memo": self.memo,
+                "version": self.version}
 
 
 @contextlib.contextmanager
@@ -140,14 +145,14 @@ class LiveState:
     def __init__(self, excluded: frozenset[str]):
         self.excluded = excluded
         self._lock = threading.Lock()
-        self._rows: dict[str, dict[Any, dict[str, Any]]] = {name: {} for name in SOURCES}
+        self._rows: dict[str, dict[Any, dict[str, Any]]] = {name: {} for name in LIVE_SOURCES}
         self._marks: dict[str, tuple[int, Any]] = {}
         self._hashes: dict[str, str] = {}
         self._states: dict[str, dict[str, Any]] = {}
         self._snapshot: Snapshot | None = None
         self._derived: dict[Any, tuple[tuple, Any]] = {}  # Snapshot.memo's, shared by the snapshots
         self._position: dict[str, int] = {}  # question_id -> its index in the snapshot's `reviewed`
-        self.loads = {name: 0 for name in SOURCES}  # whole-table reads (tests, benchmarks)
+        self.loads = {name: 0 for name in LIVE_SOURCES}  # whole-table reads (tests, benchmarks)
 
     def refresh(self, wh: Warehouse) -> Snapshot:
         """Locks are taken in one order, the warehouse's before this state's, as the app's handlers do (they hold
@@ -166,8 +171,8 @@ class LiveState:
     def _read(self, wh: Warehouse) -> tuple[dict[str, tuple[int, Any]], dict[str, tuple[bool, list[dict[str, Any]]]]]:
         """The marks and the rows written since the last refresh: (whole table?, rows) per changed source."""
         raw: dict[str, tuple[bool, list[dict[str, Any]]]] = {}
-        now = marks(wh)
-        for name, src in SOURCES.items():
+        now = marks(wh, LIVE_SOURCES)
+        for name, src in LIVE_SOURCES.items():
             old, new = self._marks.get(name), now.get(name)
             if old == new:
                 continue
@@ -180,23 +185,26 @@ class LiveState:
                                              f'WHERE "{src.stamp}" >= ?', [old[1]]))
         for name, (whole, delta) in list(raw.items()):
             if not whole and self._grows_wrong(name, delta, now[name][0]):  # rows went away: read whole
-                raw[name] = (True, wh.query(f'SELECT {columns(wh, SOURCES[name].spec)} FROM "{SOURCES[name].spec.name}"'))
+                spec = LIVE_SOURCES[name].spec
+                raw[name] = (True, wh.query(f'SELECT {columns(wh, spec)} FROM "{spec.name}"'))
         return now, raw
 
     def _grows_wrong(self, name: str, delta: list[dict[str, Any]], count: int) -> bool:
-        key, have = SOURCES[name].key, self._rows[name]
+        key, have = LIVE_SOURCES[name].key, self._rows[name]
         return len(have) + len({key(r) for r in delta if key(r) not in have}) != count
 
     def _apply(self, raw: dict[str, tuple[bool, list[dict[str, Any]]]]) -> None:
         dirty: set[str] | None = set()  # question ids whose curated row may change; None: all
         for name, (whole, rows) in raw.items():
-            src = SOURCES[name]
+            src = LIVE_SOURCES[name]
             rows = decode(src.spec, rows)
             self.loads[name] += whole
             table = {} if whole else dict(self._rows[name])
             for r in rows:
                 table[src.key(r)] = r
-            if whole and name != "annotations":
+            if name == "flags":
+                pass  # no question's state reads them
+            elif whole and name != "annotations":
                 dirty = None
             elif dirty is not None:
                 if name == "annotations":  # a question's state reads the annotations of its clip
@@ -222,6 +230,7 @@ class LiveState:
         assignments = list(self._rows["assignments"].values()) if "assignments" in raw or prev is None else prev.assignments
         annotations = sorted(self._rows["annotations"].values(), key=lambda a: _at(a["created_at"])) \
             if "annotations" in raw or prev is None else prev.annotations
+        flags = list(self._rows["flags"].values()) if "flags" in raw or prev is None else prev.flags
         states = {qid: r for qid, r in self._states.items() if qid in questions} if "questions" in raw \
             else dict(self._states)
         todo = []
@@ -248,5 +257,5 @@ class LiveState:
             self._position = {r["question_id"]: i for i, r in enumerate(reviewed)}
         self._snapshot = Snapshot(ordered, decisions, assignments, annotations,
                                   prev.hashes if same else dict(self._hashes), reviewed,
-                                  prev.by_id if same else dict(questions), states,
+                                  prev.by_id if same else dict(questions), states, flags,
                                   version=prev.version + 1 if prev is not None else 1, derived=self._derived)

@@ -2,7 +2,8 @@
 
 A question assigned to reviewers (two, for agreement) goes to each of them until each has decided on its
 current version; an unassigned question goes to anyone while it is unreviewed. A regenerated question
-(new content hash) is back in the queue because no decision matches its hash.
+(new content hash) is back in the queue because no decision matches its hash. A question the evaluation flagged
+(flags.py) goes to anyone, whatever its state and earlier decisions, until someone decides on it after the flag.
 """
 
 from __future__ import annotations
@@ -33,19 +34,26 @@ def _decided(decisions: Iterable[Mapping[str, Any]], reviewer: str) -> set[tuple
 def review_queue(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
                  assignments: list[Mapping[str, Any]], excluded: frozenset[str], reviewer: str,
                  annotations: list[Mapping[str, Any]] = (), *, states: Mapping[str, Mapping[str, Any]] | None = None,
-                 hashes: Mapping[str, str] | None = None, presorted: bool = False) -> list[Mapping]:
-    """Questions `reviewer` should review, assigned ones first, then by task and clip. `states` (question_id ->
-    reviewed row) and `hashes` (question_id -> content hash): precomputed by a caller that keeps them (live.py),
-    whose `questions` may come in (task, clip, id) order already (`presorted`)."""
+                 hashes: Mapping[str, str] | None = None, presorted: bool = False,
+                 flagged: Mapping[str, Any] | None = None) -> list[Mapping]:
+    """Questions `reviewer` should review: assigned ones first, then flagged ones (`flagged`: question_id -> its
+    open flags, flags.open_flags), then the rest, each part by task and clip. A disputed question waits for its
+    adjudication even when flagged. `states` (question_id -> reviewed row) and `hashes` (question_id -> content
+    hash): precomputed by a caller that keeps them (live.py), whose `questions` may come in (task, clip, id) order
+    already (`presorted`)."""
     if states is None:
         states = {r["question_id"]: r for r in curate(questions, decisions, excluded, assignments, annotations)}
     assigned = _assigned(assignments, "review")
     done = _decided(decisions, reviewer)
-    mine, anyone = [], []
+    flagged = flagged or {}
+    mine, second, anyone = [], [], []
     for q in questions:
         if not is_question(q):
             continue
         qid = q["question_id"]
+        if qid in flagged and states[qid]["state"] != "disputed":
+            second.append(q)
+            continue
         if done and (qid, hashes[qid] if hashes is not None else question_content_hash(dict(q))) in done:
             continue
         to = assigned.get(qid)
@@ -55,9 +63,9 @@ def review_queue(questions: list[Mapping[str, Any]], decisions: list[Mapping[str
         elif states[qid]["state"] == "unreviewed":
             anyone.append(q)
     if presorted:
-        return mine + anyone
+        return mine + second + anyone
     order = lambda q: (q["task"] or "", q["video_id"] or "", q["question_id"])  # noqa: E731
-    return sorted(mine, key=order) + sorted(anyone, key=order)
+    return sorted(mine, key=order) + sorted(second, key=order) + sorted(anyone, key=order)
 
 
 def adjudication_list(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],

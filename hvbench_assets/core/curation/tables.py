@@ -81,8 +81,8 @@ REVIEW_LEASES = TableSpec(
     "review_leases",
     (
         ("reviewer", "VARCHAR"),
-        ("queue", "VARCHAR"),  # review | adjudicate | annotate
-        ("question_id", "VARCHAR"),
+        ("queue", "VARCHAR"),  # review | adjudicate | annotate | grade
+        ("question_id", "VARCHAR"),  # the item held: a question, or a reply id in the grade queue
         ("expires_at", "TIMESTAMP"),
     ),
     key=("reviewer", "queue"),  # one open item per reviewer and queue: taking the next one drops the last
@@ -98,5 +98,44 @@ UNDONE_DECISIONS = TableSpec(
     description="Review decisions their reviewer took back (undo), moved out of review_decisions and kept here",
 )
 
+REVIEW_FLAGS = TableSpec(
+    "review_flags",
+    (
+        ("benchmark", "VARCHAR"),  # the evaluated benchmark whose report raised the flag
+        ("question_id", "VARCHAR"),
+        ("task", "VARCHAR"),
+        ("content_hash", "VARCHAR"),  # the question version flagged; a regenerated question leaves the flag behind
+        ("reasons", "JSON"),  # core/curation/flags.py FOR_REVIEW names
+        ("detail", "VARCHAR"),  # the figures behind the reasons, in words
+        ("answers", "JSON"),  # [{model, text, right}]: each model's pick as option text
+        ("flagged_at", "TIMESTAMP"),  # first raised on this version (a decision after it closes the flag)
+        ("current", "BOOLEAN"),  # the benchmark's latest report still flags it (false: kept as history)
+        ("written_at", "TIMESTAMP"),  # the report that wrote the benchmark's rows last
+    ),
+    key=("benchmark",),
+    provenance=False,
+    description="Items an evaluation report sends back to the review queue, with the reason and the models' answers",
+)
+
+HUMAN_GRADES = TableSpec(
+    "human_grades",
+    (
+        ("grade_id", "VARCHAR"),
+        ("reply_id", "VARCHAR"),  # core/curation/grading.py reply_id(run_id, task, question_id)
+        ("reply_sha", "VARCHAR"),  # of the reply text graded: a reply asked again is graded again
+        ("run_id", "VARCHAR"),
+        ("benchmark", "VARCHAR"),
+        ("task", "VARCHAR"),
+        ("question_id", "VARCHAR"),
+        ("grader", "VARCHAR"),
+        ("verdict", "VARCHAR"),  # right | wrong | ungradable (the judge rubric's verdicts; ungradable: cannot tell)
+        ("created_at", "TIMESTAMP"),
+        ("seconds_spent", "DOUBLE"),
+    ),
+    key=("grade_id",),
+    provenance=False,
+    description="Human grades of open-ended replies (the grade queue), append-only: each grader's latest counts",
+)
+
 CURATION_TABLES = (REVIEW_DECISIONS, REVIEWED_QUESTIONS, REVIEW_ASSIGNMENTS, REVIEWER_TOKENS, REVIEW_LEASES,
-                   UNDONE_DECISIONS)
+                   UNDONE_DECISIONS, REVIEW_FLAGS, HUMAN_GRADES)

@@ -21,9 +21,13 @@ from hvbench_assets.core.scoring.report import (
     ReportData,
     build_report,
     item_stat_rows,
+    review_candidates,
     task_score_rows,
     write_report,
 )
+from hvbench_assets.core.curation import flags as review_flags
+from hvbench_assets.core.curation.grading import grades as human_grades
+from hvbench_assets.core.curation.grading import human_verdicts
 from hvbench_assets.core.scoring import arms as arms_report
 from hvbench_assets.core.scoring import consistency, open_report
 from hvbench_assets.core.scoring.textbias import text_bias
@@ -31,8 +35,9 @@ from hvbench_assets.core.scoring.uncertainty import StatsSettings
 from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.warehouse import Warehouse
 
-# v3: clip-clustered statistics and text bias; v4: modality arms; v5: open-ended grading and consistency sections
-REPORT_CODE_VERSION = "report-v5"
+# v3: clip-clustered statistics and text bias; v4: modality arms; v5: open-ended grading and consistency sections;
+# v6: flags "every model wrong, text arm at chance" and back to review, the open-ended grading's agreement with people
+REPORT_CODE_VERSION = "report-v6"
 
 
 def benchmark_names(warehouse: Warehouse) -> list[str]:
@@ -79,13 +84,16 @@ def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] 
                         stats=stats, text_bias=text_bias(info.texts, seed=(stats or StatsSettings()).seed)
                         if info.texts else None)
     if arms is not None:
+        data.text_arm = {(it.task, it.question_id): it.votes["text"] for it in arms.items if "text" in it.votes}
         data.sections.append((arms_report.markdown_section(arms), arms_report.html_section(arms)))
     found = consistency.consistency([r for r in rows if r["run_id"] in full],
                                     {k: v.get("person_group") for k, v in info.info.items()},
                                     *_yesno_sibling(warehouse, benchmark))
     if any(c.groups or c.pairs for c in found):
         data.sections.append((consistency.markdown_section(found), consistency.html_section(found)))
-    graded = open_report.open_grading([r for r in rows if r["run_id"] in full], {v.run_id: v.label for v in data.runs})
+    open_rows = [r for r in rows if r["run_id"] in full]
+    graded = open_report.open_grading(open_rows, {v.run_id: v.label for v in data.runs},
+                                      human_verdicts(human_grades(warehouse), open_rows))
     if graded:
         data.sections.append((open_report.markdown_section(graded), open_report.html_section(graded)))
     if store:
@@ -97,8 +105,30 @@ def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] 
         warehouse.replace(EVAL_DISTRACTORS, {"benchmark": benchmark}, data.option_picks, provenance=prov)
         warehouse.replace(EVAL_ITEM_ARMS, {"benchmark": benchmark},
                           arms_report.item_rows(arms) if arms else [], provenance=prov)
+        data.sent_to_review = sent = review_flags.write_flags(warehouse, benchmark, review_candidates(data))
+        if any(sent.values()):
+            data.sections.append(_review_section(sent))
     paths = write_report(data, out_dir) if out_dir else {}
     if out_dir and arms is not None:
         paths["arms"] = Path(out_dir) / arms_report.ARMS_CSV
         arms_report.write_csv(arms, paths["arms"])
     return data, paths
+
+
+def _review_section(sent: dict[str, list[str]]) -> tuple[str, str]:
+    """What the report sent back to the review queue (core/curation/flags.py), as Markdown and HTML."""
+    from html import escape
+
+    lines = [f"{len(sent['sent'])} flagged item(s) are in the review queue ({len(sent['new'])} new): "
+             + (", ".join(sent["sent"]) or "none") + "."]
+    if sent["not_ours"]:
+        lines.append(f"{len(sent['not_ours'])} flagged item(s) are no question of this warehouse (a published "
+                     f"benchmark?), so no review queue takes them: {', '.join(sent['not_ours'])}.")
+    if sent["changed"]:
+        lines.append(f"{len(sent['changed'])} flagged item(s) were regenerated since the export (their options "
+                     f"differ), so the flag would not apply: {', '.join(sent['changed'])}.")
+    note = (f"Items flagged for {' or '.join(repr(r) for r in review_flags.FOR_REVIEW)} go back to `hvbench review`, with the reason "
+            "and the models' answers; a reviewer's correction or rejection reaches the next export, and "
+            "`hvbench explain <question_id>` shows the flag and its outcome.")
+    md = "\n".join(["## Back to review", "", note, ""] + [f"- {x}" for x in lines] + [""])
+    return md, f"<h2>Back to review</h2><p>{escape(note)}</p><ul>" + "".join(f"<li>{escape(x)}</li>" for x in lines) + "</ul>"

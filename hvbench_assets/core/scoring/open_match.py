@@ -123,6 +123,11 @@ def parse_truth(kind: str, text: str) -> Any:
     return None
 
 
+def is_open_reply(row: Any) -> bool:
+    """An eval_responses row of an open item that got a reply (the report's grading table and the grade queue)."""
+    return bool(row.get("grade")) and row.get("status") != "failed" and not row.get("rotation")
+
+
 def grade(kind: str, truth: Any, reply: str | None) -> Grade:
     """Grade `reply` against `truth` (parse_truth's value) of `kind`."""
     reply = (reply or "").strip()

@@ -15,6 +15,7 @@ from pathlib import Path
 from statistics import fmean, pstdev
 
 from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS, task_info
+from hvbench_assets.core.curation.flags import FOR_REVIEW, NEGATIVE_DISCRIMINATION, WRONG_BY_ALL, text_arm_at_chance
 from hvbench_assets.core.scoring import svg
 from hvbench_assets.core.scoring.circular import circular_correct
 from hvbench_assets.core.scoring.items import (
@@ -70,6 +71,8 @@ class ReportData:
     excluded: dict[str, float] = field(default_factory=dict)  # model group -> unparsed rate (left out of item stats)
     uncertainty: Uncertainty | None = None  # intervals, paired comparisons, option orders, slices, text bias
     sections: list[tuple[str, str]] = field(default_factory=list)  # (markdown, html) added after, e.g. modality arms
+    text_arm: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # item -> text arm (right, asked)
+    sent_to_review: dict[str, list[str]] = field(default_factory=dict)  # core/curation/flags.write_flags' outcome
 
 
 _NOT_ANSWER_SETTINGS = ("seed", "concurrency", "limit", "tasks", "send_audio")
@@ -416,12 +419,45 @@ def flagged_items(data: ReportData) -> list[tuple[ItemStats, str]]:
     out = []
     for s in data.items:
         why = [w for w, hit in (("nobody right", s.difficulty == 0),
-                                ("negative discrimination", s.discrimination is not None and s.discrimination < 0),
+                                (NEGATIVE_DISCRIMINATION, s.discrimination is not None and s.discrimination < 0),
+                                (WRONG_BY_ALL, _wrong_by_all(data, s)),
                                 ("non-functional distractors", bool(s.non_functional)),
                                 ("answer predictable from text", _text_predicted(data, s))) if hit]
         if why:
             out.append((s, "; ".join(why)))
     out.sort(key=lambda p: (p[0].discrimination if p[0].discrimination is not None else 0.0, p[0].difficulty))
+    return out
+
+
+def _wrong_by_all(data: ReportData, s: ItemStats) -> bool:
+    """Every model counted chose a wrong option (none unparsed) and the text arm did no better than chance."""
+    return (s.n_models > 0 and sum(s.distractor_counts.values()) == s.n_models
+            and text_arm_at_chance(data.text_arm.get((s.task, s.question_id)), s.n_options))
+
+
+def review_candidates(data: ReportData) -> list[dict]:
+    """The flagged items as core/curation/flags.write_flags takes them: reasons, the figures behind them, each
+    model's pick as option text, and the option texts as asked (to check the question is still that version)."""
+    picks: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for p in data.option_picks:
+        picks[(p["task"], p["question_id"])].append(p)
+    out = []
+    for s, why in flagged_items(data):
+        reasons = why.split("; ")
+        if not any(r in FOR_REVIEW for r in reasons):
+            continue
+        mine = picks[(s.task, s.question_id)]
+        detail = []
+        if NEGATIVE_DISCRIMINATION in reasons:
+            detail.append(f"r_pb {s.discrimination:.2f} over {s.n_models} models")
+        if WRONG_BY_ALL in reasons:
+            right, asked = data.text_arm[(s.task, s.question_id)]
+            who = f"all {s.n_models} models" if s.n_models > 1 else "the one model"
+            detail.append(f"{who} chose a wrong option; text arm {right}/{asked} right (chance {100 / s.n_options:.0f} %)")
+        out.append({"task": s.task, "question_id": s.question_id, "reasons": reasons, "detail": "; ".join(detail),
+                    "options": [p["text"] for p in mine],
+                    "answers": sorted(({"model": m, "text": p["text"], "right": p["is_answer"]}
+                                       for p in mine for m in p["models"]), key=lambda a: a["model"])})
     return out
 
 
@@ -450,9 +486,10 @@ def flagged_items_table(data: ReportData, limit: int = FLAGGED_LIMIT) -> Table:
 def flagged_caption(data: ReportData, limit: int = FLAGGED_LIMIT) -> str:
     n = len(flagged_items(data))
     shown = f"all {n}" if n <= limit else f"the first {limit} of {n}, worst first"
-    return (f"Flagged items (nobody right, negative discrimination, non-functional distractors or answer "
-            f"predictable from text): {shown}; "
-            f"every flagged item with the reason is in {FLAGGED_CSV} beside this report.")
+    return (f"Flagged items (nobody right, negative discrimination, every model wrong while the text arm is at "
+            f"chance, non-functional distractors or answer predictable from text): {shown}; "
+            f"every flagged item with the reason is in {FLAGGED_CSV} beside this report. "
+            f"Items flagged for {' or '.join(repr(r) for r in FOR_REVIEW)} go back to the review queue (hvbench review).")
 
 
 def write_flagged_csv(data: ReportData, path: Path) -> None:

@@ -179,6 +179,16 @@ BY_TABLE: dict[str, dict[str, str]] = {
     "reviewed_questions": {"state": "Review state after every decision", "reviewers": "Reviewers who decided",
                            "decision_ids": "Decisions applied", "options": "Options after corrections"},
     "reviewer_tokens": {"token_sha256": "SHA-256 of the access token", "revoked": "Whether the token was revoked"},
+    "review_flags": {
+        "reasons": "Why the evaluation sends the item back to review (negative discrimination; every model wrong, "
+                   "text arm at chance), as JSON",
+        "detail": "The figures behind the reasons", "answers": "Each model's pick as option text and whether it was right",
+        "flagged_at": "When the flag was first raised on this question version (a decision after it closes it)",
+        "current": "Whether the benchmark's latest report still raises it", "written_at": "When the report wrote it"},
+    "human_grades": {
+        "grade_id": "Grade id", "reply_id": "The graded reply (run, task, question)",
+        "reply_sha": "Hash of the reply text graded", "grader": "Who graded it",
+        "verdict": "right, wrong or ungradable (could not tell), as the judge's rubric", "seconds_spent": "Seconds the grade took"},
     "question_pool": {"stratum": "Balance stratum the question counts in", "target": "Questions wanted from the stratum",
                       "selected": "Whether the pool took the question", "reason": "Why it was not taken"},
     "blind_answers": {"round": "0: the first blind test; k: the re-test after repair round k",

@@ -109,6 +109,9 @@ if (page === "review" || page === "adjudicate") {
     });
     $("corrected-text").value = ""; $("reason-text").value = "";
     blind = undefined; proposed = null; started = performance.now(); rid = requestId();
+    $("flag").hidden = !it.flag; $("flag-answers").hidden = true;
+    if (it.flag) $("flag").textContent = `Flagged by an evaluation: ${it.flag.reasons.join("; ")} (${it.flag.detail}). ` +
+      "A second look: your pick shows the proposed answer and the models' answers, then you decide.";
     if (adjudicating) {
       proposed = it.answer;
       mark(it.answer, "proposed");
@@ -125,9 +128,13 @@ if (page === "review" || page === "adjudicate") {
     shown();
   }
 
-  function showReveal(answer, text) {
+  function showReveal(answer, text, flag) {
     proposed = answer;
     $("proposed").textContent = text;
+    const answers = (flag && flag.answers) || [];
+    $("flag-answers").hidden = !answers.length;
+    $("flag-answers").textContent = "The models chose: " + answers.map((a) =>
+      `${a.model}: "${a.text}" (${a.right ? "right" : "wrong"})`).join(" · ");
     $("match").textContent = blind === null ? "(you could not tell)" : blind === answer ? "(your pick)" : "(not your pick)";
     mark(answer, "proposed");
     setPhase("reveal");
@@ -142,7 +149,7 @@ if (page === "review" || page === "adjudicate") {
     if (adjudicating) { data.action = "adjudicate"; data.blind_choice = null; data.shown_order = null; }
     try {
       const out = await send("/api/decisions?skip=" + skip.join(","), data);
-      if (!out.stored) { pressedAt = null; showReveal(out.answer, out.answer_text); return; }
+      if (!out.stored) { pressedAt = null; showReveal(out.answer, out.answer_text, out.flag); return; }
       lastDecision = out.decision_id;
       render(out.next);
       say(`saved: ${out.action}${out.duplicate ? " (already stored)" : ""} · u undoes it`);

@@ -5,64 +5,27 @@ model and as the judge (scores, the judge's use, its cache, its agreement with t
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
 
 import pytest
 
 from hvbench_assets.cli import main
 from hvbench_assets.core.benchmark import load_benchmark
-from hvbench_assets.core.benchmark.export import export_benchmark, is_our_export
+from hvbench_assets.core.benchmark.export import is_our_export
 from hvbench_assets.core.benchmark.open_ended import export_open, is_open, open_folder, open_items
 from hvbench_assets.core.evaluation import EVAL_RESPONSES
 from hvbench_assets.core.evaluation.reporting import report_for
 from hvbench_assets.core.scoring.open_report import open_grading
-from hvbench_assets.core.tasks.speech import MORE_THAN_ONE, NO_SPEAKER
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets_tests.core.evaluation.lmms_logs import lmms_sample_log, task_utils
 from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
-from hvbench_assets.testkit.media_factory import moving_square_video
-
-# (question id, task, question, options, right letter): option texts in the forms the task rules write
-ITEMS = [
-    ("hc0", "Human_Count", "How many different people appear in this video?", ["2", "3", "4", "5"], "B"),
-    ("atd0", "Appearance_Time_Detection", "The person is a tall man. During which part of the video (in seconds) "
-     "does this person appear?", ["From 0 s to 4 s", "From 3 s to 7 s", "From 5 s to 9 s", "From 1 s to 2 s"], "B"),
-    ("tsa0", "Time_of_Specific_Action", "At which second does the person in the red box do this: \"waves\"?",
-     ["At 5 s", "At 1 s", "At 9 s", "This is an ongoing action in the video."], "A"),
-    ("asd0", "Active_Speaker_Detection", "Who is the active speaker in this video? Every person is marked by a box "
-     "with a number.", ["Person 1", "Person 2", "Person 3", MORE_THAN_ONE, NO_SPEAKER], "B"),
-    ("er0", "Emotion_Recognition", "What emotion does the person in the red box show?",
-     ["The person looks happy.", "The person looks sad.", "The person looks angry.", "The person looks afraid."], "A"),
-    ("h2t0", "Human2Text", "Which description fits the person in the red box?",
-     ["The person is wearing a red coat.", "The person is wearing a blue hat.", "The person is sitting on a bench.",
-      "The person is holding a cup."], "A"),
-]
-# replies per model and item; "good-twin" repeats "good" word for word (the judge's replies then come from the cache)
-REPLIES = {
-    "good": {"hc0": "There are three people.", "atd0": "from 3 to 7 seconds", "tsa0": "Around second 5.",
-             "asd0": "Person 2", "er0": "She seems cheerful.", "h2t0": "The person wears a red coat."},
-    "poor": {"hc0": "5", "atd0": "0:00 to 0:04", "tsa0": "I cannot tell.", "asd0": "Person 2 or 3", "er0": "happy",
-             "h2t0": "Someone in a blue hat."},
-}
-REPLIES["good-twin"] = REPLIES["good"]
-# the judge, scripted per reply: it disagrees with the matcher once (on "cheerful") and is undecided once
-JUDGE = {"There are three people.": "RIGHT", "from 3 to 7 seconds": "RIGHT", "Around second 5.": "Right.",
-         "Person 2": "RIGHT", "She seems cheerful.": "WRONG", "The person wears a red coat.": "RIGHT",
-         "5": "WRONG", "0:00 to 0:04": "WRONG", "I cannot tell.": "WRONG", "Person 2 or 3": "Hard to say.",
-         "happy": "RIGHT", "Someone in a blue hat.": "WRONG, the coat is red"}
+from hvbench_assets.testkit.open_answers import ITEMS, REPLIES, models_file, respond
+from hvbench_assets.testkit.open_answers import mc_export as export_mine
 
 
 @pytest.fixture(scope="module")
 def mc_export(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("open")
-    video = moving_square_video(tmp / "clip.mp4", seconds=1.0)
-    items = [{"question_id": q, "task": t, "question": question, "answer": a, "video_path": str(video),
-              "options": [{"letter": "ABCDE"[k], "text": x} for k, x in enumerate(opts)],
-              "review_state": "accepted", "leakage": "kept"} for q, t, question, opts, a in ITEMS]
-    folder = tmp / "benchmarks" / "mine"
-    export_benchmark(items, folder, {"benchmark": "mine"})
-    return folder
+    return export_mine(tmp / "benchmarks" / "mine", tmp)
 
 
 def test_references_carry_the_structured_truth_the_task_writes(mc_export):
@@ -89,24 +52,11 @@ def test_the_open_export_is_its_own_folder_in_the_published_layout(mc_export):
     assert line["Answer"] == "B" and "Option B: {From 3 s to 7 s}" in line["choices"]  # still a readable MC line
 
 
-def _judged_reply(prompt: str) -> str:
-    return re.search(r"<<<\n(.*)\n>>>", prompt, re.S).group(1)
-
-
-def _respond(req):
-    if req.model == "judge":
-        return JUDGE[_judged_reply(req.prompt)]
-    qid = next(q for q, _, question, _, _ in ITEMS if f"Question: {question}\n" in req.prompt)
-    return REPLIES[req.model][qid]
-
-
 def test_eval_open_grades_by_matcher_and_judge_caches_the_judge_and_reports_agreement(mc_export, tmp_path, capsys):
-    server = FakeOpenAIServer(responder=_respond).start()
+    server = FakeOpenAIServer(responder=respond).start()
     wh = tmp_path / "wh.duckdb"
     try:
-        mf = tmp_path / "models.toml"
-        mf.write_text("\n".join(f'[models.{n}]\nmodel_id = "{n}"\nbase_url = "{server.base_url}"\n'
-                                for n in ("good", "poor", "good-twin", "judge")))
+        mf = models_file(tmp_path / "models.toml", server.base_url)
 
         def run(*models: str) -> int:
             return main(["eval", "--benchmark", str(mc_export), "--format", "open", *sum((["--model", m] for m in models), []),
