@@ -15,6 +15,7 @@ from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
 from hvbench_assets.core.media.paths import resolve
+from hvbench_assets.core.render.inline import inline_bytes
 from hvbench_assets.core.render.keyframe import frame_people, render_key_frame
 from hvbench_assets.core.vision.tables import number_tracks
 from hvbench_assets.core.render.questions import render_question_video
@@ -252,13 +253,13 @@ def question_pointers(context, question: dict, marking: dict | None, clip_path, 
         # the clip's person numbers (human_tracks); a numbered question's are the same, as drawn on its video
         names = {**number_tracks(list(tracks)), **(numbers if kind == "numbers" else {})}
         drawn = render_key_frame(clip_path, shown, key_frame_path(out_dir, qid), numbers=names,
-                                 highlight=highlight)
+                                 highlight=highlight, thumbnail_bytes=inline_bytes("question_key_frame_thumbnail"))
     except (MediaError, OSError) as exc:  # a picture for the UI only
         context.log.warning(f"key frame of question {qid} not drawn: {exc}")
         drawn = None
-    if drawn is not None:  # the picture first, its file after
-        out.update(sorted(image(drawn[0], "question_key_frame").items(), key=lambda kv: kv[0].endswith("_file")))
-        out["people_on_key_frame"] = dg.MetadataValue.json(frame_people(shown, drawn[1], names))
+    if drawn is not None:  # the thumbnail on the first screen, the full picture and its file after
+        out.update(image(drawn.path, "question_key_frame", drawn.thumbnail))
+        out["people_on_key_frame"] = dg.MetadataValue.json(frame_people(shown, drawn.frame, names))
     out.update({"explain": dg.MetadataValue.md(f"`hvbench explain {qid}`"),
                 "review_app": dg.MetadataValue.url(f"{review_url.rstrip('/')}/questions/{qid}")})
     if tracks:  # who is who: the same number and track id as on human_tracks and speaker_scores
