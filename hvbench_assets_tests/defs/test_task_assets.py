@@ -113,7 +113,14 @@ def test_task_partition_page_shows_key_frame_explain_review_link_and_checks(duo)
     checks = {c.asset_key.to_user_string(): c for c in result.get_asset_check_evaluations()}
     assert checks["active_speaker_detection"].passed
     assert checks["active_speaker_detection"].metadata["problems"].value == "none"
-    assert all(c.check_name == "question_complete" for c in checks.values()) and len(checks) == 16
+    assert checks["active_speaker_detection"].description.startswith(f"ASD question {q['question_id']}: complete (")
+    assert all(c.check_name == "question_complete" and c.partition == "duo" for c in checks.values()) and len(checks) == 16
+    # a clip without a question passes with nothing to check and says why (the Checks tab may open on it)
+    er = checks["emotion_recognition"]
+    assert er.passed and er.description.startswith("No ER question for this clip (blocked by rule model: needs a model")
+    assert er.metadata["status"].value == "blocked" and er.metadata["question"].value == "none"
+    blocked = next(m.metadata for m in result.asset_materializations_for_node("emotion_recognition"))
+    assert list(blocked)[0] == "question" and blocked["question"].value.startswith("**No question**: blocked, needs a")
 
 
 def test_one_identity_per_person_on_every_page(duo, tmp_path_factory):
