@@ -263,6 +263,16 @@ def model_registry(models_file: str | Path | None = None, environ: Mapping[str, 
                          **registry_settings(env))
 
 
+def model_display_names(models_file: str | Path | None = None) -> dict[str, str]:
+    """Registry entry -> model id, for reports naming models as readers know them; {} without a readable registry."""
+    from hvbench_assets.core.mllm import ModelNotConfigured
+
+    try:
+        return model_registry(models_file).display_names()
+    except ModelNotConfigured:
+        return {}
+
+
 def data_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path(value("HVBENCH_DATA_DIR", environ))
 
