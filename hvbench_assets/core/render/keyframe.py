@@ -59,7 +59,8 @@ def render_key_frame(clip: str | Path, tracks: list[Track], dst: str | Path, max
     shows as many stored faces as the best frame, so drawing the still costs no second decode. `numbers`
     (default: `number_tracks`, the clip's person numbers) label the faces; `highlight` tracks are drawn in red.
     With `thumbnail_bytes`, a thumbnail of at most that many bytes is written beside it (`<name>-small.avif`),
-    its boxes drawn at its own scale and named by person number alone (`P1`: a track id would not fit)."""
+    its face boxes drawn at its own scale and named by person number alone (`P1`: a track id would not fit), no body
+    boxes (their edges cost the bytes that make the faces recognisable)."""
     faces = boxes_by_frame(tracks)
     frame = key_frame_index(tracks)
     if frame is None:
@@ -80,7 +81,7 @@ def render_key_frame(clip: str | Path, tracks: list[Track], dst: str | Path, max
     def draw(k: float, name) -> np.ndarray:  # the frame scaled by k, its boxes and tags drawn at that scale
         img = image.copy() if k == 1.0 else cv2.resize(image, None, fx=k, fy=k, interpolation=cv2.INTER_AREA)
         scale = max(img.shape[:2]) / 720 if k == 1.0 else 0.45  # a thumbnail's tags: as small as stay legible
-        for box in bodies.values():
+        for box in bodies.values() if k == 1.0 else ():  # a thumbnail's bytes go to the faces
             draw_box(img, _scaled(box, to_img * k), BODY_BGR, scale * 0.5)
         draw_boxes(img, [(_scaled(box, to_img * k), HIGHLIGHT_BGR if tid in highlight else NUMBER_BGR,
                           name(numbers.get(tid), tid)) for tid, box in faces[frame].items()], scale)
