@@ -201,7 +201,8 @@ SETTINGS: tuple[Setting, ...] = (
     _s("HVBENCH_CLUSTER_TEST", True, "`0` leaves the two-node cluster scenario out of a local run "
        "([scale-out.md](scale-out.md))", "tests"),
     _s("HVBENCH_CLUSTER_TEST_LIMIT_S", 1200, "hard time limit of the cluster scenario, seconds", "tests"),
-    _s("HVBENCH_UI_SCREENSHOT", "", "the UI browser test saves its page to this PNG file ([ui.md](ui.md))", "tests"),
+    _s("HVBENCH_UI_SCREENSHOT", "", "a folder: the UI browser tests save their pages there under the names docs/img "
+       "uses (`HVBENCH_UI_SCREENSHOT=docs/img` retakes the screenshots of [ui.md](ui.md))", "tests"),
     # -- third-party caches, read at the boundary and passed into core -----------------------------------
     _s("HF_HUB_OFFLINE", False, "Hugging Face: use cached models only (the demo sets it)", "third-party"),
     _s("MODELSCOPE_CACHE", "", "ModelScope cache (SenseVoice)", "third-party", "~/.cache/modelscope/hub"),
@@ -261,6 +262,16 @@ def model_registry(models_file: str | Path | None = None, environ: Mapping[str, 
     env = os.environ if environ is None else environ
     return load_registry(models_file or raw("HVBENCH_MODELS_FILE", env) or None, environ=env, keys=env,
                          **registry_settings(env))
+
+
+def model_display_names(models_file: str | Path | None = None) -> dict[str, str]:
+    """Registry entry -> model id, for reports naming models as readers know them; {} without a readable registry."""
+    from hvbench_assets.core.mllm import ModelNotConfigured
+
+    try:
+        return model_registry(models_file).display_names()
+    except ModelNotConfigured:
+        return {}
 
 
 def data_dir(environ: Mapping[str, str] | None = None) -> Path:

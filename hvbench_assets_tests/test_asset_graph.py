@@ -1,4 +1,5 @@
-"""Snapshot of every asset spec (key, group, deps, partitions, backfill policy, kinds, pool, code version) and check,
+"""Snapshot of every asset spec (key, group, deps, partitions, backfill policy, kinds, pool, code version) and check
+(with its partitions),
 so an accidental change to the graph shows up in review. After an intended change:
     UPDATE_SNAPSHOTS=1 .venv/bin/pytest hvbench_assets_tests/test_asset_graph.py"""
 
@@ -44,7 +45,9 @@ def graph_snapshot() -> dict:
             "code_version": node.code_version,
             "description": bool(node.description),
         }
-    checks = sorted(f"{k.asset_key.to_user_string()}:{k.name}" for k in graph.asset_check_keys)
+    # a check per partition shows up as "<asset>:<check> [<partitions>]" (the UI counts and lists its partitions)
+    checks = sorted(f"{k.asset_key.to_user_string()}:{k.name}" + (f" [{p}]" if (p := _partitions_name(
+        graph.get(k).partitions_def)) else "") for k in graph.asset_check_keys)
     return {
         "assets": assets,
         "checks": checks,

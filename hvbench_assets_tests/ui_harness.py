@@ -1,9 +1,12 @@
 """The Dagster UI on loopback for browser tests and the docs' screenshots: `dagster-webserver` on a
-DAGSTER_HOME of its own, loading this package's definitions against a given warehouse."""
+DAGSTER_HOME of its own, loading this package's definitions against a given warehouse; what every page test does
+(the welcome dialog skipped, a picture read back from the page, a screenshot for the docs)."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -13,6 +16,7 @@ from pathlib import Path
 
 import httpx
 
+from hvbench_assets import settings_table
 from hvbench_assets_tests.review.harness import free_port
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,3 +75,29 @@ def dagster_ui(home: Path, root: Path, timeout_s: float = 240.0) -> Iterator[str
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+def dismiss_welcome(page) -> None:
+    """A new instance greets with a newsletter dialog, at a moment of its choosing (it once covered the page while
+    the test waited to click, until the click timed out): Playwright skips it whenever it shows up."""
+    page.add_locator_handler(page.get_by_role("button", name="Skip"), lambda skip: skip.click())
+
+
+def shown_image(page, alt: str, timeout_ms: int = 30_000):
+    """The <img alt=`alt`> on the page once loaded, and its picture decoded from its data: URI (a PIL image)."""
+    from PIL import Image
+
+    img = page.wait_for_selector(f'img[alt="{alt}"]', timeout=timeout_ms)
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=img, timeout=timeout_ms)
+    src = img.get_attribute("src")
+    assert src.startswith("data:image/"), src[:40]
+    return img, Image.open(io.BytesIO(base64.b64decode(src.split(",", 1)[1])))
+
+
+def screenshot(page, name: str, full_page: bool = False) -> None:
+    """With HVBENCH_UI_SCREENSHOT (a folder, e.g. docs/img), the page as `<name>.png` there: for the docs' pictures
+    and for debugging."""
+    folder = settings_table.raw("HVBENCH_UI_SCREENSHOT")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=full_page)

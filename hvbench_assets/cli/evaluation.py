@@ -213,6 +213,7 @@ def _write_report(warehouse, name: str, human_file, out: Path | None, print_md: 
                   item_max_unparsed: float | None = None, stats=None) -> int:
     from hvbench_assets.core.evaluation.reporting import benchmark_names, report_for
     from hvbench_assets.core.scoring.report import load_baseline_file, render_markdown
+    from hvbench_assets.settings_table import model_display_names
 
     if name not in benchmark_names(warehouse):
         known = ", ".join(benchmark_names(warehouse)) or "none"
@@ -223,7 +224,7 @@ def _write_report(warehouse, name: str, human_file, out: Path | None, print_md: 
     if stats is not None:
         extra["stats"] = stats
     data, paths = report_for(warehouse, name, human=human, run_ids=run_ids,
-                             out_dir=out or data_dir() / "reports" / name, **extra)
+                             out_dir=out or data_dir() / "reports" / name, model_names=model_display_names(), **extra)
     if print_md:
         print(render_markdown(data))
     for kind, path in paths.items():

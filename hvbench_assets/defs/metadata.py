@@ -8,7 +8,6 @@ host's mount point in every entry. A file outside the data folder keeps its abso
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import dagster as dg
 
 from hvbench_assets.core.media.paths import data_root, relative_to_root
+from hvbench_assets.core.render.inline import MIME, md_image
 from hvbench_assets.core.warehouse import TableSpec, Warehouse
 from hvbench_assets.core.warehouse.columns import describe
 
@@ -56,7 +56,7 @@ def rounded(value: Any, digits: int = DIGITS) -> Any:
 
 # What a person opens a label partition for, shown first in this order (the UI keeps the order given); the
 # bookkeeping (row counts, timings, files) follows as the asset lists it
-LEADS = ("key_frame", "score_plot", "preview", "people_on_key_frame", "score_plot_lines")
+LEADS = ("key_frame_thumbnail", "key_frame", "score_plot", "preview", "people_on_key_frame", "score_plot_lines")
 
 
 def materialization(metadata: Mapping[str, Any], digits: int = DIGITS) -> dict[str, Any]:
@@ -92,11 +92,15 @@ def paths(**named: str | Path | None) -> dict[str, dg.MetadataValue]:
     return out
 
 
-def image(path: Path, caption: str) -> dict[str, dg.MetadataValue]:
-    """An image the UI renders (Markdown with the picture inline) and the file it was written to."""
-    meta: dict[str, dg.MetadataValue] = paths(**{f"{caption}_file": path})
+def image(path: Path, caption: str, thumbnail: Path | None = None) -> dict[str, dg.MetadataValue]:
+    """An image the UI renders (Markdown with the picture inline) and the file it was written to; with a
+    `thumbnail` (small enough for `inline_bytes`), `<caption>_thumbnail` first: the UI shows it on the first screen,
+    where the full picture waits behind "[Show Markdown]" (core/render/inline.py)."""
+    meta: dict[str, dg.MetadataValue] = {}
+    if thumbnail is not None:
+        meta[f"{caption}_thumbnail"] = dg.MetadataValue.md(md_image(f"{caption}_thumbnail", thumbnail.read_bytes(),
+                                                                    MIME[thumbnail.suffix.lower()]))
     data = path.read_bytes()
     if len(data) <= MAX_INLINE_IMAGE_BYTES:
-        mime = "image/png" if path.suffix.lower() == ".png" else "image/jpeg"
-        meta[caption] = dg.MetadataValue.md(f"![{caption}](data:{mime};base64,{base64.b64encode(data).decode()})")
-    return meta
+        meta[caption] = dg.MetadataValue.md(md_image(caption, data, MIME.get(path.suffix.lower(), "image/jpeg")))
+    return {**meta, **paths(**{f"{caption}_file": path})}

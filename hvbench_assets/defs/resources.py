@@ -156,6 +156,10 @@ class MllmResource(dg.ConfigurableResource):
         reg = settings_table.model_registry(self.models_file or None)
         return dataclasses.replace(reg, describer_name=self.describer_model) if self.describer_model else reg
 
+    def display_names(self) -> dict[str, str]:
+        """Registry entry -> model id, for the report's legends ({} without a readable registry)."""
+        return settings_table.model_display_names(self.models_file or None)
+
     def describer(self) -> ModelSpec:
         """Raises ModelNotConfigured naming what to set."""
         return self.registry().describer()

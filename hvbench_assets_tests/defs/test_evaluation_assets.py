@@ -40,8 +40,8 @@ def setup(tmp_path, dagster_home):
     server = FakeOpenAIServer(responder=lambda req: f"({right_letter(req.prompt, items)})"
                               if req.model == "sharp" else "I am not sure.").start()
     models = tmp_path / "models.toml"
-    models.write_text("".join(f'[models.{n}]\nmodel_id = "{n}"\nbase_url = "{server.base_url}"\n'
-                              for n in ("sharp", "vague")))
+    models.write_text("".join(f'[models.{n}]\nmodel_id = "{i}"\nbase_url = "{server.base_url}"\n'
+                              for n, i in (("sharp", "sharp"), ("vague", "Vague-VL-2B"))))
     resources = {
         "settings": SettingsResource(data_dir=str(data)),
         "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb")),
@@ -93,7 +93,9 @@ def test_responses_per_model_then_report(setup):
     for name in ("chart_categories", "chart_tasks"):
         assert meta[name].value.startswith(f"![{name}](data:image/png;base64,")
         assert Path(meta[f"{name}_file"].value).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert (data / "reports" / "toy" / "report.html").exists()
+    html = (data / "reports" / "toy" / "report.html").read_text()
+    chart_svg = html[html.index('<div class="charts">'):]  # chart legends name the model, not its registry key
+    assert ">Vague-VL-2B<" in chart_svg and ">vague<" not in chart_svg[:chart_svg.index("</div>")]
     assert wh.count(EVAL_TASK_SCORES, benchmark="toy") == 2 * len(SPEC)
     assert wh.count(EVAL_ITEM_STATS, benchmark="toy") == N_ITEMS
     picks = wh.rows(EVAL_DISTRACTORS, benchmark="toy")

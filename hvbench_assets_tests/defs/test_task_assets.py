@@ -99,16 +99,28 @@ def test_task_partition_page_shows_key_frame_explain_review_link_and_checks(duo)
     assert f"{q['answer']}. {q['answer_text']} (track {tid})" in meta["preview"].value
     assert f"| {number} | {tid} | box {number} | yes |" in meta["people"].value
     assert "task_wide_verdicts" in meta and "task_verdicts" not in meta
-    # the question leads, short enough for the UI to show inline, its picture next; task-wide totals last
+    # the question leads, short enough for the UI to show inline, its picture next (a thumbnail short enough too,
+    # then the full still); task-wide totals last
     keys = list(meta)
-    assert keys[:2] == ["question", "question_key_frame"] and keys[-1].startswith("task_wide_")
+    assert keys[:3] == ["question", "question_key_frame_thumbnail", "question_key_frame"], keys
+    assert keys[-1].startswith("task_wide_")
+    assert len(meta["question_key_frame_thumbnail"].value) < 1000
+    assert meta["question_key_frame_thumbnail"].value.startswith(
+        "![question_key_frame_thumbnail](data:image/avif;base64,")
     assert len(meta["question"].value) < 1000 and f"**{q['answer']}. {q['answer_text']} (track {tid}) (answer)**" \
         in meta["question"].value and q["question"] in meta["question"].value
     assert meta["dagster/row_count"].value == 2
     checks = {c.asset_key.to_user_string(): c for c in result.get_asset_check_evaluations()}
     assert checks["active_speaker_detection"].passed
     assert checks["active_speaker_detection"].metadata["problems"].value == "none"
-    assert all(c.check_name == "question_complete" for c in checks.values()) and len(checks) == 16
+    assert checks["active_speaker_detection"].description.startswith(f"ASD question {q['question_id']}: complete (")
+    assert all(c.check_name == "question_complete" and c.partition == "duo" for c in checks.values()) and len(checks) == 16
+    # a clip without a question passes with nothing to check and says why (the Checks tab may open on it)
+    er = checks["emotion_recognition"]
+    assert er.passed and er.description.startswith("No ER question for this clip (blocked by rule model: needs a model")
+    assert er.metadata["status"].value == "blocked" and er.metadata["question"].value == "none"
+    blocked = next(m.metadata for m in result.asset_materializations_for_node("emotion_recognition"))
+    assert list(blocked)[0] == "question" and blocked["question"].value.startswith("**No question**: blocked, needs a")
 
 
 def test_one_identity_per_person_on_every_page(duo, tmp_path_factory):
@@ -129,7 +141,8 @@ def test_one_identity_per_person_on_every_page(duo, tmp_path_factory):
     assert f"P{numbers[speaker]} t{speaker} speaks" in ss["score_plot_lines"].value
     assert f"P{numbers[listener]} t{listener}" in ss["score_plot_lines"].value
     # a label partition leads with its picture and preview, bookkeeping after (defs/metadata.py LEADS)
-    assert list(ht)[:3] == ["key_frame", "preview", "people_on_key_frame"]
+    assert list(ht)[:4] == ["key_frame_thumbnail", "key_frame", "preview", "people_on_key_frame"]
+    assert len(ht["key_frame_thumbnail"].value) < 1000  # the UI shows it inline
     assert list(ss)[:2] == ["score_plot", "preview"]
     for t, n in numbers.items():
         assert f"| {t} | {n} |" in ht["preview"].value and f"| {t} | {n} |" in ss["preview"].value

@@ -62,11 +62,13 @@ def _yesno_sibling(warehouse: Warehouse, benchmark: str) -> tuple[list[dict], di
 def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] | None = None,
                run_ids: Sequence[str] | None = None, out_dir: str | Path | None = None,
                store: bool = True, item_max_unparsed: float = DEFAULT_ITEM_MAX_UNPARSED,
-               stats: StatsSettings | None = None) -> tuple[ReportData, dict[str, Path]]:
+               stats: StatsSettings | None = None,
+               model_names: Mapping[str, str] | None = None) -> tuple[ReportData, dict[str, Path]]:
     """Build the report of every run (or `run_ids`) on `benchmark`; write it to `out_dir` and, with
     `store`, replace the benchmark's rows in eval_task_scores / eval_item_stats / eval_distractors.
     Clips, target labels and texts of the items (core/evaluation/item_info.py) feed the intervals, the slices
-    and the text-bias score; `stats` sets the bootstrap (resamples, seed) and the minimum slice size."""
+    and the text-bias score; `stats` sets the bootstrap (resamples, seed) and the minimum slice size; the charts name
+    models by `model_names` (registry key -> model id)."""
     runs = warehouse.rows(EVAL_RUNS, benchmark=benchmark)
     if run_ids:
         runs = [r for r in runs if r["run_id"] in set(run_ids)]
@@ -82,7 +84,7 @@ def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] 
                         benchmark=benchmark, human=human, load_issues=issues,
                         item_max_unparsed=item_max_unparsed, item_info=info.info, clustering=info.clustering,
                         stats=stats, text_bias=text_bias(info.texts, seed=(stats or StatsSettings()).seed)
-                        if info.texts else None)
+                        if info.texts else None, model_names=model_names)
     if arms is not None:
         data.text_arm = {(it.task, it.question_id): it.votes["text"] for it in arms.items if "text" in it.votes}
         data.sections.append((arms_report.markdown_section(arms), arms_report.html_section(arms)))

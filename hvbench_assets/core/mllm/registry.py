@@ -246,6 +246,13 @@ class ModelRegistry:
             return [self.get(n) for n in self.active_names]
         return self.configured()
 
+    def display_names(self) -> dict[str, str]:
+        """Entry name -> the model's id, the name a reader knows it by (`gpt4o` -> `gpt-4o`): every file entry, and
+        the active and describer models defined by their variables alone."""
+        names = [*self.models, *self.active_names, *([self.describer_name] if self.describer_name else [])]
+        return {n: spec.model_id for n in dict.fromkeys(names)
+                if (spec := self.models.get(n) or self.env_model(n)) is not None and spec.model_id}
+
     def describer(self) -> ModelSpec:
         """The model writing L4/L5/L11; fails naming every setting still missing."""
         if not self.describer_name:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 import cv2
 import numpy as np
 
 from hvbench_assets.core.media import iter_frames
+from hvbench_assets.core.render.inline import thumbnail
 from hvbench_assets.core.render.marked import HIGHLIGHT_BGR, NUMBER_BGR, draw_box, draw_boxes
 from hvbench_assets.core.vision.tables import Track, boxes_by_frame, number_tracks
 
@@ -42,14 +44,23 @@ def frame_people(tracks: list[Track], frame: int, numbers: Mapping[int, int] | N
     return [person_label(numbers.get(t), t) for t in order]
 
 
+class Still(NamedTuple):
+    path: Path  # the still (JPEG)
+    frame: int  # its frame index in the clip
+    thumbnail: Path | None = None  # the small copy for the UI's first screen (core/render/inline.py), when asked
+
+
 def render_key_frame(clip: str | Path, tracks: list[Track], dst: str | Path, max_side: int = 640,
                      quality: int = 80, kept: tuple[int, np.ndarray, float] | None = None,
                      numbers: Mapping[int, int] | None = None,
-                     highlight: Collection[int] = ()) -> tuple[Path, int] | None:
+                     highlight: Collection[int] = (), thumbnail_bytes: int | None = None) -> Still | None:
     """Write the key frame as JPEG (longest side `max_side`); None when there are no tracks. `kept` is a
     frame L1 held from its own pass (index, image, image pixels -> source pixels): it is used when it
     shows as many stored faces as the best frame, so drawing the still costs no second decode. `numbers`
-    (default: `number_tracks`, the clip's person numbers) label the faces; `highlight` tracks are drawn in red."""
+    (default: `number_tracks`, the clip's person numbers) label the faces; `highlight` tracks are drawn in red.
+    With `thumbnail_bytes`, a thumbnail of at most that many bytes is written beside it (`<name>-small.avif`),
+    its face boxes drawn at its own scale and named by person number alone (`P1`: a track id would not fit), no body
+    boxes (their edges cost the bytes that make the faces recognisable)."""
     faces = boxes_by_frame(tracks)
     frame = key_frame_index(tracks)
     if frame is None:
@@ -64,21 +75,37 @@ def render_key_frame(clip: str | Path, tracks: list[Track], dst: str | Path, max
                       if fr.index == frame), None)
     if image is None:
         return None
-    img = image.copy()
-    scale = max(img.shape[:2]) / 720
     numbers = number_tracks(tracks) if numbers is None else numbers
     bodies = boxes_by_frame(tracks, "body").get(frame, {})
-    for tid, box in bodies.items():
-        draw_box(img, _scaled(box, to_img), BODY_BGR, scale * 0.5)
-    draw_boxes(img, [(_scaled(box, to_img), HIGHLIGHT_BGR if tid in highlight else NUMBER_BGR,
-                      person_label(numbers.get(tid), tid)) for tid, box in faces[frame].items()], scale)
+
+    def draw(k: float, name) -> np.ndarray:  # the frame scaled by k, its boxes and tags drawn at that scale
+        img = image.copy() if k == 1.0 else cv2.resize(image, None, fx=k, fy=k, interpolation=cv2.INTER_AREA)
+        scale = max(img.shape[:2]) / 720 if k == 1.0 else 0.45  # a thumbnail's tags: as small as stay legible
+        for box in bodies.values() if k == 1.0 else ():  # a thumbnail's bytes go to the faces
+            draw_box(img, _scaled(box, to_img * k), BODY_BGR, scale * 0.5)
+        draw_boxes(img, [(_scaled(box, to_img * k), HIGHLIGHT_BGR if tid in highlight else NUMBER_BGR,
+                          name(numbers.get(tid), tid)) for tid, box in faces[frame].items()], scale)
+        return img
+
+    img = draw(1.0, person_label)
     k = max_side / max(img.shape[:2])
     if k < 1:
         img = cv2.resize(img, None, fx=k, fy=k, interpolation=cv2.INTER_AREA)
     dst = Path(dst)
     if not cv2.imwrite(str(dst), img, [cv2.IMWRITE_JPEG_QUALITY, quality]):
         raise OSError(f"{dst}: could not write the key frame")
-    return dst, frame
+    small = None
+    if thumbnail_bytes:
+        fitted = thumbnail(lambda width: draw(width / image.shape[1], short_label), thumbnail_bytes)
+        if fitted is not None:
+            small = dst.with_name(f"{dst.stem}-small{fitted[1]}")
+            small.write_bytes(fitted[0])
+    return Still(dst, frame, small)
+
+
+def short_label(number: int | None, track_id: int) -> str:
+    """How a thumbnail names a person: the number alone (the track where there is none)."""
+    return f"P{number}" if number is not None else f"t{track_id}"
 
 
 def _scaled(box, k: float):

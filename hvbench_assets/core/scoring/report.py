@@ -73,6 +73,7 @@ class ReportData:
     sections: list[tuple[str, str]] = field(default_factory=list)  # (markdown, html) added after, e.g. modality arms
     text_arm: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # item -> text arm (right, asked)
     sent_to_review: dict[str, list[str]] = field(default_factory=dict)  # core/curation/flags.write_flags' outcome
+    model_names: dict[str, str] = field(default_factory=dict)  # registry key -> the model's name (its id), for legends
 
 
 _NOT_ANSWER_SETTINGS = ("seed", "concurrency", "limit", "tasks", "send_audio")
@@ -127,7 +128,8 @@ def build_report(response_rows: Iterable[Mapping], runs: Sequence[Mapping] = (),
                  human: Mapping[str, float] | None = None, load_issues: Sequence[Mapping] = (),
                  item_max_unparsed: float = DEFAULT_ITEM_MAX_UNPARSED,
                  item_info: Mapping[tuple[str, str], Mapping] | None = None, clustering: str = "",
-                 stats: StatsSettings | None = None, text_bias=None) -> ReportData:
+                 stats: StatsSettings | None = None, text_bias=None,
+                 model_names: Mapping[str, str] | None = None) -> ReportData:
     """`response_rows`: eval_responses rows of one benchmark (any number of runs); `runs`: eval_runs rows
     (labels and configs); `human`: task (name or acronym) -> accuracy as a fraction or a percentage.
     Runs that differ only by seed are averaged per task (as the paper averages its five seeds).
@@ -135,7 +137,8 @@ def build_report(response_rows: Iterable[Mapping], runs: Sequence[Mapping] = (),
     unparsed replies is above `item_max_unparsed`: a model that refuses everything says nothing about
     how hard an item is, yet would lower every item's p.
     `item_info`: (task, question_id) -> `cluster` (clip) and slice labels for the intervals (core/scoring/
-    uncertainty.py), described by `clustering`; `text_bias`: a core/scoring/textbias.py result for the items."""
+    uncertainty.py), described by `clustering`; `text_bias`: a core/scoring/textbias.py result for the items;
+    `model_names`: registry key -> the model's name, which the charts' legends show (see `legend_labels`)."""
     rows = list(response_rows)
     views = _label_runs(runs, rows)
     answered = [r for r in rows if r["status"] != "failed"]
@@ -202,7 +205,7 @@ def build_report(response_rows: Iterable[Mapping], runs: Sequence[Mapping] = (),
         random_reference_summary=aggregate({t: v["reference"] for t, v in random.items()}),
         human=aggregate(normalize_baseline(human)) if human else None, items=items,
         histogram=distractor_histogram(items), load_issues=list(load_issues), spread=spread,
-        item_max_unparsed=item_max_unparsed, excluded=excluded,
+        item_max_unparsed=item_max_unparsed, excluded=excluded, model_names=dict(model_names or {}),
     )
 
 
@@ -567,8 +570,25 @@ def render_markdown(data: ReportData) -> str:
     return "\n".join(parts)
 
 
+def legend_labels(data: ReportData) -> dict[str, str]:
+    """Group label -> its legend: the model's name instead of its registry key (`gpt-4o [8f, …]` for
+    `gpt4o [8f, …]`), the key beside the name only where two keys share one (`gpt-4o (gpt4o_azure)`)."""
+    model_of = {v.group: v.model for v in data.runs}  # a group's label starts with its model's key
+    named = {m: data.model_names.get(m) or m for m in set(model_of.values())}
+    uses = Counter(named.values())
+    out = {}
+    for group in data.summaries:
+        m = model_of.get(group)
+        if m is None or not group.startswith(m):
+            out[group] = group
+            continue
+        out[group] = (named[m] if uses[named[m]] == 1 else f"{named[m]} ({m})") + group[len(m):]
+    return out
+
+
 def charts(data: ReportData) -> list[str]:
     out = []
+    legend = legend_labels(data)
     cats = [c for c in CATEGORIES if any(task_info(t) and task_info(t).category == c for t in data.tasks)]
     groups = cats + ["Overall"]
 
@@ -579,12 +599,12 @@ def charts(data: ReportData) -> list[str]:
     refs = {"Random": vals(data.random_summary)}
     if data.human:
         refs["Human"] = vals(data.human)
-    out.append(svg.grouped_bars(groups, {k: vals(s) for k, s in data.summaries.items()},
+    out.append(svg.grouped_bars(groups, {legend[k]: vals(s) for k, s in data.summaries.items()},
                                 "Category averages and overall (%)", refs=refs))
     tasks = [_abbrev(t) for t in data.tasks]
     out.append(svg.grouped_bars(
-        tasks, {k: [100 * s.tasks[t] if t in s.tasks else (100 * s.extra_tasks[t] if t in s.extra_tasks else None)
-                    for t in data.tasks] for k, s in data.summaries.items()},
+        tasks, {legend[k]: [100 * s.tasks[t] if t in s.tasks else (100 * s.extra_tasks[t] if t in s.extra_tasks else None)
+                            for t in data.tasks] for k, s in data.summaries.items()},
         "Per-task accuracy (%)", refs={"Random": [100 * data.random[t]["expected"] for t in data.tasks]}, width=960))
     merged: Counter = Counter()
     for h in data.histogram.values():

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hvbench_assets.core.render.inline import INLINE_MD_CHARS
 from hvbench_assets.core.tasks import humans
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.faces import gate_tracks, with_skipped
@@ -128,9 +129,6 @@ def run_family(
                        bta_actions=bta_actions,
                        annotation=annotation(verdict.target_track_ids) if annotation and family.annotation else None)
     return Outcome(family, labels, verdict, qid, family.build(ctx), numbers)
-
-
-INLINE_MD_CHARS = 1000  # Dagster's UI shows a Markdown entry this short inline, a longer one behind "[Show Markdown]"
 
 
 def question_at_a_glance(q: Mapping[str, Any] | None, status: str, reason: str) -> str:

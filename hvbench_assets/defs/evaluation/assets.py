@@ -203,18 +203,20 @@ def review_baseline(wh, name: str, evaluation: EvaluationResource, settings: Set
                       partition_mapping=dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="benchmark"))],
     group_name="evaluation",
     kinds={"duckdb", "html"},
-    code_version=f"{REPORT_CODE_VERSION}:png-charts",  # the asset also writes the charts as PNG files
+    # the asset also writes the charts as PNG files; their legends name models by their ids (MllmResource)
+    code_version=f"{REPORT_CODE_VERSION}:png-charts:model-names",
     description="Per-task / category / overall accuracy of every evaluated model, baselines, distractor and item statistics",
     metadata=table_definition(EVAL_TASK_SCORES, EVAL_ITEM_STATS, EVAL_DISTRACTORS),
 )
 def eval_report(context: dg.AssetExecutionContext, settings: SettingsResource, warehouse: WarehouseResource,
-                evaluation: EvaluationResource) -> dg.MaterializeResult:
+                evaluation: EvaluationResource, mllm: MllmResource) -> dg.MaterializeResult:
     name = context.partition_key
     human = load_baseline_file(evaluation.human_baseline) if evaluation.human_baseline else \
         review_baseline(warehouse.get(), name, evaluation, settings)
     out_dir = Path(settings.data_dir) / "reports" / name
     data, paths = report_for(warehouse.get(), name, human=human, out_dir=out_dir,
-                             item_max_unparsed=evaluation.item_max_unparsed, stats=evaluation.stats())
+                             item_max_unparsed=evaluation.item_max_unparsed, stats=evaluation.stats(),
+                             model_names=mllm.display_names())
     if not data.runs:
         raise dg.Failure(description=f"no evaluation runs for benchmark {name}: materialize eval_responses first",
                          allow_retries=False)

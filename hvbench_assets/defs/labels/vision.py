@@ -15,6 +15,7 @@ from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
 from hvbench_assets.core.mllm.prompts import REAL_HUMAN
 from hvbench_assets.core.published_weights import WeightsUnavailable
+from hvbench_assets.core.render.inline import inline_bytes
 from hvbench_assets.core.render.keyframe import frame_people, render_key_frame
 from hvbench_assets.core.tasks.calls import ModelUnreachable
 from hvbench_assets.core.vision import (
@@ -141,15 +142,15 @@ def human_tracks(context: dg.AssetExecutionContext, settings: SettingsResource, 
 def _key_frame(context: dg.AssetExecutionContext, clip: Path, tracks, out_dir: Path, kept) -> dict:
     """The stored boxes and person numbers on the frame showing the most tracks (nothing for a clip without faces)."""
     try:
-        drawn = render_key_frame(clip, tracks, out_dir / "key_frame.jpg", kept=kept)
+        drawn = render_key_frame(clip, tracks, out_dir / "key_frame.jpg", kept=kept,
+                                 thumbnail_bytes=inline_bytes("key_frame_thumbnail"))
     except (MediaError, OSError) as exc:  # a picture for the UI only: the labels are stored already
         context.log.warning(f"key frame of {clip} not drawn: {exc}")
         return {}
     if drawn is None:
         return {}
-    path, frame = drawn
-    return {**image(path, "key_frame"), "key_frame_index": frame,
-            "people_on_key_frame": dg.MetadataValue.json(frame_people(tracks, frame))}
+    return {**image(drawn.path, "key_frame", drawn.thumbnail), "key_frame_index": drawn.frame,
+            "people_on_key_frame": dg.MetadataValue.json(frame_people(tracks, drawn.frame))}
 
 
 @dg.asset(

@@ -15,6 +15,7 @@ from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
 from hvbench_assets.core.media.paths import resolve
+from hvbench_assets.core.render.inline import inline_bytes
 from hvbench_assets.core.render.keyframe import frame_people, render_key_frame
 from hvbench_assets.core.vision.tables import number_tracks
 from hvbench_assets.core.render.questions import render_question_video
@@ -41,6 +42,7 @@ from hvbench_assets.runtime.executor import FORK_TAG
 from hvbench_assets.defs.metadata import image, table_definition
 from hvbench_assets.defs.metadata import paths as file_paths
 from hvbench_assets.defs.partitions import videos_partitions
+from hvbench_assets.defs.tasks.checks import question_check, question_check_spec
 from hvbench_assets.defs.resources import (MllmResource, SettingsResource, WarehouseResource, configured_describer,
                                           configured_ensemble)
 from hvbench_assets.defs.run_tags import clip_source_tags, tag_run
@@ -82,9 +84,7 @@ def task_asset(family: TaskFamily) -> dg.AssetsDefinition:
         # rule-based families that encode a question video: beside the run's other steps
         op_tags={FORK_TAG: "fork"} if not family.needs_model and family.marking != "none" else None,
         description=_description(family),
-        check_specs=[dg.AssetCheckSpec(
-            "question_complete", asset=family.asset,
-            description="The clip's question has options, an answer among them and its rendered question video")],
+        check_specs=[question_check_spec(family)],
         metadata={**table_definition(QUESTIONS, TASK_CANDIDATES, *((SYNTHESIS_STEPS,) if family.records_steps else ())),
                   "task": family.task, "abbrev": family.abbrev, "category": family.info.category,
                   "labels_table9": ", ".join(f"{PAPER_LABEL[x]} {x}" for x in family.labels),
@@ -111,7 +111,7 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Settin
             spec = mllm.describer()
         except ModelNotConfigured as exc:
             ensemble = "; the synthesis also needs answering models (HVBENCH_MLLM_MODELS)" if family.descriptive else ""
-            return _blocked(wh, vid, family, prov, f"needs a model: {exc}{ensemble}")
+            return _blocked(context, settings, wh, family, prov, f"needs a model: {exc}{ensemble}")
         prov["model"] = spec.provenance_model
     answerers = []
     if family.descriptive:
@@ -119,9 +119,9 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Settin
         try:
             answerers = reg.active()
         except ModelNotConfigured as exc:
-            return _blocked(wh, vid, family, prov, f"an answering model is not usable: {exc}")
+            return _blocked(context, settings, wh, family, prov, f"an answering model is not usable: {exc}")
         if reason := too_few_answerers(answerers, reg.min_answerers, reg.source):
-            return _blocked(wh, vid, family, prov, reason)
+            return _blocked(context, settings, wh, family, prov, reason)
     try:
         labels = load_labels(wh, vid, family.reads)
     except LabelsMissing as exc:
@@ -173,7 +173,7 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Settin
         source, overview = clip_source_tags(wh, settings.inbox, vid), task_overview(wh, family)
     tags = tag_run(context, source)
     # what a person came for first (the UI keeps this order): the question inline, its picture, why; bookkeeping after
-    return dg.MaterializeResult(tags=tags, check_results=[question_check(family, question)], metadata={
+    return dg.MaterializeResult(tags=tags, check_results=[question_check(family, question, candidate)], metadata={
         "question": dg.MetadataValue.md(question_at_a_glance(with_track_ids(question, marking) if question else None,
                                                              candidate["status"], candidate["reason"] or "")),
         **(question_pointers(context, question, marking, clip.path, labels.tracks, out_dir, settings.review_url)
@@ -187,21 +187,6 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Settin
         **(file_paths(question_video=resolve(question["video_path"])) if question and question["video_path"] else {}),
         **overview,
     })
-
-
-def question_check(family: TaskFamily, question: dict | None) -> dg.AssetCheckResult:
-    """This clip's question is usable: options, an answer among them, its question video on disk."""
-    if question is None or not question.get("options"):
-        return dg.AssetCheckResult(check_name="question_complete", asset_key=family.asset, passed=True,
-                                   metadata={"question": "none for this clip"})
-    letters = [o["letter"] for o in question["options"]]
-    video = resolve(question["video_path"]) if question.get("video_path") else None
-    problems = ([] if question.get("answer") in letters else [f"answer {question.get('answer')!r} not among {letters}"]) \
-        + ([] if video is not None and video.exists() else [f"question video missing: {video}"]) \
-        + ([f"{n} option(s) without text"] if (n := sum(not o.get("text") for o in question["options"])) else [])
-    return dg.AssetCheckResult(check_name="question_complete", asset_key=family.asset, passed=not problems,
-                               metadata={"question_id": question["question_id"], "options": len(letters),
-                                         "problems": "; ".join(problems) or "none"})
 
 
 def with_track_ids(question: dict, marking: dict | None) -> dict:
@@ -252,13 +237,13 @@ def question_pointers(context, question: dict, marking: dict | None, clip_path, 
         # the clip's person numbers (human_tracks); a numbered question's are the same, as drawn on its video
         names = {**number_tracks(list(tracks)), **(numbers if kind == "numbers" else {})}
         drawn = render_key_frame(clip_path, shown, key_frame_path(out_dir, qid), numbers=names,
-                                 highlight=highlight)
+                                 highlight=highlight, thumbnail_bytes=inline_bytes("question_key_frame_thumbnail"))
     except (MediaError, OSError) as exc:  # a picture for the UI only
         context.log.warning(f"key frame of question {qid} not drawn: {exc}")
         drawn = None
-    if drawn is not None:  # the picture first, its file after
-        out.update(sorted(image(drawn[0], "question_key_frame").items(), key=lambda kv: kv[0].endswith("_file")))
-        out["people_on_key_frame"] = dg.MetadataValue.json(frame_people(shown, drawn[1], names))
+    if drawn is not None:  # the thumbnail on the first screen, the full picture and its file after
+        out.update(image(drawn.path, "question_key_frame", drawn.thumbnail))
+        out["people_on_key_frame"] = dg.MetadataValue.json(frame_people(shown, drawn.frame, names))
     out.update({"explain": dg.MetadataValue.md(f"`hvbench explain {qid}`"),
                 "review_app": dg.MetadataValue.url(f"{review_url.rstrip('/')}/questions/{qid}")})
     if tracks:  # who is who: the same number and track id as on human_tracks and speaker_scores
@@ -284,11 +269,14 @@ def synthesis_overview(wh, family: TaskFamily, synthesis: SynthesisModels) -> di
                 {m: f"{won.get(m, 0)}/{n}" for m in synthesis.weights} if n else {})}
 
 
-def _blocked(wh, vid, family, prov, reason) -> dg.MaterializeResult:
-    row = blocked_row(family, reason)
+def _blocked(context, settings: SettingsResource, wh, family, prov, reason) -> dg.MaterializeResult:
+    """No question here: the model the family needs is missing. Stored, tagged with its file like any task run."""
+    vid, row = context.partition_key, blocked_row(family, reason)
     _write(wh, vid, family, row, None, prov)
-    return dg.MaterializeResult(metadata={"status": "blocked", "reason": row["reason"], "questions": 0},
-                                check_results=[question_check(family, None)])
+    return dg.MaterializeResult(
+        tags=tag_run(context, clip_source_tags(wh, settings.inbox, vid)), check_results=[question_check(family, None, row)],
+        metadata={"question": dg.MetadataValue.md(question_at_a_glance(None, "blocked", row["reason"])),
+                  "status": "blocked", "reason": row["reason"], "questions": 0})
 
 
 def _items(vid, family, candidate, question, prov, steps=(), qid=None):

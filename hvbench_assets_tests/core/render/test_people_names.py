@@ -18,7 +18,7 @@ def test_key_frame_and_score_plot_name_tracks_by_the_clip_numbers(tmp_path):
     tracks = [track(0, 0, 49, x=120), track(1, 10, 49, x=220), track(2, 5, 49, x=20)]
     numbers = number_tracks(tracks)
     assert numbers == {2: 1, 0: 2, 1: 3}
-    path, frame = render_key_frame(clip, tracks, tmp_path / "key.jpg")
+    path, frame, _ = render_key_frame(clip, tracks, tmp_path / "key.jpg")
     assert cv2.imread(str(path)) is not None and frame >= 10  # a frame showing all three
     assert frame_people(tracks, frame) == ["P1 t2", "P2 t0", "P3 t1"]
     # a question drawing only some people keeps their numbers
