@@ -22,12 +22,13 @@ def _benchmark_name(args) -> str:
     return args.name or Path(args.benchmark).resolve().name
 
 
-def _format_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=("mc", "yesno", "open"), default="mc",
+def _format_arg(p: argparse.ArgumentParser, every: bool = False) -> None:
+    p.add_argument("--format", choices=("mc", "yesno", "open") + (("all",) if every else ()), default="mc",
                    help="yesno: first write the benchmark's yes/no statements (two per item, 'yes' right for half of "
                         "each task) to <benchmark>_yesno beside it, and use that; open: the same with the items asked "
-                        "without options, graded against the right option (<benchmark>_open) (default: mc, the "
-                        "items as they are)")
+                        "without options, graded against the right option (<benchmark>_open)"
+                        + ("; all: the three in turn, and with --report the multiple-choice report shows them side by "
+                           "side" if every else "") + " (default: mc, the items as they are)")
 
 
 def _load(args):
@@ -93,7 +94,7 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--models-file", default=None, help="model registry (default: HVBENCH_MODELS_FILE, else config/models.toml)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--report", action="store_true", help="write the benchmark report afterwards")
-    _format_arg(p)
+    _format_arg(p, every=True)
 
 
 def _run_eval(args: argparse.Namespace) -> int:
@@ -126,7 +127,12 @@ def _run_eval(args: argparse.Namespace) -> int:
 
     warm = threading.Thread(target=answerer.warm_up, args=(models[0],), daemon=True, name="eval-warm-up")
     warm.start()
-    code = _eval_models(args, answerer, warehouse, models)
+    code = 0
+    # "all": the derived formats first, so the multiple-choice report, written last, has them to show
+    for fmt in ("yesno", "open", "mc") if args.format == "all" else (args.format,):
+        if args.format == "all":
+            print(f"== {fmt}", file=sys.stderr)
+        code = max(code, _eval_models(argparse.Namespace(**{**vars(args), "format": fmt}), answerer, warehouse, models))
     warm.join()  # never leave the process while it holds the warehouse
     return code
 

@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from hvbench_assets.core.benchmark.formats import DERIVED, MC
+from hvbench_assets.core.benchmark.open_ended import OPEN
 from hvbench_assets.core.benchmark.yesno import YESNO
 from hvbench_assets.core.evaluation.item_info import collect
 from hvbench_assets.core.evaluation.tables import (
@@ -30,14 +32,17 @@ from hvbench_assets.core.curation.grading import grades as human_grades
 from hvbench_assets.core.curation.grading import human_verdicts
 from hvbench_assets.core.scoring import arms as arms_report
 from hvbench_assets.core.scoring import consistency, open_report
+from hvbench_assets.core.scoring import formats as formats_report
+from hvbench_assets.core.scoring.formats import format_tables
 from hvbench_assets.core.scoring.textbias import text_bias
 from hvbench_assets.core.scoring.uncertainty import StatsSettings
 from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.warehouse import Warehouse
 
 # v3: clip-clustered statistics and text bias; v4: modality arms; v5: open-ended grading and consistency sections;
-# v6: flags "every model wrong, text arm at chance" and back to review, the open-ended grading's agreement with people
-REPORT_CODE_VERSION = "report-v6"
+# v6: flags "every model wrong, text arm at chance" and back to review, the open-ended grading's agreement with people;
+# v7: a multiple-choice report shows its yes/no and open siblings side by side, and the open-ended grading
+REPORT_CODE_VERSION = "report-v7"
 
 
 def benchmark_names(warehouse: Warehouse) -> list[str]:
@@ -46,17 +51,39 @@ def benchmark_names(warehouse: Warehouse) -> list[str]:
     return [r["benchmark"] for r in warehouse.query("SELECT DISTINCT benchmark FROM eval_runs ORDER BY 1")]
 
 
-def _yesno_sibling(warehouse: Warehouse, benchmark: str) -> tuple[list[dict], dict]:
-    """Full-arm replies to `<benchmark>_yesno` and the statements of its manifest (source item and option), or
-    nothing when that benchmark was not evaluated or its folder is gone."""
-    name = f"{benchmark}_{YESNO}"
+def _sibling(warehouse: Warehouse, benchmark: str, fmt: str) -> tuple[list[dict], Path | None]:
+    """Full-arm replies to `<benchmark>_<fmt>` (the yes/no or open folder written beside it) and that folder, or
+    nothing when it was not evaluated or its folder is gone."""
+    name = f"{benchmark}_{fmt}"
     runs = [r for r in warehouse.rows(EVAL_RUNS, benchmark=name) if arms_report.run_arm(r.get("config")) == "full"]
     roots = [p for r in runs if (p := resolve(r.get("benchmark_root"))) is not None and (p / "manifest.json").is_file()]
     if not roots:
-        return [], {}
-    statements = json.loads((roots[-1] / "manifest.json").read_text()).get("statements") or {}
+        return [], None
     wanted = {r["run_id"] for r in runs}
-    return [r for r in warehouse.rows(EVAL_RESPONSES, benchmark=name) if r["run_id"] in wanted], statements
+    return [r for r in warehouse.rows(EVAL_RESPONSES, benchmark=name) if r["run_id"] in wanted], roots[-1]
+
+
+def _yesno_sibling(warehouse: Warehouse, benchmark: str) -> tuple[list[dict], dict]:
+    """Full-arm replies to `<benchmark>_yesno` and the statements of its manifest (source item and option)."""
+    rows, root = _sibling(warehouse, benchmark, YESNO)
+    return (rows, json.loads((root / "manifest.json").read_text()).get("statements") or {}) if root else ([], {})
+
+
+def _format_sections(warehouse: Warehouse, benchmark: str, mc_rows: list[dict], human) -> list[tuple[str, str]]:
+    """Beside a multiple-choice report, once its yes/no or open folder was evaluated too: the formats side by side
+    and the open-ended grading (the judge's agreement with the matcher and with people)."""
+    siblings = {fmt: _sibling(warehouse, benchmark, fmt)[0] for fmt in DERIVED}
+    out = []
+    tables = format_tables({MC: mc_rows, **{f: rows for f, rows in siblings.items() if rows}})
+    if tables:
+        out.append((formats_report.markdown_section(tables), formats_report.html_section(tables)))
+    open_rows = siblings.get(OPEN) or []
+    if open_rows:
+        labels = {r["run_id"]: r["model"] for r in open_rows}  # that benchmark's runs, named by their model
+        graded = open_report.open_grading(open_rows, labels, human_verdicts(human, open_rows))
+        if graded:
+            out.append((open_report.markdown_section(graded), open_report.html_section(graded)))
+    return out
 
 
 def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] | None = None,
@@ -94,10 +121,12 @@ def report_for(warehouse: Warehouse, benchmark: str, human: Mapping[str, float] 
     if any(c.groups or c.pairs for c in found):
         data.sections.append((consistency.markdown_section(found), consistency.html_section(found)))
     open_rows = [r for r in rows if r["run_id"] in full]
-    graded = open_report.open_grading(open_rows, {v.run_id: v.label for v in data.runs},
-                                      human_verdicts(human_grades(warehouse), open_rows))
+    people = human_grades(warehouse)
+    graded = open_report.open_grading(open_rows, {v.run_id: v.label for v in data.runs}, human_verdicts(people, open_rows))
     if graded:
         data.sections.append((open_report.markdown_section(graded), open_report.html_section(graded)))
+    else:  # a multiple-choice benchmark (a derived one has no siblings of its own)
+        data.sections += _format_sections(warehouse, benchmark, open_rows, people)
     if store:
         prov = {"backend": "scoring", "model": None, "code_version": REPORT_CODE_VERSION}
         model_of = {v.run_id: v.model for v in data.runs}

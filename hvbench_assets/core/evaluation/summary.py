@@ -18,11 +18,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hvbench_assets.core.benchmark.formats import DERIVED, FORMAT_NAMES, MC
+from hvbench_assets.core.benchmark.formats import DERIVED, MC
 from hvbench_assets.core.benchmark.repair import repair_counts
 from hvbench_assets.core.scoring import arms as arms_report
-from hvbench_assets.core.scoring.consistency import first_runs
-from hvbench_assets.core.scoring.metrics import task_scores
+from hvbench_assets.core.scoring.formats import format_tables
 from hvbench_assets.core.scoring.report import Table
 
 _abbrev = arms_report._abbrev  # the task's acronym, as the report's tables show it
@@ -105,27 +104,15 @@ def arms_lines(responses: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[st
 
 
 def formats_lines(by_format: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
-    """The formats of one export side by side (format -> its eval_responses rows): for the first model (by name)
-    that answered every format given, right / asked per task in each, full arm, published option order, its
-    first run. Nothing when no model answered a format other than multiple choice."""
-    full = {fmt: first_runs(r for r in rows if r.get("arm", "full") == "full") for fmt, rows in by_format.items()}
-    answered = [m for m in sorted(full.get(MC) or {}) if all(m in runs for runs in full.values())]
-    if len(full) < 2 or not answered:
+    """The formats of one export side by side for the first model (by name) that answered more than multiple choice
+    (core/scoring/formats.py); nothing when none did."""
+    tables = format_tables(by_format)
+    if not tables:
         return []
-    model = answered[0]
-    scores = {fmt: task_scores(runs[model]) for fmt, runs in full.items()}
-
-    def cell(found) -> str:
-        right, asked = sum(s.n_correct for s in found), sum(s.n_items for s in found)
-        return f"{right}/{asked} ({100 * right / asked:.0f} %)" if asked else "-"
-
-    tasks = sorted({t for s in scores.values() for t in s}, key=_abbrev)
-    rows = [[_abbrev(t), *(cell([s[t]] if t in s else []) for s in scores.values())] for t in tasks]
-    rows.append(["all", *(cell(list(s.values())) for s in scores.values())])
-    return ([f"the {len(full)} formats side by side ({model}, full arm: right/asked; yes/no statements are half "
-             "'yes', so answering one word always scores 50 %; open-ended replies are graded by the matcher, else "
-             "the judge, else count wrong):"]
-            + text_table(Table(["task", *(FORMAT_NAMES[f] for f in full)], rows)))
+    model, table = next(iter(tables.items()))
+    return ([f"the {len(table.headers) - 1} formats side by side ({model}, full arm: right/asked; yes/no statements "
+             "are half 'yes', so answering one word always scores 50 %; open-ended replies are graded by the matcher, "
+             "else the judge, else count wrong):"] + text_table(table))
 
 
 def summary_lines(manifest: Mapping[str, Any] | None, verdicts: Sequence[Mapping[str, Any]],

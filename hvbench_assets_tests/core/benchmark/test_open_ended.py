@@ -129,3 +129,37 @@ def test_lmms_export_of_the_open_format(mc_export, tmp_path):
     assert {q: (r["grade"], r["correct"]) for q, r in rows.items()} == {
         "hc0": ("wrong", False), "atd0": ("wrong", False), "tsa0": ("ungradable", False),
         "asd0": ("ungradable", False), "er0": ("right", True), "h2t0": ("ungradable", False)}
+
+
+def test_eval_format_all_asks_the_three_formats_and_the_report_shows_them_side_by_side(mc_export, tmp_path, monkeypatch):
+    """One command evaluates a model on all three formats; the multiple-choice report, written last, shows each
+    format's accuracy per task and the open-ended grading with its judge agreement."""
+    right = {q: a for q, _, _, _, a in ITEMS}
+
+    def every_format(req) -> str:
+        if req.model == "judge" or "Option A:" not in req.prompt and "Answer yes or no" not in req.prompt:
+            return respond(req)  # the judge, or an open question: the scripted replies
+        if "Answer yes or no" in req.prompt:
+            return "yes"  # right on half of the statements
+        qid = next(q for q, _, question, _, _ in ITEMS if f"Question: {question}\n" in req.prompt)
+        return right[qid] if req.model == "good" else "A"
+
+    monkeypatch.setenv("HVBENCH_DATA_DIR", str(tmp_path / "data"))
+    wh = tmp_path / "wh.duckdb"
+    with FakeOpenAIServer(responder=every_format) as server:
+        mf = models_file(tmp_path / "models.toml", server.base_url)
+        assert main(["eval", "--benchmark", str(mc_export), "--format", "all", "--model", "good", "--model", "poor",
+                     "--judge", "judge", "--frames", "2", "--warehouse", str(wh), "--models-file", str(mf),
+                     "--no-progress", "--report"]) == 0
+    names = {r["benchmark"] for r in Warehouse(wh).rows(EVAL_RESPONSES)}
+    assert names == {"mine", "mine_yesno", "mine_open"}
+    report = (tmp_path / "data" / "reports" / "mine" / "report.md").read_text()
+    formats = report.split("## Formats", 1)[1].split("\n## ", 1)[0]
+    # good: every option right (6/6), "yes" to the 12 statements (6/12), the open replies all right (6/6)
+    assert "| all | 6/6 (100 %) | 6/12 (50 %) | 6/6 (100 %) |" in formats
+    # poor: "A" right on tsa0, er0 and h2t0 (3/6); open: only er0 right (as in the open-format test)
+    assert "| all | 3/6 (50 %) | 6/12 (50 %) | 1/6 (17 %) |" in formats
+    assert "| HC | 0/1 (0 %) | 1/2 (50 %) | 0/1 (0 %) |" in formats
+    grading = report.split("## Open-ended grading", 1)[1]
+    assert "| good | 6 | 100.0 | 5 | 1 | 0 | 80.0 (4/5) |" in grading
+    assert (tmp_path / "data" / "reports" / "mine_open" / "report.md").is_file()
