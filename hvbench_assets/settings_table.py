@@ -112,7 +112,7 @@ SETTINGS: tuple[Setting, ...] = (
     _s("HVBENCH_DESCRIBER_MODEL", "", "the registry entry writing L4/L5/L11 descriptions (default: the file's "
        "`describer`)", "mllm"),
     _s("HVBENCH_MLLM_MODELS", "", "the active answering models, `a,b` (default: the file's `active`, else every "
-       "configured one)", "mllm"),
+       "configured one: file entries and models set by their variables alone)", "mllm"),
     _s("HVBENCH_MIN_ANSWERERS", 3, "the fewest answering models a synthesis ensemble runs with (default: the "
        "file's `min_answerers`, else 3)", "mllm"),
     _s("HVBENCH_MLLM_MAX_CONCURRENCY", 0, "in-flight requests per model and process; 0: each model's own limit",

@@ -237,8 +237,18 @@ class ModelRegistry:
             raise ModelNotConfigured(f"model {name!r} is not configured: set {'; '.join(missing)}")
         return spec
 
+    def env_names(self) -> list[str]:
+        """Models defined by their variables alone (HVBENCH_MLLM_<NAME>_BASE_URL or _LOCAL_PATH set, no file entry
+        of that name), lower-cased as `--model` and HVBENCH_MLLM_MODELS name them."""
+        taken = {env_prefix(n) for n in self.models}
+        found = (m.group(1).lower() for k, v in self.environ.items() if v.strip()
+                 and (m := re.fullmatch(r"HVBENCH_MLLM_(.+)_(?:BASE_URL|LOCAL_PATH)", k)))
+        return sorted({n for n in found if env_prefix(n) not in taken})
+
     def configured(self) -> list[ModelSpec]:
-        return [m for m in self.models.values() if not m.missing_settings()]
+        """Every model ready to call: file entries and models defined by their variables alone."""
+        env = [spec for n in self.env_names() if (spec := self.env_model(n)) is not None]
+        return [m for m in [*self.models.values(), *env] if not m.missing_settings()]
 
     def active(self) -> list[ModelSpec]:
         """The models an ensemble or evaluation should use: HVBENCH_MLLM_MODELS, else all configured."""

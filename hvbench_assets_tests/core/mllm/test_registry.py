@@ -115,6 +115,18 @@ def test_models_side_by_side_from_variables_alone(monkeypatch):
     assert (b.model_id, b.max_frames) == ("org/b", 8)
 
 
+def test_a_model_defined_by_its_variables_alone_is_active_without_naming_it():
+    # what the demo's help says to set: the endpoint and the model id, nothing else
+    env = {"HVBENCH_MLLM_MYMODEL_BASE_URL": "http://h:8000/v1", "HVBENCH_MLLM_MYMODEL_MODEL": "org/m",
+           "HVBENCH_MLLM_LOCAL_VLLM_BASE_URL": "http://gpu:8000/v1", "HVBENCH_MLLM_EMPTY_BASE_URL": " "}
+    reg = parse_registry(CONFIG, environ=env, **registry_settings(env))
+    assert reg.env_names() == ["mymodel"]  # local-vllm is a file entry; an empty URL defines nothing
+    assert [m.name for m in reg.active()] == ["local-vllm", "mymodel"]
+    assert reg.get("mymodel").model_id == "org/m"
+    named = {**env, "HVBENCH_MLLM_MODELS": "mymodel"}
+    assert [m.name for m in parse_registry(CONFIG, environ=named, **registry_settings(named)).active()] == ["mymodel"]
+
+
 def test_unknown_model_names_every_way_to_define_one():
     reg = parse_registry(CONFIG, environ={}, source="/somewhere/models.toml")
     with pytest.raises(ModelNotConfigured) as err:
