@@ -31,7 +31,7 @@ try:  # the lmms-eval export ships words.py beside a copy of this file as hvbenc
 except ImportError:  # pragma: no cover - only in the lmms-eval task folder
     from hvbench_words import EMOTIONS, NEGATIONS  # type: ignore[no-redef]
 
-OPEN_MATCH_VERSION = "open-match-v1"
+OPEN_MATCH_VERSION = "open-match-v2"  # v2: a count reply naming a time is not a count
 RIGHT, WRONG, UNGRADABLE = "right", "wrong", "ungradable"
 TIME_TOLERANCE_S = 1.0  # whole-second truths; a reply may round the other way
 ONGOING = "ongoing"
@@ -74,6 +74,7 @@ _NUMBER = re.compile(r"(?<![\d.])(\d+):(\d{2})(?!\d)|(?<![\d.:])(\d+(?:\.\d+)?)(
 _PERSON = re.compile(r"(?:person|people|number|no\.|box|speaker|#)\s*#?\s*(\d+|" + "|".join(NUMBER_WORDS) + r")\b",
                      re.IGNORECASE)
 _NEGATED = re.compile(r"\b(?:not|no|never|isn't|wasn't)\s+(?:\w+\s+)?$")
+_TIME_WORDS = re.compile(r"\bseconds?\b|\bsecs?\b|\bminutes?\b|\d\s*s\b|\d+:\d{2}", re.IGNORECASE)
 _ONGOING_WORDS = re.compile(r"\b(?:ongoing|already|throughout|whole (?:video|clip)|entire (?:video|clip)|"
                             r"from the (?:very )?(?:start|beginning)|before the (?:video|clip) (?:starts|begins))\b",
                             re.IGNORECASE)
@@ -213,6 +214,8 @@ def _fmt(value: Any) -> str:
 
 
 def _count(truth: int, reply: str) -> Grade:
+    if _TIME_WORDS.search(reply):  # "From second 3" names a time; a count that happens to match is no answer
+        return Grade(UNGRADABLE, "names a time, not a count")
     return _one(set(numbers(reply)), truth, "number")
 
 

@@ -23,6 +23,8 @@ CASES = [  # (kind, right option's text, reply, verdict)
     ("count", "3", "**4**", WRONG),
     ("count", "3", "Maybe 3, maybe 4.", UNGRADABLE),
     ("count", "3", "I'm sorry, I cannot watch videos.", UNGRADABLE),
+    ("count", "3", "From second 3, I think.", UNGRADABLE),  # a time, not a count (left to the judge)
+    ("count", "3", "At 0:03", UNGRADABLE),
     ("time", "At 5 s", "At about 6 seconds.", RIGHT),  # within the 1 s tolerance
     ("time", "At 5 s", "0:08", WRONG),
     ("time", "At 5 s", "Between 4 and 5 s", RIGHT),
