@@ -32,7 +32,8 @@ from starlette.templating import Jinja2Templates
 
 from hvbench_assets.core.curation import leases, tokens
 from hvbench_assets.core.curation.agreement import kappa_table, latest_reviews, reviewer_accuracy
-from hvbench_assets.core.curation.flags import open_flags, pick_decides, shown_flag
+from hvbench_assets.core.curation.decisions import ADJUDICATE, PICK, assigned_to, rule
+from hvbench_assets.core.curation.flags import open_flags, shown_flag
 from hvbench_assets.core.curation.live import LiveState, decode
 from hvbench_assets.core.curation.media import QUESTION_ID, MediaRefused, question_video
 from hvbench_assets.core.curation.progress import Progress, progress
@@ -200,6 +201,9 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         return s["memo"](("adjudication_list", reviewer), lambda: adjudication_list(
             s["questions"], s["decisions"], s["assignments"], cfg.excluded, reviewer, s["annotations"],
             reviewed=s["reviewed"]), ("reviewed", "assignments"))  # given `reviewed`, it reads nothing else
+
+    def adjudicators_of(s: dict[str, Any]) -> dict[str, set[str]]:
+        return s["memo"]("adjudicators", lambda: assigned_to(s["assignments"], ADJUDICATE), ("assignments",))
 
     def assigned_for_review(s: dict[str, Any]) -> set[str]:
         return s["memo"]("assigned", lambda: {a["question_id"] for a in s["assignments"]
@@ -421,25 +425,25 @@ def create_app(cfg: ReviewConfig) -> Starlette:
         seconds = _number(data.get("seconds_spent"), "seconds_spent", 0, 86400)
         watched = _number(data.get("watched_s"), "watched_s", 0, 86400)
         request_id = _text(data, "request_id", 100)
-        if action == "pick":  # one key: the blind pick is stored as an accept when it is the proposed answer
-            if fields["content_hash"] != question_content_hash(q):
-                raise Refused(409, f"question {q['question_id']} changed since it was shown; reload")
-            s = load_state(wh)
-            if not pick_decides(fields["blind_choice"], q["answer"], q["question_id"] in flags_open(s)):
-                return JSONResponse({"stored": False, **revealed(q, s)})
-            action = "accept"
-        if action == "adjudicate":
-            s = load_state(wh)
-            allowed = {r["question_id"] for r in my_disputes(s, who)}
-            if q["question_id"] not in allowed:
-                raise Refused(403, f"{who} may not adjudicate {q['question_id']}: not disputed, or {who} reviewed it")
+        if action == PICK and fields["content_hash"] != question_content_hash(q):
+            raise Refused(409, f"question {q['question_id']} changed since it was shown; reload")
+        s = load_state(wh) if action in (PICK, ADJUDICATE) else None  # only these rules read the state
+        qid = q["question_id"]
+        ruling = rule(who, action, qid, blind_choice=fields["blind_choice"], answer=q["answer"],
+                      flagged=s is not None and qid in flags_open(s), state=s and s["states"].get(qid),
+                      adjudicators=s and adjudicators_of(s).get(qid))
+        if ruling.refused:
+            raise Refused(403, ruling.refused)
+        if ruling.reveal:
+            return JSONResponse({"stored": False, **revealed(q, s)})
+        action = ruling.action
         try:
             d = record_decision(wh, q, who, action, shown_order=order, seconds_spent=seconds, watched_s=watched,
                                 request_id=request_id, **fields)
         except BadDecision as exc:
             raise Refused(409 if "changed since" in str(exc) else 400, str(exc)) from None
         skip = skipped(request)
-        nxt = next_adjudication(who, skip) if action == "adjudicate" else next_review(who, skip)
+        nxt = next_adjudication(who, skip) if ruling.next_queue == ADJUDICATE else next_review(who, skip)
         return JSONResponse({"stored": True, "decision_id": d["decision_id"], "duplicate": d["duplicate"],
                              "action": action, "next": nxt})
 
