@@ -68,13 +68,17 @@ class AppState:
         return self.templates.TemplateResponse(request, name, {"reviewer": who, "require_token": self.cfg.require_token,
                                                                "reasons": REASONS, **ctx})
 
-    def queue_page(self, request: Request) -> tuple[str | None, Response | None]:
-        """A queue's page needs a reviewer: (who, None), or (None, where an unknown visitor goes instead)."""
+    def queue_page(self, request: Request, take: Callable[[str], dict[str, Any] | None], template: str,
+                   **ctx) -> Response:
+        """A queue's page with the item `take(reviewer)` gives; an unknown visitor goes to the start page to say
+        who they are, or logs in when tokens are required."""
         who = self.reviewer_of(request)
-        if who is not None:
-            return who, None
-        return None, (RedirectResponse("/", status_code=303) if not self.cfg.require_token
-                      else self.page(request, "home.html"))
+        if who is None:
+            return RedirectResponse("/", status_code=303) if not self.cfg.require_token else \
+                self.page(request, "home.html")
+        with self.wh.batch():  # one lock and attach for the state and the lease (the template is made after)
+            item = take(who)
+        return self.page(request, template, item=item, **ctx)
 
     def question_row(self, qid: str) -> dict[str, Any]:
         if not QUESTION_ID.match(qid or ""):

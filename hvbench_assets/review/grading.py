@@ -81,12 +81,7 @@ def routes(app: AppState) -> list[Route]:
                 "reply": r["response"], "remaining": remaining, "done": done}
 
     def grade_page(app: AppState, request: Request) -> Response:
-        who, elsewhere = app.queue_page(request)  # as the other queues: a name on the start page, or a token
-        if who is None:
-            return elsewhere
-        with wh.batch():
-            item = next_item(who, set())
-        return app.page(request, "grade.html", item=item, criteria=CRITERIA, keys=KEYS)
+        return app.queue_page(request, lambda who: next_item(who, set()), "grade.html", criteria=CRITERIA, keys=KEYS)
 
     def api_next(app: AppState, request: Request, data: dict[str, Any] | None) -> Response:
         return JSONResponse({"item": next_item(app.need_reviewer(request), skipped(request))})

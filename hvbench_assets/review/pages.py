@@ -43,39 +43,26 @@ def home(app: AppState, request: Request) -> Response:
 
 
 def review_page(app: AppState, request: Request) -> Response:
-    who, elsewhere = app.queue_page(request)
-    if who is None:
-        return elsewhere
     again = request.query_params.get("question")
-    if again:  # review one question again (from its page): the new decision replaces this reviewer's earlier one
-        q = app.question_row(again)
-        if not is_question(q):
-            raise Refused(400, f"{again} has no question text yet (it waits for an annotation)")
-        with app.wh.batch():
-            s = app.load_state()
-            item = review_item(q, who, counters(app, s, who, False), s)
-        return app.page(request, "review.html", item=item, mode="review")
-    with app.wh.batch():  # one lock and attach for the state and the lease (the template is made after)
-        item = next_review(app, who, set())
-    return app.page(request, "review.html", item=item, mode="review")
+    take = (lambda who: review_again(app, who, again)) if again else (lambda who: next_review(app, who, set()))
+    return app.queue_page(request, take, "review.html", mode="review")
+
+
+def review_again(app: AppState, who: str, qid: str) -> dict[str, Any]:
+    """One question again (from its page): the new decision replaces this reviewer's earlier one."""
+    q = app.question_row(qid)
+    if not is_question(q):
+        raise Refused(400, f"{qid} has no question text yet (it waits for an annotation)")
+    s = app.load_state()
+    return review_item(q, who, counters(app, s, who, False), s)
 
 
 def adjudicate_page(app: AppState, request: Request) -> Response:
-    who, elsewhere = app.queue_page(request)
-    if who is None:
-        return elsewhere
-    with app.wh.batch():
-        item = next_adjudication(app, who, set())
-    return app.page(request, "review.html", item=item, mode="adjudicate")
+    return app.queue_page(request, lambda who: next_adjudication(app, who, set()), "review.html", mode="adjudicate")
 
 
 def annotate_page(app: AppState, request: Request) -> Response:
-    who, elsewhere = app.queue_page(request)
-    if who is None:
-        return elsewhere
-    with app.wh.batch():
-        item = next_annotation(app, who, set())
-    return app.page(request, "annotate.html", item=item)
+    return app.queue_page(request, lambda who: next_annotation(app, who, set()), "annotate.html")
 
 
 def question_page(app: AppState, request: Request) -> Response:
