@@ -170,7 +170,7 @@ def _stats(args: argparse.Namespace) -> int:
     reviewed = curate(s["questions"], s["decisions"], excluded, s["assignments"], s["annotations"])
     for r in reviewer_accuracy(s["questions"], s["decisions"], reviewed):
         print(f"  {r['reviewer']} {r['abbrev']}: {r['correct']}/{r['items']} = {r['accuracy']:.2f}")
-    from hvbench_assets.review.app import clip_durations, timing_stats
+    from hvbench_assets.review.stats import clip_durations, timing_stats
 
     wh = open_warehouse(args.warehouse)
     stats = timing_stats(s, reviewed, clip_durations(wh), _positive("HVBENCH_REVIEW_FAST_S"))

@@ -5,13 +5,11 @@ one grader at a time (core/curation/leases.py, queue `grade`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from hvbench_assets.core.benchmark import load_benchmark
@@ -24,24 +22,12 @@ from hvbench_assets.core.evaluation.tables import EVAL_RESPONSES, EVAL_RUNS
 from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.scoring.open_judge import RUBRIC
 from hvbench_assets.core.warehouse import Warehouse
-from hvbench_assets.review.http import Refused, number, text
+from hvbench_assets.review.app_state import AppState
+from hvbench_assets.review.http import Refused, number, skipped, text
 
 QUEUE = "grade"
 # the judge's rubric without its last line (the one-word answer format): graders grade by the judge's own rule
 CRITERIA = RUBRIC.rsplit("\n\n", 1)[0]
-
-
-@dataclass(frozen=True)
-class Shared:
-    """What the grade routes take from create_app."""
-
-    wh: Warehouse
-    lease_minutes: float
-    page: Callable[..., Response]  # page(request, template, **context)
-    reviewer_of: Callable[[Request], str | None]
-    need_reviewer: Callable[[Request], str]
-    with_body: Callable  # with_body(handler(request, data)) -> endpoint (JSON body, thread pool, one batch)
-    require_token: bool
 
 
 class Texts:
@@ -59,9 +45,9 @@ class Texts:
         return hit[1]
 
 
-def routes(shared: Shared) -> tuple[list[Route], Callable[[], int]]:
-    """The grade routes, and how many replies wait for a grader (the start page's count)."""
-    wh = shared.wh
+def routes(app: AppState) -> list[Route]:
+    """The grade routes; sets `app.grade_count` (how many replies wait for a grader: the start page's count)."""
+    wh = app.wh
     texts = Texts()
 
     def open_replies() -> list[dict[str, Any]]:
@@ -83,7 +69,7 @@ def routes(shared: Shared) -> tuple[list[Route], Callable[[], int]]:
     def next_item(who: str, skip: set[str]) -> dict[str, Any] | None:
         replies = open_replies()
         candidates = [{"question_id": r["reply_id"], "reply": r} for r in replies if r["reply_id"] not in skip]
-        first, remaining = leases.take(wh, who, QUEUE, candidates, lambda c: True, shared.lease_minutes)
+        first, remaining = leases.take(wh, who, QUEUE, candidates, lambda c: True, app.cfg.lease_minutes)
         if first is None:
             return None
         remaining += sum(r["reply_id"] in skip for r in replies)  # as the review queue: "left" counts skipped ones
@@ -94,22 +80,14 @@ def routes(shared: Shared) -> tuple[list[Route], Callable[[], int]]:
                 "abbrev": info.abbrev if info else r["task"], "question": r["question"], "reference": r["reference"],
                 "reply": r["response"], "remaining": remaining, "done": done}
 
-    def skipped(request: Request) -> set[str]:
-        return {s for s in request.query_params.get("skip", "").split(",") if s}
+    def grade_page(app: AppState, request: Request) -> Response:
+        return app.queue_page(request, lambda who: next_item(who, set()), "grade.html", criteria=CRITERIA, keys=KEYS)
 
-    def grade_page(request: Request) -> Response:
-        who = shared.reviewer_of(request)
-        if who is None:  # as the other queues: name yourself on the start page, or log in with a token
-            return shared.page(request, "home.html") if shared.require_token else RedirectResponse("/", status_code=303)
-        with wh.batch():
-            item = next_item(who, set())
-        return shared.page(request, "grade.html", item=item, criteria=CRITERIA, keys=KEYS)
+    def api_next(app: AppState, request: Request, data: dict[str, Any] | None) -> Response:
+        return JSONResponse({"item": next_item(app.need_reviewer(request), skipped(request))})
 
-    def api_next(request: Request, data: dict[str, Any] | None) -> Response:
-        return JSONResponse({"item": next_item(shared.need_reviewer(request), skipped(request))})
-
-    def api_grade(request: Request, data: dict[str, Any] | None) -> Response:
-        who = shared.need_reviewer(request)
+    def api_grade(app: AppState, request: Request, data: dict[str, Any] | None) -> Response:
+        who = app.need_reviewer(request)
         rid = text(data, "reply_id", 40, required=True)
         verdict = text(data, "verdict", 20, required=True)
         seconds = number(data.get("seconds_spent"), "seconds_spent", 0, 86400)
@@ -127,5 +105,6 @@ def routes(shared: Shared) -> tuple[list[Route], Callable[[], int]]:
         return JSONResponse({"stored": True, "grade_id": g["grade_id"], "duplicate": g["duplicate"],
                              "verdict": verdict, "next": next_item(who, skipped(request))})
 
-    return [Route("/grade", grade_page), Route("/api/grades/next", shared.with_body(api_next)),
-            Route("/api/grades", shared.with_body(api_grade), methods=["POST"])], lambda: len(open_replies())
+    app.grade_count = lambda: len(open_replies())
+    return [Route("/grade", app.view(grade_page)), Route("/api/grades/next", app.json(api_next)),
+            Route("/api/grades", app.json(api_grade), methods=["POST"])]

@@ -42,12 +42,6 @@ def text_arm_at_chance(votes: tuple[int, int] | None, n_options: int) -> bool:
     return bool(votes and votes[1] and n_options and votes[0] / votes[1] <= 1 / n_options)
 
 
-def pick_decides(blind_choice: str | None, answer: str | None, flagged: bool) -> bool:
-    """A blind pick equal to the proposed answer is stored as an accept at once, except on a flagged question:
-    there the proposed answer and the models' answers are shown first, and the reviewer decides after a second look."""
-    return blind_choice is not None and blind_choice == answer and not flagged
-
-
 def _is_after(when: Any, since: Any) -> bool:
     return when is not None and since is not None and when >= since
 

@@ -13,6 +13,7 @@ import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from hvbench_assets.core.curation.decisions import first_open
 from hvbench_assets.core.curation.tables import REVIEW_LEASES
 from hvbench_assets.core.warehouse import Warehouse
 
@@ -54,9 +55,7 @@ def take(warehouse: Warehouse, reviewer: str, queue: str, candidates: Sequence[M
             leases = [{"reviewer": r, "queue": q, "question_id": i, "expires_at": e} for r, q, i, e in con.execute(
                 f'SELECT reviewer, queue, question_id, expires_at FROM "{REVIEW_LEASES.name}" WHERE queue = ?',
                 [queue]).fetchall()]
-        taken = held_by_others(leases, reviewer, queue, now)
-        open_items = [c for c in candidates if not (needs_lease(c) and c["question_id"] in taken)]
-        chosen[:] = [open_items[0] if open_items else None, len(open_items)]
+        chosen[:] = first_open(candidates, held_by_others(leases, reviewer, queue, now), needs_lease)
         item = chosen[0]
         rows = ([{"question_id": item["question_id"], "expires_at": now + dt.timedelta(minutes=minutes)}]
                 if item is not None and needs_lease(item) else [])

@@ -13,17 +13,10 @@ import random
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from hvbench_assets.core.curation.decisions import ADJUDICATE, REVIEW, assigned_to, may_adjudicate, review_part
 from hvbench_assets.core.curation.state import curate, is_question
 from hvbench_assets.core.tasks.catalog import ANNOTATED
 from hvbench_assets.core.tasks.store import question_content_hash
-
-
-def _assigned(assignments: Iterable[Mapping[str, Any]], role: str) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    for a in assignments:
-        if (a.get("role") or "review") == role:
-            out.setdefault(a["question_id"], set()).add(a["reviewer"])
-    return out
 
 
 def _decided(decisions: Iterable[Mapping[str, Any]], reviewer: str) -> set[tuple[str, str]]:
@@ -43,29 +36,22 @@ def review_queue(questions: list[Mapping[str, Any]], decisions: list[Mapping[str
     already (`presorted`)."""
     if states is None:
         states = {r["question_id"]: r for r in curate(questions, decisions, excluded, assignments, annotations)}
-    assigned = _assigned(assignments, "review")
+    assigned = assigned_to(assignments, REVIEW)
     done = _decided(decisions, reviewer)
     flagged = flagged or {}
-    mine, second, anyone = [], [], []
+    parts: tuple[list, list, list] = ([], [], [])  # ASSIGNED, FLAGGED, OPEN
     for q in questions:
         if not is_question(q):
             continue
         qid = q["question_id"]
-        if qid in flagged and states[qid]["state"] != "disputed":
-            second.append(q)
-            continue
-        if done and (qid, hashes[qid] if hashes is not None else question_content_hash(dict(q))) in done:
-            continue
-        to = assigned.get(qid)
-        if to is not None:
-            if reviewer in to and states[qid]["state"] != "disputed":
-                mine.append(q)
-        elif states[qid]["state"] == "unreviewed":
-            anyone.append(q)
+        decided = bool(done) and (qid, hashes[qid] if hashes is not None else question_content_hash(dict(q))) in done
+        part = review_part(reviewer, states[qid]["state"], assigned.get(qid), qid in flagged, decided)
+        if part is not None:
+            parts[part].append(q)
     if presorted:
-        return mine + second + anyone
+        return [q for part in parts for q in part]
     order = lambda q: (q["task"] or "", q["video_id"] or "", q["question_id"])  # noqa: E731
-    return sorted(mine, key=order) + sorted(second, key=order) + sorted(anyone, key=order)
+    return [q for part in parts for q in sorted(part, key=order)]
 
 
 def adjudication_list(questions: list[Mapping[str, Any]], decisions: list[Mapping[str, Any]],
@@ -74,15 +60,13 @@ def adjudication_list(questions: list[Mapping[str, Any]], decisions: list[Mappin
                       reviewed: list[Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Disputed questions; with `reviewer`, only those a third person may settle (not one of its reviewers,
     and named when adjudicators were assigned). `reviewed`: curate()'s rows when the caller has them."""
-    adjudicators = _assigned(assignments, "adjudicate")
+    adjudicators = assigned_to(assignments, ADJUDICATE)
     out = []
     for row in reviewed if reviewed is not None else curate(questions, decisions, excluded, assignments, annotations):
         if row["state"] != "disputed":
             continue
-        if reviewer is not None:
-            named = adjudicators.get(row["question_id"])
-            if reviewer in row["reviewers"] or (named is not None and reviewer not in named):
-                continue
+        if reviewer is not None and not may_adjudicate(reviewer, row, adjudicators.get(row["question_id"])):
+            continue
         out.append(row)
     return out
 

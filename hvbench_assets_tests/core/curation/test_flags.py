@@ -8,8 +8,9 @@ import datetime as dt
 
 import pytest
 
+from hvbench_assets.core.curation.decisions import pick_accepts as pick_decides
 from hvbench_assets.core.curation.flags import (NEGATIVE_DISCRIMINATION, WRONG_BY_ALL, flag_outcome, for_review,
-                                                open_flags, pick_decides, shown_flag, text_arm_at_chance, write_flags)
+                                                open_flags, shown_flag, text_arm_at_chance, write_flags)
 from hvbench_assets.core.curation.queue import review_queue
 from hvbench_assets.core.curation.state import curate, excluded_tasks
 from hvbench_assets.core.curation.tables import REVIEW_FLAGS
