@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from hvbench_assets.core.ingest.tables import ClipInfo, load_clip  # noqa: E402
 from hvbench_assets.core.media import probe_video  # noqa: E402
-from hvbench_assets.core.synthesis.forms import answer_form, form_problems  # noqa: E402
+from hvbench_assets.core.synthesis.forms import form_problems  # noqa: E402
 from hvbench_assets.core.tasks.actions import action_problems  # noqa: E402
 from hvbench_assets.core.tasks.faces import face_evidence, faceless, gate_tracks  # noqa: E402
 from hvbench_assets.core.tasks.labels import ClipLabels  # noqa: E402
@@ -111,7 +111,7 @@ def recheck_warehouse(path: Path) -> None:
         others = [x for x in texts if x != truth]
         if fam.descriptive:
             numbers = tuple(sorted(int(n) for n in ((q.get("marking") or {}).get("numbers") or {}).values()))
-            bad = form_problems(answer_form(q["abbrev"], numbers), truth, others)
+            bad = form_problems(fam.synthesis.form(numbers), truth, others)
         elif q["abbrev"] == "SCM":
             bad = check_sentences(truth, others, fam.params.length_band)[1]
         elif q["abbrev"] == "AST":

@@ -15,7 +15,7 @@ from hvbench_assets.core.synthesis.steps import StepLog
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.prompts import ACTION_DISTRACTORS, ACTION_FROM_LIST
-from hvbench_assets.core.tasks.replies import BadReply, json_object, normalise, string_list
+from hvbench_assets.core.synthesis.replies import BadReply, json_object, normalise, string_list
 from hvbench_assets.core.tasks.rules import Option, Verdict, check_range, most_present, persons, reject
 
 ONGOING = "This is an ongoing action in the video."

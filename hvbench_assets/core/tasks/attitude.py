@@ -10,9 +10,10 @@ from hvbench_assets.core.synthesis.checks import question_kind
 from hvbench_assets.core.synthesis.replies import Stop, parsed_call
 from hvbench_assets.core.synthesis.steps import StepLog
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.prompts import ATTITUDE_CAPTION, ATTITUDE_QUESTION
-from hvbench_assets.core.tasks.replies import BadReply, json_object
+from hvbench_assets.core.synthesis.replies import BadReply, json_object
 from hvbench_assets.core.tasks.rules import Option, Verdict, most_present, persons, reject
 
 ATTITUDES = ("Positive", "Negative", "Neutral", "Indeterminate")
@@ -43,7 +44,7 @@ def _attitude_qa(text: str | None) -> tuple[str, str]:
     attitude = str(obj.get("attitude") or "").strip().lower()
     if not question:
         raise BadReply("no question in reply")
-    if why := question_kind("AR", question):  # attitude options under a question that asks something else
+    if why := question_kind(TASK_BY_ABBREV["AR"].asks, question):  # attitude options under a question that asks something else
         raise BadReply(why)
     if attitude not in ("positive", "negative", "neutral"):
         raise BadReply(f"attitude {attitude!r} is not positive, negative or neutral")

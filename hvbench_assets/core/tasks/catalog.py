@@ -15,6 +15,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hvbench_assets.core.synthesis import forms, prompts as SP
+from hvbench_assets.core.synthesis.recipe import (
+    DescriptionCaption,
+    FixedQuestion,
+    FlaggedCaption,
+    LabelCaption,
+    NoCaption,
+    WriterQuestion,
+)
+from hvbench_assets.core.synthesis.checks import Asks
+from hvbench_assets.core.synthesis.forms import Form
+from hvbench_assets.core.synthesis.recipe import Recipe
+from hvbench_assets.core.synthesis.replies import person_sentence
+
 EMOTION = "Emotion Perception"
 PERSON = "Person Recognition"
 BEHAVIOR = "Behavior Analysis"
@@ -39,31 +53,6 @@ class Rules:
     params: str  # its parameter dataclass (the paper's thresholds as defaults)
     prompts: tuple[str, ...] = ()  # constants of core/tasks/prompts.py the rules ask a model with
     version: str = "1"  # bump when the rule changes what comes out (descriptive families: SynthesisTask.version)
-
-
-@dataclass(frozen=True)
-class Synthesis:
-    """What differs per descriptive family in the distractor-included synthesis (core/synthesis/chain.py)."""
-    caption: str | None  # prompt constant; None: the caption is read from labels (ER) or there is none (EIC)
-    caption_keys: tuple[str, str] | None  # JSON caption: (flag key, text key); None: a sentence / labels
-    caption_rule: str  # the rule named when the caption rejects the clip
-    question: str | None  # prompt constant; None: a fixed question
-    answer_hint: str  # added to the answering prompt
-    errors: str  # the perturbation's error types
-    leak_kind: str = "content"  # emotion | content
-    leak_share: float = 0.0  # share of the answer's key words a question may contain (0: none)
-    length_band: tuple[float, float] = (0.5, 2.0)  # a distractor's length over the truth's, in characters
-    polarity: bool = False  # store the truth's emotional polarity (ER)
-
-
-@dataclass(frozen=True)
-class Asks:
-    """What a family's question must ask: the thing its options answer (the question-kind check,
-    core/synthesis/checks.py `question_kind`). Regular expressions, matched case-insensitively: the question
-    matches every one of `all_of` and none of `none_of` (those ask for something else)."""
-    what: str  # in words, for the problem named to the model on its one retry ("an attitude")
-    all_of: tuple[str, ...]
-    none_of: tuple[str, ...] = ()
 
 
 # What questions ask, as word patterns. Generous on purpose: they catch a question that asks another thing
@@ -121,7 +110,7 @@ class Task:
     answer_labels: tuple[str, ...] = ()  # label tables the right answer is read from (the rest only gate)
     ours: tuple[str, ...] = ()  # labels our rules read beyond Table 9
     why_ours: str = ""
-    synthesis: Synthesis | None = None  # a descriptive family: written by core/synthesis
+    synthesis: Recipe | None = None  # a descriptive family: written by core/synthesis
     records_steps: bool = False  # its chain is stored in synthesis_steps (descriptive families and AR)
     annotation: str | None = None  # count | action: the truth is a human's
     reviewed: bool = True  # False: not reviewed unless configured (reliable by construction)
@@ -144,8 +133,33 @@ class Task:
     def model_question(self) -> bool:
         """A model writes its question text: the question-kind check asks it again once, and its rule is part of
         the family's code version. A fixed or template question is checked by the tests instead."""
-        return (self.synthesis is not None and self.synthesis.question is not None) or \
+        return (self.synthesis is not None and self.synthesis.question.prompt is not None) or \
             any(p.endswith("_QUESTION") for p in self.rules.prompts)
+
+
+def _er_form(numbers=()):
+    return Form("an emotion of the taxonomy", forms.names_emotions, forms.emotion_set, "emotions")
+
+
+def _eta_form(numbers=()):
+    return Form("emotions of the taxonomy in order", forms.names_emotions, forms.emotion_sequence, "emotion sequence")
+
+
+def _eic_form(numbers=()):
+    return Form("number-emotion", forms.number_emotion(numbers), lambda t: t.strip().lower(), "number-emotion",
+                read=forms.read_number_emotion(numbers))
+
+
+def _h2t_form(numbers=()):
+    return Form("'The person is ...'", forms.person, read=person_sentence)
+
+
+def _bta_form(numbers=()):
+    return Form("an action sequence", forms.action_sequence)
+
+
+def _bca_form(numbers=()):
+    return Form("a cause or effect statement", forms.statement, kind=forms.causal_kind)
 
 
 _GROUPING = "L7 speaking tracks are counted as people through L1 tracks merged by L2"
@@ -161,9 +175,9 @@ TASKS: tuple[Task, ...] = (
     Task("Emotion_Recognition", "ER", EMOTION, "emotion_recognition", _EMOTION_LABELS, "red_box", _DESC,
          truth=_ENSEMBLE, answer_from=_ENSEMBLE_FROM, answer_labels=("facial_description",), face=True,
          records_steps=True, paper_no_edit=0.81,
-         synthesis=Synthesis(None, None, "facial_description", "ER_QUESTION", "",
-                             "replace an emotion word with a wrong one, or add an emotion the person does not show",
-                             leak_kind="emotion", polarity=True),
+         synthesis=Recipe(LabelCaption(), WriterQuestion(SP.ER_QUESTION), SP.answer_prompt("er", ""),
+                          SP.perturb_prompt("er", "replace an emotion word with a wrong one, or add an emotion the "
+                                            "person does not show"), _er_form, leak_kind="emotion", polarity=True),
          asks=Asks("the emotion the person shows", (_EMOTION_Q,), _ASKS_FEELING),
          answer_kind="emotion",
          evidence=_ON_SCREEN,
@@ -173,9 +187,11 @@ TASKS: tuple[Task, ...] = (
     Task("Emotion_Temporal_Analysis", "ETA", EMOTION, "emotion_temporal_analysis", _EMOTION_LABELS, "red_box", _DESC,
          truth=_ENSEMBLE, answer_from=_ENSEMBLE_FROM, answer_labels=("facial_description",), face=True,
          records_steps=True, paper_no_edit=0.83,
-         synthesis=Synthesis("ETA_CAPTION", ("emotion_change", "emotion_sequence"), "emotion_change", "ETA_QUESTION",
-                             "", "insert an emotion that does not occur into the sequence, drop one that does, or "
-                             "replace one with a wrong one", leak_kind="emotion"),
+         synthesis=Recipe(FlaggedCaption(SP.ETA_CAPTION, ("emotion_change", "emotion_sequence"), "emotion_change"),
+                          WriterQuestion(SP.ETA_QUESTION), SP.answer_prompt("eta", ""),
+                          SP.perturb_prompt("eta", "insert an emotion that does not occur into the sequence, drop one "
+                                            "that does, or replace one with a wrong one"), _eta_form,
+                          leak_kind="emotion"),
          asks=Asks("how the person's emotions change over the clip", (_EMOTION_Q, _CHANGE_Q), _ASKS_FEELING),
          answer_kind="emotion_sequence",
          evidence=_ON_SCREEN,
@@ -196,9 +212,11 @@ TASKS: tuple[Task, ...] = (
                    "negative, or cannot be determined. Prefer 'cannot be determined' over a guess."),
     Task("Emotion_Intensity_Compare", "EIC", EMOTION, "emotion_intensity_comparison", ("human_tracks",), "numbers",
          _DESC, truth=_ENSEMBLE, answer_from=_ENSEMBLE_FROM, face=True, records_steps=True, paper_no_edit=0.63,
-         synthesis=Synthesis(None, None, "", None, " Reply only as number-emotion, for example \"2-happy\".",
-                             "if a draft names the same number as the correct answer, change its emotion; if it "
-                             "names another number, the emotion may stay", length_band=(0.3, 3.0)),
+         synthesis=Recipe(NoCaption(), FixedQuestion(SP.EIC_FIXED_QUESTION),
+                          SP.answer_prompt("eic", " Reply only as number-emotion, for example \"2-happy\"."),
+                          SP.perturb_prompt("eic", "if a draft names the same number as the correct answer, change its "
+                                            "emotion; if it names another number, the emotion may stay"), _eic_form,
+                          length_band=(0.3, 3.0)),
          asks=Asks("which numbered person shows which emotion", (_PERSON_Q, _EMOTION_Q)),
          answer_kind="person_emotion",
          evidence=_NUMBERED,
@@ -217,9 +235,11 @@ TASKS: tuple[Task, ...] = (
     Task("Human2Text", "H2T", PERSON, "human_to_text", ("human_tracks", "person_count", "appearance"), "red_box",
          _DESC, truth=_ENSEMBLE, answer_from=_ENSEMBLE_FROM, answer_labels=("appearance",), face=True,
          records_steps=True, paper_no_edit=0.65,
-         synthesis=Synthesis("H2T_CAPTION", None, "description", None, " Begin with \"The person is\".",
-                             "make the position relative to objects or other people wrong, or change a detail of "
-                             "the person's appearance (clothing, colour, hair, accessories)"),
+         synthesis=Recipe(DescriptionCaption(SP.H2T_CAPTION), FixedQuestion(SP.H2T_FIXED_QUESTION, caption_answers=True),
+                          SP.answer_prompt("h2t", " Begin with \"The person is\"."),
+                          SP.perturb_prompt("h2t", "make the position relative to objects or other people wrong, or "
+                                            "change a detail of the person's appearance (clothing, colour, hair, "
+                                            "accessories)"), _h2t_form),
          asks=Asks("a description of the person", (r"\b(?:describe|description|look like|appearance)\b",)),
          evidence=_ON_SCREEN,
          guideline="Read each description against the boxed person: the right one fits clothes, build and visible "
@@ -244,9 +264,10 @@ TASKS: tuple[Task, ...] = (
                    "(to the second). Reject if the description fits someone else too."),
     Task("Behavior_Temporal_Analysis", "BTA", BEHAVIOR, "behavior_temporal_analysis", ("human_tracks", "appearance"),
          "red_box", _DESC, truth=_ENSEMBLE, answer_from=_ENSEMBLE_FROM, records_steps=True, paper_no_edit=0.68,
-         synthesis=Synthesis("BTA_CAPTION", ("action_change", "action_sequence"), "action_change", "BTA_QUESTION", "",
-                             "add an action that does not happen, leave one out, swap the order of two, or replace "
-                             "one with a wrong one"),
+         synthesis=Recipe(FlaggedCaption(SP.BTA_CAPTION, ("action_change", "action_sequence"), "action_change"),
+                          WriterQuestion(SP.BTA_QUESTION), SP.answer_prompt("bta", ""),
+                          SP.perturb_prompt("bta", "add an action that does not happen, leave one out, swap the order "
+                                            "of two, or replace one with a wrong one"), _bta_form),
          asks=Asks("the person's actions in order", (_ACTION_Q, _ORDER_Q), (_ASKS_TIME, _COUNT_Q, _ASKS_EMOTION)),
          evidence=_ON_SCREEN,
          guideline="Watch the boxed person's actions in order: the right option lists what they do in the order "
@@ -254,9 +275,10 @@ TASKS: tuple[Task, ...] = (
     Task("Behavior_Causualty_Analysis", "BCA", BEHAVIOR,  # sic: the published file name
          "behavior_causality_analysis", ("human_tracks", "appearance"), "red_box", _DESC, truth=_ENSEMBLE,
          answer_from=_ENSEMBLE_FROM, records_steps=True, paper_no_edit=0.74,
-         synthesis=Synthesis("BCA_CAPTION", ("causal_events_exist", "causal_events_description"), "causal_event",
-                             "BCA_QUESTION", "", "give a wrong cause, describe a wrong effect, swap cause and "
-                             "effect, or over- or under-state a factor", leak_share=0.5),
+         synthesis=Recipe(FlaggedCaption(SP.BCA_CAPTION, ("causal_events_exist", "causal_events_description"),
+                                         "causal_event"), WriterQuestion(SP.BCA_QUESTION), SP.answer_prompt("bca", ""),
+                          SP.perturb_prompt("bca", "give a wrong cause, describe a wrong effect, swap cause and effect, "
+                                            "or over- or under-state a factor"), _bca_form, leak_share=0.5),
          asks=Asks("a cause or an effect", (_CAUSE_Q,), (_ASKS_TIME, _COUNT_Q, _ASKS_EMOTION)),
          evidence=_ON_SCREEN,
          guideline="The right option explains why the boxed person acts as they do, from what the clip shows or "

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hvbench_assets.core.synthesis import chain
-from hvbench_assets.core.synthesis.tasks import SYNTHESIS_TASKS
-from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
+from hvbench_assets.core.synthesis.chain import synthesize
+from hvbench_assets.core.synthesis.recipe import Subject
+from hvbench_assets.core.synthesis.replies import Stop
+from hvbench_assets.core.synthesis.steps import StepLog
+from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending, stopped
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.rules import (
+    Option,
     Verdict,
     check_range,
     co_present,
@@ -91,15 +94,27 @@ def select_h2t(labels: ClipLabels, p: DescriptiveParams) -> Verdict:
     return _target(labels, "h2t", m, "the most-present person among 3-7 people")
 
 
-def _build(abbrev: str):
-    def build(ctx: BuildContext) -> Draft | Pending:
-        if ctx.synthesis is None:
-            return Pending("blocked", "the synthesis needs a writer and answering models (none given)", rule="model")
-        return chain.build(SYNTHESIS_TASKS[abbrev], ctx)
-
-    build.__name__ = f"build_{abbrev.lower()}"
-    return build
-
-
-build_er, build_eta, build_eic, build_h2t, build_bta, build_bca = (
-    _build(a) for a in ("ER", "ETA", "EIC", "H2T", "BTA", "BCA"))
+def build(ctx: BuildContext) -> Draft | Pending:
+    """A descriptive family's question: the subject from the labels (the red-boxed target, or the numbered people
+    of a numbered family), then the synthesis chain with the family's recipe and what its question must ask."""
+    if ctx.synthesis is None:
+        return Pending("blocked", "the synthesis needs a writer and answering models (none given)", rule="model")
+    family, labels, tids = ctx.family, ctx.labels, tuple(ctx.verdict.target_track_ids)
+    if family.marking == "numbers":
+        numbers = {t: ctx.numbers[t] for t in tids}  # the clip's person numbers (core/vision number_tracks)
+        marking = {"kind": "numbers", "numbers": {str(t): n for t, n in numbers.items()}}
+    else:
+        numbers, marking = {}, {"kind": "red_box", "track_ids": sorted(tids)}
+    appearance = " ".join((labels.by_track("appearance").get(t) or {}).get("text") or "" for t in tids).strip()
+    facial = " ".join((labels.by_track("facial_description").get(t) or {}).get("text") or "" for t in tids
+                      if (labels.by_track("facial_description").get(t) or {}).get("status") == "ok").strip()
+    subject = Subject(marking, ctx.marked_video(marking), appearance or "not available", facial,
+                      tuple(sorted(numbers.values())))
+    log = StepLog()
+    try:
+        out = synthesize(family.synthesis, family.asks, ctx.synthesis, subject, log)
+    except Stop as stop:
+        return stopped(stop, log)
+    return Draft(question=out.question, truth=Option(out.truth, "truth"),
+                 distractors=[Option(d, "perturbation") for d in out.distractors], marking=marking,
+                 call_ids=log.call_ids, details=out.details, rule_params=out.rule_params, steps=log.steps)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.prompts import PERSON_DESCRIPTION
-from hvbench_assets.core.tasks.replies import BadReply, person_sentence
+from hvbench_assets.core.synthesis.replies import BadReply, person_sentence
 from hvbench_assets.core.tasks.rules import (
     Option,
     Person,

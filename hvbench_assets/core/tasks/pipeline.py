@@ -125,7 +125,7 @@ def run_family(
     qid = question_id(family.task, labels.clip.sha256, verdict.target, family.fingerprint())
     ctx = BuildContext(labels=labels, verdict=verdict, rng=rng_for(qid), params=family.params, numbers=numbers,
                        ask=ask, red_box_video=red_box_video, marked_video=marked_video, synthesis=synthesis,
-                       bta_actions=bta_actions,
+                       bta_actions=bta_actions, family=family,
                        annotation=annotation(verdict.target_track_ids) if annotation and family.annotation else None)
     return Outcome(family, labels, verdict, qid, family.build(ctx), numbers)
 

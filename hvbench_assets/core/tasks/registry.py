@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from hvbench_assets.core.mllm.prompts import Prompt
-from hvbench_assets.core.synthesis.tasks import SYNTHESIS_TASKS
 from hvbench_assets.core.tasks import actions, attitude, descriptive, people, prompts, speech, speech_content
 from hvbench_assets.core.tasks.catalog import TASKS, Task
 from hvbench_assets.core.tasks.faces import FaceGate
@@ -63,6 +62,14 @@ class TaskFamily:
     @property
     def annotation(self) -> str | None:
         return self.info.annotation
+
+    @property
+    def synthesis(self):
+        return self.info.synthesis
+
+    @property
+    def asks(self):
+        return self.info.asks
 
     @property
     def descriptive(self) -> bool:
@@ -121,11 +128,11 @@ def family(task: Task) -> TaskFamily:
     """A catalog entry with its code: select_<abbrev> / build_<abbrev> and the parameters of its rules module."""
     module, key = _MODULES[task.rules.module], task.abbrev.lower()
     if task.synthesis is not None:
-        syn = SYNTHESIS_TASKS[task.abbrev]
-        found, version = syn.prompts, syn.version
+        found, version, build = task.synthesis.prompts, task.synthesis.version, descriptive.build
     else:
         found, version = tuple(getattr(prompts, name) for name in task.rules.prompts), task.rules.version
-    return TaskFamily(task, getattr(module, f"select_{key}"), getattr(module, f"build_{key}"),
+        build = getattr(module, f"build_{key}")
+    return TaskFamily(task, getattr(module, f"select_{key}"), build,
                       getattr(module, task.rules.params)(), rule_version=version, prompts=found,
                       face_gate=FACE_GATE if task.face else None)
 

@@ -11,7 +11,7 @@ from hvbench_assets.core.synthesis.steps import StepLog
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.prompts import SPEECH_DISTRACTORS
-from hvbench_assets.core.tasks.replies import BadReply, json_object, normalise, string_list
+from hvbench_assets.core.synthesis.replies import BadReply, json_object, normalise, string_list
 from hvbench_assets.core.tasks.rules import (
     Option,
     Verdict,

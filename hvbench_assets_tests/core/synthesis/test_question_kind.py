@@ -9,9 +9,9 @@ import inspect
 import pytest
 
 from hvbench_assets.core.synthesis import prompts as P
-from hvbench_assets.core.synthesis.checks import question_kind
+from hvbench_assets.core.synthesis.checks import question_kind as kind_of
 from hvbench_assets.core.tasks import actions, people, speech, speech_content
-from hvbench_assets.core.tasks.catalog import TASKS
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV, TASKS
 
 # family -> (questions that ask what its options answer, questions that ask something else)
 MODEL_QUESTIONS = {
@@ -53,6 +53,12 @@ MODEL_QUESTIONS = {
              "How many cups does the man in the apron hold?",
              "At which second does the girl in yellow wave?"]),
 }
+
+
+def question_kind(abbrev: str, question: str) -> str | None:
+    return kind_of(TASK_BY_ABBREV[abbrev].asks, question)
+
+
 WRITERS = sorted(t.abbrev for t in TASKS if t.model_question)
 
 
