@@ -42,8 +42,7 @@ from hvbench_assets.core.curation.state import REASONS, STATES, is_question, sta
 from hvbench_assets.core.curation.store import BadDecision, record_decision, undo_decision
 from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
 from hvbench_assets.core.tasks import annotations
-from hvbench_assets.core.tasks.catalog import ANNOTATED
-from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
+from hvbench_assets.core.tasks.catalog import ANNOTATED, TASK_BY_ABBREV
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES, question_content_hash
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.settings_table import open_warehouse
@@ -317,7 +316,7 @@ def create_app(cfg: ReviewConfig) -> Starlette:
             q = question_row(qid)
             s = load_state(wh)
             explanation = explain(wh, qid)
-        family = FAMILY_BY_ABBREV.get(q["abbrev"])
+        family = TASK_BY_ABBREV.get(q["abbrev"])
         links = [(f"{a} / {q['video_id']}", f"{cfg.dagster_url.rstrip('/')}/assets/{a}?view=partitions&partition="
                   f"{quote(q['video_id'])}") for a in ([family.asset] if family else []) + ["human_tracks", "video_probe"]]
         links.append(("reviewed_questions", f"{cfg.dagster_url.rstrip('/')}/assets/reviewed_questions"))
@@ -578,7 +577,7 @@ def _text(data: dict[str, Any], name: str, max_len: int, required: bool = False)
 
 
 def guideline(abbrev: str | None) -> str:
-    family = FAMILY_BY_ABBREV.get(abbrev or "")
+    family = TASK_BY_ABBREV.get(abbrev or "")
     return family.guideline if family else ""
 
 
@@ -595,11 +594,11 @@ def clip_durations(wh: Warehouse) -> dict[str, float]:
 def timing_stats(s: dict[str, list], reviewed: list[dict], durations: dict[str, float],
                  floor_s: float) -> dict[str, Any]:
     """Seconds per decision, too-fast decisions and the no-edit share (the stats page and `hvbench review-stats`)."""
-    from hvbench_assets.core.tasks.registry import FAMILIES
+    from hvbench_assets.core.tasks.catalog import TASKS
 
     return {"times": decision_times(s["decisions"], durations, floor_s),
             "fast": fast_decisions(s["decisions"], durations, floor_s), "fast_floor_s": floor_s,
-            "no_edit": no_edit_shares(reviewed, s["decisions"], [f.abbrev for f in FAMILIES if f.descriptive])}
+            "no_edit": no_edit_shares(reviewed, s["decisions"], [f.abbrev for f in TASKS if f.descriptive])}
 
 
 def explain(wh: Warehouse, question_id: str) -> tuple[dict[str, Any], str] | None:

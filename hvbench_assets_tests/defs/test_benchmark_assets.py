@@ -17,7 +17,7 @@ from hvbench_assets.core.benchmark import load_benchmark
 from hvbench_assets.core.benchmark.explain import explain_question
 from hvbench_assets.core.benchmark.repair import REPAIR_CODE_VERSION
 from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL, TEXT_BIAS
-from hvbench_assets.core.benchmark.tasks import TASKS
+from hvbench_assets.core.tasks.catalog import TASKS
 from hvbench_assets.core.curation.store import record_decision
 from hvbench_assets.core.evaluation import EVAL_RESPONSES, EvalConfig, evaluate, mllm_answerer
 from hvbench_assets.core.evaluation.reporting import report_for

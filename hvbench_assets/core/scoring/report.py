@@ -14,7 +14,9 @@ from html import escape
 from pathlib import Path
 from statistics import fmean, pstdev
 
-from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS, task_info
+from hvbench_assets.core.tasks.catalog import TASKS, task_info
+
+from hvbench_assets.core.tasks.family import CATEGORIES
 from hvbench_assets.core.scoring import svg
 from hvbench_assets.core.scoring.circular import circular_correct
 from hvbench_assets.core.scoring.items import (

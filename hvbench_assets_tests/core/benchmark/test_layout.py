@@ -5,7 +5,6 @@ import json
 import pytest
 
 from hvbench_assets.core.benchmark import (
-    TASKS,
     BenchmarkFormatError,
     Option,
     format_choices,
@@ -13,7 +12,8 @@ from hvbench_assets.core.benchmark import (
     parse_choices,
     write_benchmark,
 )
-from hvbench_assets.core.benchmark.tasks import CATEGORIES, task_info, tasks_of
+from hvbench_assets.core.tasks.catalog import TASKS, task_info, tasks_of
+from hvbench_assets.core.tasks.family import CATEGORIES
 from hvbench_assets.testkit.media_factory import moving_square_video
 
 PUBLISHED_STYLE = "Option A: {3}\n\nOption B: {5}\n\nOption C: {7}\n\nOption D: {4}\n\n"  # braces, trailing blank block

@@ -105,20 +105,17 @@ def test_a_prompt_change_marks_only_its_task_stale():
     import dataclasses
 
     from hvbench_assets.core.synthesis.prompts import SCORE
-    from hvbench_assets.core.tasks.registry import FAMILIES, FAMILY_BY_ABBREV
 
-    SYNTHESIS_TASKS = {t.abbrev: t.synthesis for t in TASKS if t.synthesis}
-    prompts = {a: {p.fingerprint for p in t.prompts} for a, t in SYNTHESIS_TASKS.items()}
+    prompts = {t.abbrev: {p.fingerprint for p in t.prompts} for t in TASKS if t.descriptive}
     for a in prompts:
         for b in prompts:
             if a != b:
                 assert prompts[a] & prompts[b] == {SCORE.fingerprint}  # only the shared score sheet
-    er = FAMILY_BY_ABBREV["ER"]
-    edited = dataclasses.replace(SYNTHESIS_TASKS["ER"].perturb, user=SYNTHESIS_TASKS["ER"].perturb.user + " ")
-    changed = dataclasses.replace(er, prompts=tuple(edited if p is SYNTHESIS_TASKS["ER"].perturb else p
-                                                    for p in er.prompts))
+    er = TASK_BY_ABBREV["ER"]
+    edited = dataclasses.replace(er.synthesis.perturb, user=er.synthesis.perturb.user + " ")
+    changed = dataclasses.replace(er, synthesis=dataclasses.replace(er.synthesis, perturb=edited))
     assert changed.fingerprint() != er.fingerprint()
-    assert all(f.prompts == SYNTHESIS_TASKS[f.abbrev].prompts for f in FAMILIES if f.descriptive)
+    assert all(f.prompts == f.synthesis.prompts for f in TASKS if f.descriptive)
 
 
 def test_distractors_must_have_the_answer_form_of_h2t_and_eic():
