@@ -15,6 +15,7 @@ import pytest
 from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import iter_frames, probe_video
 from hvbench_assets.core.mllm import MODEL_CALLS
+from hvbench_assets.core.tasks.catalog import TASKS
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.core.vision.tables import load_tracks, number_tracks
 from hvbench_assets.defs.labels.descriptions import appearance
@@ -55,7 +56,7 @@ def rows(root, spec, **where):
 
 def test_every_clip_and_task_has_one_verdict(tpt):
     cands = rows(tpt, TASK_CANDIDATES, video_id="tpt")
-    assert len(cands) == 16 and len({c["task"] for c in cands}) == 16
+    assert len(cands) == len(TASKS) and len({c["task"] for c in cands}) == len(TASKS)
     by = {c["abbrev"]: c for c in cands}
     assert by["HC"]["status"] == "rejected" and by["HC"]["reason"] == "people=2 < 3"
     for abbrev in ("AR", "T2H", "ATD", "AST", "SCM", "ER", "EIC"):  # no model configured
@@ -108,7 +109,7 @@ def test_task_partition_page_shows_key_frame_explain_review_link_and_checks(duo)
     checks = {c.asset_key.to_user_string(): c for c in result.get_asset_check_evaluations()}
     assert checks["active_speaker_detection"].passed
     assert checks["active_speaker_detection"].metadata["problems"].value == "none"
-    assert all(c.check_name == "question_complete" for c in checks.values()) and len(checks) == 16
+    assert all(c.check_name == "question_complete" for c in checks.values()) and len(checks) == len(TASKS)
 
 
 def test_one_identity_per_person_on_every_page(duo, tmp_path_factory):

@@ -32,9 +32,11 @@ EXPORTABLE = ("accepted", "corrected", "not_reviewed")
 
 def paper_targets() -> dict[str, int]:
     """Per-task targets: the paper's count where it gives one (HC: 174, its three strata); the per-task counts of
-    the other tasks are only in a figure, so they share the rest of the 2475 evenly."""
+    the paper's other tasks are only in a figure, so they share the rest of the 2475 evenly. A family beyond the
+    paper's 16 takes the same share on top, leaving the others' alone."""
     given = {t.abbrev: t.paper_count for t in TASKS if t.paper_count is not None}
-    each = (PAPER_TOTAL - sum(given.values())) // (len(TASKS) - len(given))
+    shared = [t for t in TASKS if t.from_paper and t.abbrev not in given]
+    each = (PAPER_TOTAL - sum(given.values())) // len(shared)
     return {t.abbrev: given.get(t.abbrev, each) for t in TASKS}
 
 

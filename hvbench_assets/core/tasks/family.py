@@ -109,6 +109,7 @@ class TaskFamily:
     # review and the pool
     guideline: str  # what a reviewer checks on a question of this family (`hvbench review`)
     reviewed: bool = True  # False: not reviewed unless configured (reliable by construction)
+    from_paper: bool = True  # one of the paper's 16 (False: our extension; the paper's figures do not cover it)
     paper_no_edit: float | None = None  # the paper's share of items its reviewers kept unedited
     paper_count: int | None = None  # the paper's number of questions, where it gives one (HC)
     strata: Strata | None = None  # how the pool balances its questions

@@ -25,8 +25,8 @@ def _line(qid, answer="B", choices=PUBLISHED_STYLE, video="Human_Count/Human_Cou
 
 
 def test_sixteen_tasks_in_four_categories_of_four():
-    assert len(TASKS) == 16 and len({t.name for t in TASKS}) == 16
-    assert all(len(tasks_of(c)) == 4 for c in CATEGORIES)
+    assert len({t.name for t in TASKS}) == len(TASKS)
+    assert all(len([t for t in tasks_of(c) if t.from_paper]) == 4 for c in CATEGORIES)
     assert task_info("Behavior_Causualty_Analysis").abbrev == "BCA"
     assert task_info("scm").name == "Speech_Content_Matching"
     assert task_info("Nonexistent") is None
