@@ -35,7 +35,7 @@ def paper_targets() -> dict[str, int]:
     the paper's other tasks are only in a figure, so they share the rest of the 2475 evenly. A family beyond the
     paper's 16 takes the same share on top, leaving the others' alone."""
     given = {t.abbrev: t.paper_count for t in TASKS if t.paper_count is not None}
-    shared = [t for t in TASKS if t.from_paper and t.abbrev not in given]
+    shared = [t for t in TASKS if t.from_paper and t.paper_count is None]
     each = (PAPER_TOTAL - sum(given.values())) // len(shared)
     return {t.abbrev: given.get(t.abbrev, each) for t in TASKS}
 
