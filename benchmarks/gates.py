@@ -1,13 +1,14 @@
 """What the answer-key gates reject, measured.
 
 1. Face gate on the shared clips: the offline L1 (YuNet, and dlib HOG with its rescue passes) tracks each
-   clip; per track the face-detected share of the detection frames, and whether registry.FACE_GATE skips it.
+   clip; per track the face-detected share of the detection frames, and whether family.FACE_GATE skips it.
    The clips' ground truth (../shared/videos/README.md): every face there is visible, so a skipped track of
    these clips is a face wrongly skipped; a body-only track (no detected face frame) would be skipped.
    The gated families' selection verdicts are compared with and without the gate on the same tracks.
 2. With `--warehouse PATH`: the stored questions of that warehouse re-checked, per task: how many the face
    gate would reject (a target or numbered track without a detected face) and how many fail the option
-   forms (core/synthesis/forms.py for the six descriptive tasks, the length band for SCM, the wording for AST).
+   checks (each family's `option_problems`: the option form of the six descriptive tasks, the length band for
+   SCM, the wording for AST).
 
 Run: PYTHONPATH=. .venv/bin/python benchmarks/gates.py [--detectors yunet,hog] [--warehouse wh.duckdb]
 """
@@ -25,12 +26,10 @@ sys.path.insert(0, str(ROOT))
 
 from hvbench_assets.core.ingest.tables import ClipInfo, load_clip  # noqa: E402
 from hvbench_assets.core.media import probe_video  # noqa: E402
-from hvbench_assets.core.synthesis.forms import answer_form, form_problems  # noqa: E402
-from hvbench_assets.core.tasks.actions import action_problems  # noqa: E402
 from hvbench_assets.core.tasks.faces import face_evidence, faceless, gate_tracks  # noqa: E402
 from hvbench_assets.core.tasks.labels import ClipLabels  # noqa: E402
-from hvbench_assets.core.tasks.registry import FACE_GATE, FAMILIES, FAMILY_BY_ABBREV  # noqa: E402
-from hvbench_assets.core.tasks.speech_content import check_sentences  # noqa: E402
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV, TASKS  # noqa: E402
+from hvbench_assets.core.tasks.family import FACE_GATE  # noqa: E402
 from hvbench_assets.core.tasks.store import QUESTIONS  # noqa: E402
 from hvbench_assets.core.vision.backends import build_backend  # noqa: E402
 from hvbench_assets.core.vision.pipeline import track_video  # noqa: E402
@@ -39,7 +38,7 @@ from hvbench_assets.core.warehouse import Warehouse  # noqa: E402
 
 CLIPS = ("two_children.mp4", "five_people_grid.mp4", "man_talking_head.mp4", "two_people_talking.mp4")
 VIDEOS = ROOT.parent / "shared" / "videos"
-GATED = [f for f in FAMILIES if f.face_gate is not None]
+GATED = [f for f in TASKS if f.face_gate is not None]
 
 
 def clip_labels(wh: Warehouse, name: str, detector: str, out: Path) -> ClipLabels:
@@ -96,7 +95,7 @@ def recheck_warehouse(path: Path) -> None:
             continue
         t = tally.setdefault(q["abbrev"], Counter())
         t["questions"] += 1
-        fam = FAMILY_BY_ABBREV[q["abbrev"]]
+        fam = TASK_BY_ABBREV[q["abbrev"]]
         if fam.face_gate is not None:
             vid = q["video_id"]
             if vid not in labels_of:
@@ -109,15 +108,8 @@ def recheck_warehouse(path: Path) -> None:
         texts = [o["text"] for o in q["options"]]
         truth = q["answer_text"]
         others = [x for x in texts if x != truth]
-        if fam.descriptive:
-            numbers = tuple(sorted(int(n) for n in ((q.get("marking") or {}).get("numbers") or {}).values()))
-            bad = form_problems(answer_form(q["abbrev"], numbers), truth, others)
-        elif q["abbrev"] == "SCM":
-            bad = check_sentences(truth, others, fam.params.length_band)[1]
-        elif q["abbrev"] == "AST":
-            bad = action_problems(truth, others)[1]
-        else:
-            bad = []
+        numbers = tuple(sorted(int(n) for n in ((q.get("marking") or {}).get("numbers") or {}).values()))
+        bad = fam.option_problems(truth, others, numbers)
         if bad:
             t["forms"] += 1
             print(f"  {q['abbrev']} {q['question_id']}: {bad[0]}")

@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from hvbench_assets.core.benchmark.letters import assemble_letters  # noqa: E402
 from hvbench_assets.core.benchmark.pool import PoolSettings, select_pool  # noqa: E402
-from hvbench_assets.core.benchmark.tasks import TASKS  # noqa: E402
+from hvbench_assets.core.tasks.catalog import TASKS  # noqa: E402
 from hvbench_assets.core.curation.reviewed import update_reviewed  # noqa: E402
 from hvbench_assets.core.curation.state import curate, excluded_tasks  # noqa: E402
 from hvbench_assets.core.curation.store import _table_rows, record_decision  # noqa: E402
@@ -70,7 +70,7 @@ def question_rows(n: int) -> tuple[list[dict], list[dict], list[dict]]:
         for k in range(6):
             fam = TASKS[(clip + k * 3) % len(TASKS)]
             qid = question_id(fam.name, sha, [k], "1")
-            waiting = fam.abbrev in ("HC", "AST", "TSA") and clip % 20 == 0
+            waiting = fam.annotation is not None and clip % 20 == 0
             opts = [{"letter": ltr, "text": f"{fam.abbrev} option {ltr} for {vid}: a person in a blue shirt raises a hand",
                      "origin": "truth" if i == clip % 4 else "rule"} for i, ltr in enumerate("ABCD")]
             answer = "ABCD"[clip % 4]
@@ -91,9 +91,10 @@ def question_rows(n: int) -> tuple[list[dict], list[dict], list[dict]]:
                           "status": "awaiting_annotation" if waiting else "selected", "rule": row["rule"], "reason": "",
                           "measured": row["rule_params"]["measured"], "target_track_ids": [k], "question_id": qid})
             if waiting and k % 2 == 0:
-                anns.append({"annotation_id": f"a{clip:05d}{k}", "video_id": vid, "kind": "count" if fam.abbrev == "HC" else "action",
-                             "track_id": None if fam.abbrev == "HC" else k, "annotator": "ann",
-                             "value": {"count": 4} if fam.abbrev == "HC" else {"action": "waves", "start_s": 2},
+                counted = fam.annotation.kind == "count"
+                anns.append({"annotation_id": f"a{clip:05d}{k}", "video_id": vid, "kind": fam.annotation.kind,
+                             "track_id": None if counted else k, "annotator": "ann",
+                             "value": {"count": 4} if counted else {"action": "waves", "start_s": 2},
                              "created_at": T0 + dt.timedelta(seconds=len(anns))})
         for fam in TASKS[:4]:  # rejected verdicts of other tasks
             if fam.name not in {q["task"] for q in qrows[-6:]}:
@@ -359,8 +360,8 @@ def measure_pool(qrows: list[dict], repeat: int = 3) -> tuple[float, float]:
     """(wall, CPU) seconds of select_pool + assemble_letters, the median of `repeat` runs; CPU time is steadier
     on a machine shared with other jobs."""
     rows = [{**q, "state": "accepted"} for q in qrows if q["answer"]]
-    settings = PoolSettings(targets={t.abbrev: len(rows) for t in TASKS}, hc_strata=(("3-5", 3, 5, 1), ("6-8", 6, 8, 1),
-                            ("9+", 9, None, 1)))
+    settings = PoolSettings(targets={t.abbrev: len(rows) for t in TASKS},
+                            weights={"HC": (("3-5", 1), ("6-8", 1), ("9+", 1))})
     runs = []
     for _ in range(repeat):
         t0, c0 = time.perf_counter(), time.process_time()

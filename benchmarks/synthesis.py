@@ -29,7 +29,7 @@ from hvbench_assets.core.mllm import MODEL_CALLS, MllmClient, parse_registry  # 
 from hvbench_assets.core.render.questions import render_question_video  # noqa: E402
 from hvbench_assets.core.synthesis.calls import SynthesisModels  # noqa: E402
 from hvbench_assets.core.tasks.pipeline import run_family  # noqa: E402
-from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV  # noqa: E402
+from hvbench_assets.core.tasks.families import behavior_temporal_analysis as bta  # noqa: E402
 from hvbench_assets.core.warehouse import Warehouse  # noqa: E402
 from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from hvbench_assets.testkit.labels_factory import clip_labels, full  # noqa: E402
@@ -92,7 +92,7 @@ def main() -> None:
                 labels = clip_labels(duration_s=8, tracks=[full(0, 8)], path=video)
                 labels.rows["appearance"][0]["text"] = f"a person in a red shirt, benchmark person number {i}"
                 models = SynthesisModels(client, reg.get("writer"), reg.active(), f"bench{i}", "BTA")
-                out = run_family(FAMILY_BY_ABBREV["BTA"], labels, synthesis=models, marked_video=lambda m: (
+                out = run_family(bta.FAMILY, labels, synthesis=models, marked_video=lambda m: (
                     render_question_video(video, labels.clip.sha256, labels.tracks, m, tmp / "q")))
                 assert out.status == "selected", out.candidate_row()
                 return models.stats

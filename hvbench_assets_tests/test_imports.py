@@ -9,8 +9,8 @@ modules (settings.py, devices.py, ...) are the ground floor and each subpackage 
           < mllm ingest                model clients; inbox and shot splitting
           < vision audio               the per-clip labels
           < speakers render            L7 over faces and voices; question videos over L1 tracks
-          < tasks                      selection rules, options, the question store
-          < synthesis                  the distractor chain over the task drafts
+          < synthesis                  the generic question-writing chain and model replies (no family in it)
+          < tasks                      the 16 families (they call the chain with their recipes), the question store
           < benchmark                  pool, leakage, export
           < scoring curation           reports over a benchmark; review states
           < evaluation                 asking models, then the report
@@ -45,8 +45,8 @@ CORE_FLOORS = [
     {"mllm", "ingest"},
     {"vision", "audio"},
     {"speakers", "render"},
-    {"tasks"},
     {"synthesis"},
+    {"tasks"},
     {"benchmark"},
     {"scoring", "curation"},
     {"evaluation"},
@@ -56,18 +56,12 @@ PACKAGE_FLOORS = [{"core", "weights"}, {"settings_table"}, {"scale", "review", "
 
 # (importing module, imported module or package): why this arrow up is right. Keep it short.
 ALLOWED_UP = {
-    ("core.tasks.actions", "core.synthesis"): "AST/TSA ask a model through synthesis' reply parsing and step log",
-    ("core.tasks.attitude", "core.synthesis"): "as actions: one model question through synthesis' helpers",
-    ("core.tasks.speech_content", "core.synthesis"): "as actions: one model question through synthesis' helpers",
-    ("core.tasks.descriptive", "core.synthesis"): "the six descriptive families are built by the synthesis chain",
     ("core.benchmark.leakage", "core.scoring.extraction"):
         "blind answers are read by the evaluation's own reply rules (a leaf module), so leaked means answerable",
     ("core.benchmark.open_ended", "core.scoring.open_match"):
         "an open item's structured truth is parsed by the matcher that grades it (a leaf module), so they cannot drift",
     ("core.benchmark.explain", "core.evaluation.tables"): "a question's whole chain ends with its evaluations",
     ("core.benchmark.explain", "core.curation.flags"): "an evaluation's flag and its review outcome, by the queue's rule",
-    ("core.tasks.materialize", "core.synthesis.steps"): "AST reads BTA's action list, a synthesis step",
-    ("core.tasks.registry", "core.synthesis.tasks"): "the descriptive families' synthesis settings",
 }
 def _modules() -> dict[str, tuple[Path, bool]]:
     out = {}

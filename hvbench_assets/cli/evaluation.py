@@ -270,7 +270,8 @@ def _aggregate_args(p: argparse.ArgumentParser) -> None:
 
 
 def _run_aggregate(args: argparse.Namespace) -> int:
-    from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS
+    from hvbench_assets.core.tasks.catalog import TASKS
+    from hvbench_assets.core.tasks.family import CATEGORIES
     from hvbench_assets.core.scoring.metrics import VISION_CATEGORIES, aggregate
     from hvbench_assets.core.scoring.score_table import ScoreTableError, read_score_table
 

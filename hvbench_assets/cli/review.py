@@ -121,7 +121,7 @@ def _assign_args(p: argparse.ArgumentParser) -> None:
 
 @command("review-assign", "assign questions to reviewers (two for agreement) and optionally a named adjudicator", _assign_args)
 def _assign(args: argparse.Namespace) -> int:
-    from hvbench_assets.core.benchmark.tasks import task_info
+    from hvbench_assets.core.tasks.catalog import task_info
     from hvbench_assets.core.curation.state import excluded_tasks, is_question
     from hvbench_assets.core.curation.store import BadDecision, assign
     from hvbench_assets.core.tasks.store import QUESTIONS

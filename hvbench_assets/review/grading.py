@@ -14,7 +14,7 @@ from starlette.routing import Route
 
 from hvbench_assets.core.benchmark import load_benchmark
 from hvbench_assets.core.benchmark.open_ended import truth_of
-from hvbench_assets.core.benchmark.tasks import task_info
+from hvbench_assets.core.tasks.catalog import task_info
 from hvbench_assets.core.curation import leases
 from hvbench_assets.core.curation.grading import (KEYS, BadGrade, grade_queue, grades, key_of, record_grade, reply_id,
                                                   reply_sha)

@@ -9,7 +9,7 @@ from hvbench_assets.core.curation import leases
 from hvbench_assets.core.curation.decisions import ADJUDICATE, REVIEW
 from hvbench_assets.core.curation.progress import Progress
 from hvbench_assets.core.curation.queue import shown_order
-from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 from hvbench_assets.core.tasks.store import question_content_hash
 from hvbench_assets.review.app_state import AppState
 from hvbench_assets.review.queues import (State, annotation_items, assigned_for_review, counters, decisions_on,
@@ -19,7 +19,7 @@ ANNOTATE = "annotate"
 
 
 def guideline(abbrev: str | None) -> str:
-    family = FAMILY_BY_ABBREV.get(abbrev or "")
+    family = TASK_BY_ABBREV.get(abbrev or "")
     return family.guideline if family else ""
 
 

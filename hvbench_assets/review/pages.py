@@ -12,7 +12,7 @@ from starlette.routing import Route
 
 from hvbench_assets.core.curation.agreement import kappa_table, latest_reviews, reviewer_accuracy
 from hvbench_assets.core.curation.state import STATES, is_question, state_counts
-from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 from hvbench_assets.core.tasks.store import question_content_hash
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.review.app_state import AppState
@@ -73,7 +73,7 @@ def question_page(app: AppState, request: Request) -> Response:
         q = app.question_row(qid)
         s = app.load_state()
         explanation = explain(app.wh, qid)
-    family = FAMILY_BY_ABBREV.get(q["abbrev"])
+    family = TASK_BY_ABBREV.get(q["abbrev"])
     dagster = app.cfg.dagster_url.rstrip("/")
     links = [(f"{a} / {q['video_id']}", f"{dagster}/assets/{a}?view=partitions&partition={quote(q['video_id'])}")
              for a in ([family.asset] if family else []) + ["human_tracks", "video_probe"]]

@@ -22,8 +22,8 @@ def clip_durations(wh: Warehouse) -> dict[str, float]:
 def timing_stats(s: dict[str, list], reviewed: list[dict], durations: dict[str, float],
                  floor_s: float) -> dict[str, Any]:
     """Seconds per decision, too-fast decisions and the no-edit share (the stats page and `hvbench review-stats`)."""
-    from hvbench_assets.core.tasks.registry import FAMILIES
+    from hvbench_assets.core.tasks.catalog import TASKS
 
     return {"times": decision_times(s["decisions"], durations, floor_s),
             "fast": fast_decisions(s["decisions"], durations, floor_s), "fast_floor_s": floor_s,
-            "no_edit": no_edit_shares(reviewed, s["decisions"], [f.abbrev for f in FAMILIES if f.descriptive])}
+            "no_edit": no_edit_shares(reviewed, s["decisions"], [f.abbrev for f in TASKS if f.descriptive])}

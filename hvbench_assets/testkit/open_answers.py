@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from hvbench_assets.core.benchmark.export import export_benchmark
-from hvbench_assets.core.tasks.speech import MORE_THAN_ONE, NO_SPEAKER
+from hvbench_assets.core.tasks.families.active_speaker_detection import MORE_THAN_ONE, NO_SPEAKER
 from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
 from hvbench_assets.testkit.media_factory import moving_square_video
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import probe_video
+from hvbench_assets.core.tasks.families import active_speaker_detection, audio_visual_speaker_matching
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.core.vision.tables import load_tracks
 from hvbench_assets.defs.labels.audio import audio_tags, voice_demographics
@@ -20,7 +21,8 @@ from hvbench_assets.testkit.speakers_set import load_truth, panels_of
 
 LABELS = [audio_tags, voice_demographics, human_tracks, person_count, demographics, human_verdicts,
           speaker_frame_scores, speaker_scores]
-TASKS = [a for a in TASK_ASSETS if a.key.to_user_string() in ("active_speaker_detection", "audio_visual_speaker_matching")]
+FAMILIES = (active_speaker_detection.FAMILY, audio_visual_speaker_matching.FAMILY)
+TASKS = [a for a in TASK_ASSETS if a.key.to_user_string() in {f.asset for f in FAMILIES}]
 
 
 def question_outcomes(new_folder: Callable[[str], Path]) -> dict[str, dict]:
@@ -37,5 +39,5 @@ def question_outcomes(new_folder: Callable[[str], Path]) -> dict[str, dict]:
         panels = panels_of(centres, len(clip.panels))
         cands = {c["abbrev"]: c for c in wh.rows(TASK_CANDIDATES, video_id=key)}
         questions = {q["abbrev"]: q for q in wh.rows(QUESTIONS, video_id=key)}
-        out[name] = {a: (cands.get(a), questions.get(a), panels) for a in ("ASD", "AVSM")}
+        out[name] = {f.abbrev: (cands.get(f.abbrev), questions.get(f.abbrev), panels) for f in FAMILIES}
     return out

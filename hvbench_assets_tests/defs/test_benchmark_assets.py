@@ -17,7 +17,7 @@ from hvbench_assets.core.benchmark import load_benchmark
 from hvbench_assets.core.benchmark.explain import explain_question
 from hvbench_assets.core.benchmark.repair import REPAIR_CODE_VERSION
 from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL, TEXT_BIAS
-from hvbench_assets.core.benchmark.tasks import TASKS
+from hvbench_assets.core.tasks.catalog import TASKS
 from hvbench_assets.core.curation.store import record_decision
 from hvbench_assets.core.evaluation import EVAL_RESPONSES, EvalConfig, evaluate, mllm_answerer
 from hvbench_assets.core.evaluation.reporting import report_for
@@ -113,7 +113,7 @@ def test_leaking_question_is_removed_and_fair_ones_kept(built):
     assert all(c.passed for c in checks.values())
     share = checks["leakage_removal_share"].metadata
     assert share["pooled"].value == 3 and share["removed"].value == 1
-    assert checks["export_file_count"].metadata["task_files"].value == 16
+    assert checks["export_file_count"].metadata["task_files"].value == len(TASKS)
     assert checks["export_file_count"].metadata["videos"].value == 2
     report = (built["root"] / "data" / "reports" / "ours" / "leakage.md").read_text()
     assert "## Removed" in report and "| qplantedleak0001 | Emotion_Recognition | 4/4 right without video" in report

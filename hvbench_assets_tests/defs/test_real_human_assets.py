@@ -13,7 +13,7 @@ from hvbench_assets.core.media import probe_video
 from hvbench_assets.core.mllm import MODEL_CALLS
 from hvbench_assets.core.tasks.labels import load_labels
 from hvbench_assets.core.tasks.pipeline import run_family
-from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.core.vision.tables import HUMAN_VERDICTS
 from hvbench_assets.defs.labels.descriptions import appearance, facial_description
@@ -67,9 +67,9 @@ def test_drawn_face_gets_no_emotion_or_attitude_question(tmp_path):
     ar = wh.rows(TASK_CANDIDATES, video_id=key)[0]
     assert ar["status"] == "rejected" and ar["rule"] == "real_human" and "not a real person" in ar["reason"]
     assert not wh.rows(QUESTIONS, video_id=key)
-    labels = load_labels(wh, key, FAMILY_BY_ABBREV["ER"].reads)
+    labels = load_labels(wh, key, TASK_BY_ABBREV["ER"].reads)
     for abbrev in ("ER", "ETA", "AR", "EIC", "H2T"):
-        fam = FAMILY_BY_ABBREV[abbrev]
+        fam = TASK_BY_ABBREV[abbrev]
         out = run_family(fam, load_labels(wh, key, fam.reads))
         assert out.status == "rejected" and out.qid is None, (abbrev, out.candidate_row())
     assert labels.tracks  # L1 found the drawn face; only the verdict keeps it out

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hvbench_assets.core.synthesis.checks import check_options
-from hvbench_assets.core.synthesis.prompts import H2T_FIXED_QUESTION
+from hvbench_assets.core.tasks.families.human_to_text import QUESTION as H2T_FIXED_QUESTION
 from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS
 from hvbench_assets.core.synthesis.words import polarity
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES

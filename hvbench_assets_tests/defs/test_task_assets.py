@@ -15,6 +15,7 @@ import pytest
 from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.media import iter_frames, probe_video
 from hvbench_assets.core.mllm import MODEL_CALLS
+from hvbench_assets.core.tasks.catalog import TASKS
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.core.vision.tables import load_tracks, number_tracks
 from hvbench_assets.defs.labels.descriptions import appearance
@@ -55,7 +56,7 @@ def rows(root, spec, **where):
 
 def test_every_clip_and_task_has_one_verdict(tpt):
     cands = rows(tpt, TASK_CANDIDATES, video_id="tpt")
-    assert len(cands) == 16 and len({c["task"] for c in cands}) == 16
+    assert len(cands) == len(TASKS) and len({c["task"] for c in cands}) == len(TASKS)
     by = {c["abbrev"]: c for c in cands}
     assert by["HC"]["status"] == "rejected" and by["HC"]["reason"] == "people=2 < 3"
     for abbrev in ("AR", "T2H", "ATD", "AST", "SCM", "ER", "EIC"):  # no model configured
@@ -114,7 +115,7 @@ def test_task_partition_page_shows_key_frame_explain_review_link_and_checks(duo)
     assert checks["active_speaker_detection"].passed
     assert checks["active_speaker_detection"].metadata["problems"].value == "none"
     assert checks["active_speaker_detection"].description.startswith(f"ASD question {q['question_id']}: complete (")
-    assert all(c.check_name == "question_complete" and c.partition == "duo" for c in checks.values()) and len(checks) == 16
+    assert all(c.check_name == "question_complete" and c.partition == "duo" for c in checks.values()) and len(checks) == len(TASKS)
     # a clip without a question passes with nothing to check and says why (the Checks tab may open on it)
     er = checks["emotion_recognition"]
     assert er.passed and er.description.startswith("No ER question for this clip (blocked by rule model: needs a model")

@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 from hvbench_assets.core.curation.store import decisions
 from hvbench_assets.core.curation.tables import UNDONE_DECISIONS
 from hvbench_assets.core.curation.tokens import create_token
-from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 from hvbench_assets.core.tasks.store import QUESTIONS, question_content_hash
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.review.app import ReviewConfig, create_app
@@ -108,7 +108,7 @@ def test_one_key_accepts_and_undo_takes_it_back(ux):
     c = as_("sam")
     item = c.get("/api/next/review").json()["item"]
     q = qs[item["question_id"]]
-    assert item["guideline"] == FAMILY_BY_ABBREV[q["abbrev"]].guideline and item["guideline"]
+    assert item["guideline"] == TASK_BY_ABBREV[q["abbrev"]].guideline and item["guideline"]
     assert item["done"] == 0 and item["remaining"] >= 1
     wrong = next(o["letter"] for o in q["options"] if o["letter"] != q["answer"])
     miss = c.post("/api/decisions", json={**base(q), "action": "pick", "blind_choice": wrong})

@@ -1,4 +1,5 @@
-"""HumanVBench layout: task names and categories, JSONL loader (file+line errors), writer."""
+"""HumanVBench layout: JSONL loader (file+line errors) and writer. Task names and categories are the task
+catalog's (core/tasks/catalog.py)."""
 
 from hvbench_assets.core.benchmark.layout import (
     BenchmarkFormatError,
@@ -11,16 +12,8 @@ from hvbench_assets.core.benchmark.layout import (
     parse_choices,
     write_benchmark,
 )
-from hvbench_assets.core.benchmark.tasks import (
-    AUDIO_TASKS,
-    CATEGORIES,
-    TASKS,
-    TaskInfo,
-    task_info,
-)
 
 __all__ = [
-    "AUDIO_TASKS", "CATEGORIES", "TASKS", "BenchmarkFormatError", "BenchmarkItem", "LoadIssue",
-    "LoadedBenchmark", "Option", "TaskInfo", "format_choices", "load_benchmark", "parse_choices",
-    "task_info", "write_benchmark",
+    "BenchmarkFormatError", "BenchmarkItem", "LoadIssue", "LoadedBenchmark", "Option", "format_choices",
+    "load_benchmark", "parse_choices", "write_benchmark",
 ]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hvbench_assets.core.benchmark.layout import format_choices
-from hvbench_assets.core.benchmark.tasks import TASKS, task_info
+from hvbench_assets.core.tasks.catalog import TASKS, task_info
 from hvbench_assets.core.media.paths import resolve
 from hvbench_assets.core.processes import pid_alive
 

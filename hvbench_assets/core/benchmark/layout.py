@@ -19,7 +19,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from hvbench_assets.core.benchmark.tasks import TASK_BY_NAME, TaskInfo, task_info
+from hvbench_assets.core.tasks.catalog import TASK_BY_NAME, task_info
+from hvbench_assets.core.tasks.family import TaskFamily
 
 REQUIRED_FIELDS = ("Question", "choices", "Answer", "Video", "Question_id")
 # Our exports add what an item's truth rests on (core/benchmark/evidence.py); the formats derived from an export
@@ -63,7 +64,7 @@ class BenchmarkItem:
         return len(self.options)
 
     @property
-    def info(self) -> TaskInfo | None:
+    def info(self) -> TaskFamily | None:
         return task_info(self.task)
 
     def option_text(self, letter: str) -> str:

@@ -5,9 +5,10 @@ Rules, per task:
 - review state: accepted, corrected and not_reviewed go in; unreviewed only when the setting allows it;
   rejected and disputed never (contract 5 of the curation stage);
 - one question per (task, clip, target): later duplicates are left out naming the one kept;
-- strata: HC by the counted number of people (3-5 / 6-8 / 9+, 60 / 60 / 54 in the paper), ER by the
-  caption's polarity (positive : neutral : negative = 1 : 1 : 2); each stratum gets its share of the task
-  target (largest remainder); with `strict_ratio` every stratum shrinks to what the scarcest allows;
+- strata: a family with `strata` (its module under core/tasks/families/: HC by the counted number of people,
+  3-5 / 6-8 / 9+ with 60 / 60 / 54 in the paper; ER by the truth's polarity, positive : neutral : negative =
+  1 : 1 : 2) places each question in one; each stratum gets its share of the task target (largest remainder);
+  with `strict_ratio` every stratum shrinks to what the scarcest allows;
 - within the quotas, questions are taken in the order of a hash of their ids (so the choice does not follow
   clip order). Their answer letters are balanced afterwards, when the export is assembled (letters.py).
 """
@@ -21,30 +22,30 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hvbench_assets.core.benchmark.tasks import TASKS, task_info
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV, TASKS, task_info
+from hvbench_assets.core.tasks.family import TaskFamily
 
 POOL_CODE_VERSION = "pool-v2"  # v2: letters no longer steer the choice (letters.py balances them)
 PAPER_TOTAL = 2475  # questions in the published benchmark
-PAPER_HC_STRATA = (("3-5", 3, 5, 60), ("6-8", 6, 8, 60), ("9+", 9, None, 54))
-PAPER_ER_POLARITY = (("positive", 1), ("neutral", 1), ("negative", 2))
 EXPORTABLE = ("accepted", "corrected", "not_reviewed")
 
 
 def paper_targets() -> dict[str, int]:
-    """Per-task targets: HC is 174 in the paper (its three strata); the per-task counts of the other tasks are
-    only in a figure, so they share the rest of the 2475 evenly."""
-    hc = sum(n for *_, n in PAPER_HC_STRATA)
-    rest = [t.abbrev for t in TASKS if t.abbrev != "HC"]
-    each = (PAPER_TOTAL - hc) // len(rest)
-    return {t.abbrev: hc if t.abbrev == "HC" else each for t in TASKS}
+    """Per-task targets: the paper's count where it gives one (HC: 174, its three strata); the per-task counts of
+    the paper's other tasks are only in a figure, so they share the rest of the 2475 evenly. A family beyond the
+    paper's 16 takes the same share on top, leaving the others' alone."""
+    given = {t.abbrev: t.paper_count for t in TASKS if t.paper_count is not None}
+    shared = [t for t in TASKS if t.from_paper and t.paper_count is None]
+    each = (PAPER_TOTAL - sum(given.values())) // len(shared)
+    return {t.abbrev: given.get(t.abbrev, each) for t in TASKS}
 
 
 @dataclass(frozen=True)
 class PoolSettings:
     targets: Mapping[str, int] = field(default_factory=paper_targets)  # by abbreviation
     scale: float = 1.0  # multiplies every target (e.g. 0.1 for a tenth of the paper's size)
-    hc_strata: tuple[tuple[str, int, int | None, int], ...] = PAPER_HC_STRATA
-    er_polarity: tuple[tuple[str, int], ...] = PAPER_ER_POLARITY
+    # abbrev -> (stratum, weight) replacing the family's strata weights (the strata themselves stay the family's)
+    weights: Mapping[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
     strict_ratio: bool = False
     include_unreviewed: bool = False
 
@@ -53,6 +54,12 @@ class PoolSettings:
 
     def states(self) -> tuple[str, ...]:
         return EXPORTABLE + (("unreviewed",) if self.include_unreviewed else ())
+
+    def strata_weights(self, family: TaskFamily | None) -> list[tuple[str, int]] | None:
+        """The weights of a family's strata; None for a family the pool does not stratify."""
+        if family is None or family.strata is None:
+            return None
+        return list(self.weights.get(family.abbrev, family.strata.weights))
 
 
 def parse_targets(text: str) -> dict[str, int]:
@@ -91,30 +98,12 @@ def target_key(row: Mapping[str, Any]) -> str:
     return json.dumps((row.get("rule_params") or {}).get("target"), sort_keys=True, default=str)
 
 
-def hc_count(row: Mapping[str, Any]) -> int | None:
-    """The counted people: the (human) answer text when it is a number, else L2's measured count."""
-    text = str(row.get("answer_text") or "").strip()
-    if text.isdigit():
-        return int(text)
-    people = ((row.get("rule_params") or {}).get("measured") or {}).get("people")
-    return int(people) if isinstance(people, (int, float)) else None
-
-
-def stratum_of(row: Mapping[str, Any], settings: PoolSettings) -> tuple[str | None, str | None]:
-    """(stratum, None) or (None, reason the row cannot be placed)."""
-    abbrev = row.get("abbrev")
-    if abbrev == "HC":
-        n = hc_count(row)
-        for name, lo, hi, _ in settings.hc_strata:
-            if n is not None and n >= lo and (hi is None or n <= hi):
-                return name, None
-        return None, f"people={n} outside the HC strata {', '.join(s[0] for s in settings.hc_strata)}"
-    if abbrev == "ER":
-        polarity = (row.get("rule_params") or {}).get("polarity")
-        if polarity in {p for p, _ in settings.er_polarity}:
-            return polarity, None
-        return None, f"ER question without a polarity (rule_params.polarity={polarity!r})"
-    return None, None
+def stratum_of(row: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(stratum, None), (None, None) for a family without strata, or (None, reason the row cannot be placed)."""
+    family = TASK_BY_ABBREV.get(row.get("abbrev") or "")
+    if family is None or family.strata is None:
+        return None, None
+    return family.strata.place(row)
 
 
 def split_quota(total: int, weights: Sequence[tuple[str, int]]) -> dict[str, int]:
@@ -126,14 +115,6 @@ def split_quota(total: int, weights: Sequence[tuple[str, int]]) -> dict[str, int
     for name, _ in sorted(exact, key=lambda e: -(e[1] - math.floor(e[1])))[:left]:
         quota[name] += 1
     return quota
-
-
-def _weights(abbrev: str, settings: PoolSettings) -> list[tuple[str, int]] | None:
-    if abbrev == "HC":
-        return [(name, n) for name, _, _, n in settings.hc_strata]
-    if abbrev == "ER":
-        return list(settings.er_polarity)
-    return None
 
 
 def strata_quotas(target: int, available: Mapping[str, int], weights: Sequence[tuple[str, int]],
@@ -173,7 +154,7 @@ def select_pool(rows: Sequence[Mapping[str, Any]], settings: PoolSettings) -> li
             decision.reason = f"same task, clip and target as {seen[ident]}"
             continue
         seen[ident] = qid
-        stratum, why = stratum_of(row, settings)
+        stratum, why = stratum_of(row)
         if why:
             decision.reason = why
             continue
@@ -187,7 +168,7 @@ def select_pool(rows: Sequence[Mapping[str, Any]], settings: PoolSettings) -> li
 def _choose(abbrev: str, items: list[tuple[Mapping[str, Any], str | None]], settings: PoolSettings,
             out: dict[str, PoolDecision]) -> None:
     target = settings.target(abbrev)
-    weights = _weights(abbrev, settings)
+    weights = settings.strata_weights(TASK_BY_ABBREV.get(abbrev))
     if weights:
         available: dict[str, int] = {}
         for _, s in items:

@@ -33,9 +33,11 @@ _EDITABLE = ("perturbation", "repair")  # option origins a repair may edit (a la
 
 def repairable(row: Mapping[str, Any]) -> bool:
     """A pooled question of a distractor-included synthesis task whose wrong options are perturbations."""
-    from hvbench_assets.core.synthesis.tasks import SYNTHESIS_TASKS
+    from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 
-    return row.get("abbrev") in SYNTHESIS_TASKS and any(o.get("origin") in _EDITABLE for o in row["options"])
+    family = TASK_BY_ABBREV.get(row.get("abbrev") or "")
+    return family is not None and family.synthesis is not None and \
+        any(o.get("origin") in _EDITABLE for o in row["options"])
 
 
 def blind_picks(answers: Sequence[Mapping[str, Any]]) -> tuple[Counter, int]:
@@ -93,14 +95,13 @@ class RepairOutcome:
 def _perturb(client, writer: str, row: Mapping[str, Any], feedback: str, round_: int):
     """(distractors or None, step rows) for one repair attempt."""
     from hvbench_assets.core.synthesis.checks import check_options
-    from hvbench_assets.core.synthesis.forms import answer_form
     from hvbench_assets.core.synthesis.replies import BadReply, distractor_list
-    from hvbench_assets.core.synthesis.tasks import SYNTHESIS_TASKS
+    from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 
-    task = SYNTHESIS_TASKS[row["abbrev"]]
+    recipe = TASK_BY_ABBREV[row["abbrev"]].synthesis  # the family's own perturbation prompt, length band and form
     truth = next(o["text"] for o in row["options"] if o["letter"] == row["answer"])
     seeds = [o["text"] for o in row["options"] if o["letter"] != row["answer"]]
-    prompt = task.perturb
+    prompt = recipe.perturb
     r = client.chat(writer, prompt.user.format(question=row["question"], truth=truth, n_chars=len(truth),
                                                seeds="\n".join(f"- {s}" for s in seeds), feedback=feedback),
                     system=prompt.system, params=prompt.params,
@@ -113,7 +114,7 @@ def _perturb(client, writer: str, row: Mapping[str, Any], feedback: str, round_:
     except BadReply as exc:
         return None, [{**base, "step": "perturbation", "status": "failed",
                        "payload": {"seeds": seeds, "feedback": feedback, "raw": r.text, "error": str(exc)}}]
-    check = check_options(truth, distractors, task.length_band, form=answer_form(task.abbrev, _numbers(row)))
+    check = check_options(truth, distractors, recipe.length_band, form=recipe.form(_numbers(row)))
     steps = [{**base, "step": "perturbation", "status": "ok",
               "payload": {"seeds": seeds, "feedback": feedback, "distractors": distractors, "raw": r.text}},
              {**base, "call_id": None, "step": "check", "status": "ok" if check.ok else "failed",

@@ -111,14 +111,11 @@ def apply_verdict(options: list[dict], v: Verdict) -> tuple[list[dict], str | No
 
 
 def _agreement_key(abbrev: str, value: Mapping[str, Any]) -> tuple:
-    """What two annotations must share to agree for a task: the count (HC), the start second (TSA), the action
-    text and its second (AST); "ongoing" and "none" agree with themselves."""
+    """What two annotations must share to agree for a task: what its family's annotation says (the count, the
+    start second, the action text and its second); "ongoing" and "none" agree with themselves."""
     if value.get("none") or value.get("ongoing"):
         return ("none",) if value.get("none") else ("ongoing",)
-    if abbrev == "HC":
-        return ("count", value.get("count"))
-    text = " ".join(str(value.get("action") or "").lower().split()).rstrip(".")
-    return ("start", value.get("start_s")) if abbrev == "TSA" else ("action", text, value.get("start_s"))
+    return TASK_BY_ABBREV[abbrev].annotation.agreement(value)
 
 
 def annotators_agree(question: Mapping[str, Any], annotations: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 
 from hvbench_assets.core.benchmark.layout import EVIDENCE_FIELD, BenchmarkItem, LoadedBenchmark
-from hvbench_assets.core.benchmark.tasks import task_info
+from hvbench_assets.core.tasks.catalog import task_info
 from hvbench_assets.core.benchmark.open_ended import OPEN, is_open, truth_of
 from hvbench_assets.core.benchmark.yesno import YESNO, is_yesno
 from hvbench_assets.core.evaluation.prompt import arm_prompt

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hvbench_assets.core.benchmark.layout import BenchmarkItem, LoadedBenchmark
-from hvbench_assets.core.benchmark.tasks import task_info
+from hvbench_assets.core.tasks.catalog import task_info
 from hvbench_assets.core.evaluation.lmms import group_name, lmms_task_name, task_items
 from hvbench_assets.core.benchmark.open_ended import is_open
 from hvbench_assets.core.evaluation.open_grading import grade_open

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from hvbench_assets.core.benchmark.layout import BenchmarkItem, LoadedBenchmark
-from hvbench_assets.core.benchmark.tasks import task_info
+from hvbench_assets.core.tasks.catalog import task_info
 from hvbench_assets.core.benchmark.open_ended import is_open
 from hvbench_assets.core.benchmark.yesno import is_yesno
 from hvbench_assets.core.evaluation.arms import ARMS, ArmUnavailable, arm_unavailable

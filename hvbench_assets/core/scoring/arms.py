@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hvbench_assets.core.benchmark.tasks import AUDIO_TASKS, task_info
+from hvbench_assets.core.tasks.catalog import AUDIO_TASKS, task_info
 from hvbench_assets.core.scoring.metrics import aggregate
 from hvbench_assets.core.scoring.report import Table, pct
 
@@ -122,7 +122,7 @@ def build_arms(response_rows: Iterable[Mapping], runs: Sequence[Mapping]) -> Arm
 
 
 def _task_key(task: str) -> tuple[int, str]:
-    from hvbench_assets.core.benchmark.tasks import TASKS
+    from hvbench_assets.core.tasks.catalog import TASKS
 
     names = [t.name for t in TASKS]
     return (names.index(task), task) if task in names else (len(names), task)

@@ -8,7 +8,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from statistics import fmean
 
-from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS, task_info, tasks_of
+from hvbench_assets.core.tasks.catalog import TASKS, task_info, tasks_of
+
+from hvbench_assets.core.tasks.family import CATEGORIES
 
 VISION_CATEGORIES = CATEGORIES[:3]  # the paper's "12 tasks" column: all but speech-visual alignment
 

@@ -14,7 +14,9 @@ from html import escape
 from pathlib import Path
 from statistics import fmean, pstdev
 
-from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS, task_info
+from hvbench_assets.core.tasks.catalog import TASKS, task_info
+
+from hvbench_assets.core.tasks.family import CATEGORIES
 from hvbench_assets.core.curation.flags import FOR_REVIEW, NEGATIVE_DISCRIMINATION, WRONG_BY_ALL, text_arm_at_chance
 from hvbench_assets.core.scoring import svg
 from hvbench_assets.core.scoring.circular import circular_correct

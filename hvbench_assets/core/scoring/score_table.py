@@ -14,7 +14,7 @@ import json
 import re
 from pathlib import Path
 
-from hvbench_assets.core.benchmark.tasks import task_info
+from hvbench_assets.core.tasks.catalog import task_info
 
 MISSING = {"", "-", "–", "—", "n/a", "na", "none", "null"}
 IGNORED_COLUMNS = {"avg", "average", "mean", "overall", "all", "12 tasks", "16 tasks"}

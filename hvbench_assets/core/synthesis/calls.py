@@ -17,7 +17,7 @@ from hvbench_assets.core.mllm.client import ChatRequest, ChatResult, MllmClient
 from hvbench_assets.core.mllm.frames import sample_frames
 from hvbench_assets.core.mllm.prompts import Prompt
 from hvbench_assets.core.mllm.registry import ModelSpec
-from hvbench_assets.core.tasks.calls import ModelUnreachable
+from hvbench_assets.core.mllm.backends import ModelUnreachable
 
 @dataclass
 class CallStats:

@@ -1,11 +1,12 @@
-"""The distractor-included synthesis of one descriptive question:
+"""The distractor-included synthesis of one descriptive question, the same for every family:
 
-    caption -> question (kind and leak checks) -> every answering model answers -> every model scores every
-    candidate -> weighted totals -> the writer perturbs the runners-up -> option checks (one retry)
+    caption -> question (its recipe's ways, recipe.py) -> every answering model answers -> every model scores
+    every candidate -> weighted totals -> the writer perturbs the runners-up -> option checks (one retry)
 
-Each step is appended to a StepLog (-> synthesis_steps); the result is a Draft (a question whose truth
-is the ensemble's winner) or a Pending (rejected / failed, with the steps so far and the raw text kept).
-Reading the writer's and the models' replies (and the one retry) is in replies.py; AR uses it too.
+What differs per family is its Recipe (recipe.py), which the family's module passes in; the chain knows no family.
+Each step is appended to the caller's StepLog (-> synthesis_steps); the result is a Written question whose truth
+is the ensemble's winner, or `Stop` (rejected / failed; the log keeps the steps so far and the raw text).
+Reading the writer's and the models' replies (and the one retry) is in replies.py; AR, AST and SCM use it too.
 """
 
 from __future__ import annotations
@@ -15,25 +16,12 @@ from typing import Any
 
 from hvbench_assets.core.synthesis import prompts as P
 from hvbench_assets.core.synthesis.calls import SynthesisModels
-from hvbench_assets.core.synthesis.checks import check_options, leak_check, question_kind
+from hvbench_assets.core.synthesis.checks import Asks, check_options, leak_check
 from hvbench_assets.core.synthesis.ranking import agreement, parse_scores, rank
-from hvbench_assets.core.synthesis.replies import (
-    BadReply,
-    Stop,
-    answer_form,
-    distractor_list,
-    flagged,
-    parse_answer,
-    parsed_call,
-    question_answer,
-    retry_note,
-)
+from hvbench_assets.core.synthesis.recipe import Recipe, Subject
+from hvbench_assets.core.synthesis.replies import BadReply, Stop, distractor_list, normalise, retry_note
 from hvbench_assets.core.synthesis.steps import StepLog
-from hvbench_assets.core.synthesis.tasks import SynthesisTask
 from hvbench_assets.core.synthesis.words import polarity
-from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
-from hvbench_assets.core.tasks.replies import normalise, person_sentence
-from hvbench_assets.core.tasks.rules import Option
 
 
 @dataclass
@@ -43,79 +31,28 @@ class Candidate:
 
 
 @dataclass
-class Subject:
-    """What the chain is about: the marked video, the person's appearance, the labels' caption material."""
+class Written:
+    """A question the chain wrote: the ensemble's winner as the truth and three checked perturbations."""
 
-    marking: dict
-    video: Any  # Path of the question video
-    appearance: str
-    facial: str = ""  # L5 of the target (ER, ETA)
-    numbers: tuple[int, ...] = ()  # EIC: the offered people's numbers
-
-
-def caption_and_question(task: SynthesisTask, models: SynthesisModels, subject: Subject, log: StepLog
-                         ) -> tuple[str, str | None]:
-    """Steps 1-2: the question and the preliminary answer (None when the question is fixed and has none)."""
-    caption = ""
-    if task.abbrev == "ER":
-        caption = subject.facial
-        log.add("caption", {"source": "labels", "facial_description": subject.facial,
-                            "appearance": subject.appearance})
-    elif task.caption is not None:
-        call = (lambda fb: models.write(task.caption, subject.video, appearance=subject.appearance,
-                                        facial=subject.facial, feedback=fb))
-        if task.caption_keys:
-            r, (flag, caption), attempt = parsed_call(log, "caption", call, flagged(task.caption_keys), "caption")
-            log.add("caption", {"raw": r.text, "parsed": {task.caption_keys[0]: flag, task.caption_keys[1]: caption}},
-                    "ok" if flag else "rejected", call=r, attempt=attempt)
-            if not flag:
-                raise Stop("rejected", task.caption_rule,
-                           f"{task.caption_keys[0]}=false in the task caption ({r.call_id[:12]})")
-        else:
-            r, caption, attempt = parsed_call(log, "caption", call, person_sentence, "caption")
-            log.add("caption", {"raw": r.text, "parsed": caption}, call=r, attempt=attempt)
-    if task.abbrev == "H2T":
-        log.add("question", {"source": "fixed", "question": P.H2T_FIXED_QUESTION, "answer": caption})
-        return P.H2T_FIXED_QUESTION, caption
-    if task.abbrev == "EIC":
-        q = P.EIC_FIXED_QUESTION.format(numbers=", ".join(map(str, subject.numbers)), first=subject.numbers[0])
-        log.add("question", {"source": "fixed", "question": q, "answer": None})
-        return q, None
-    form = answer_form(task.abbrev, subject.numbers)
-
-    def parse(text):  # the question asks what the options answer, and the draft answer is an option too
-        q, a = question_answer(text)
-        if why := question_kind(task.abbrev, q):
-            raise BadReply(why)
-        if form and (why := form.fits(a)):
-            raise BadReply(f"the answer {why} ({form.name} wanted): {a!r}")
-        return q, a
-
-    r, (question, answer), attempt = parsed_call(
-        log, "question", lambda fb: models.write(task.question, caption=caption, appearance=subject.appearance,
-                                                 feedback=fb), parse, "question")
-    leak = leak_check(question, answer, task.leak_kind, task.leak_share, person=subject.appearance)
-    payload = {"question": question, "answer": answer, "key_words": leak.key_words, "leaked": leak.found,
-               "allowed_share": leak.allowed_share}
-    log.add("question", payload, "rejected" if leak.leaked else "ok", call=r, attempt=attempt)
-    if leak.leaked:
-        raise Stop("rejected", "question_leak",
-                   f"the question names the answer's key words {leak.found} ({r.call_id[:12]})")
-    return question, answer
+    question: str
+    truth: str
+    distractors: list[str]
+    details: dict[str, Any]  # candidates, ranking, seeds, length ratios (stored with the rule params)
+    rule_params: dict[str, Any]  # top-level rule_params entries (the truth's polarity)
 
 
-def synthesize(task: SynthesisTask, models: SynthesisModels, subject: Subject) -> Draft | Pending:
-    log = StepLog()
+def synthesize(recipe: Recipe, asks: Asks, models: SynthesisModels, subject: Subject, log: StepLog) -> Written:
+    """One question by `recipe`; raises Stop when it is rejected or fails (`log` holds the steps either way)."""
     try:
-        return _run(task, models, subject, log)
-    except Stop as stop:
-        return Pending(stop.status, stop.reason, call_ids=log.call_ids, rule=stop.rule, steps=log.steps)
+        return _run(recipe, asks, models, subject, log)
     finally:
         models.flush()
 
 
-def _run(task: SynthesisTask, models: SynthesisModels, subject: Subject, log: StepLog) -> Draft:
-    question, preliminary = caption_and_question(task, models, subject, log)
+def _run(recipe: Recipe, asks: Asks, models: SynthesisModels, subject: Subject, log: StepLog) -> Written:
+    caption = recipe.caption.write(models, subject, log)
+    question, preliminary = recipe.question.write(recipe, asks, models, subject, log, caption)
+    form = recipe.form(subject.numbers)
     # 3. every answering model answers on the marked video
     candidates: list[Candidate] = []
 
@@ -127,12 +64,12 @@ def _run(task: SynthesisTask, models: SynthesisModels, subject: Subject, log: St
         candidates.append(Candidate(text, [source]))
         return len(candidates)
 
-    if preliminary:  # the draft answer of the question step (H2T: its caption) is the first candidate
+    if preliminary:  # the draft answer of the question step (a caption that answers: its caption) is the first candidate
         log.add("answer", {"candidate": offer(preliminary, "question"), "text": preliminary, "source": "question"},
                 model=models.writer.name, origin=log.last_call("question", "caption"))
-    for spec, r in zip(models.answerers, models.each(task.answer, subject.video, question=question)):
+    for spec, r in zip(models.answerers, models.each(recipe.answer, subject.video, question=question)):
         try:
-            text = parse_answer(task.abbrev, r.text if r.ok else None, subject.numbers)
+            text = form.answer(r.text if r.ok else None)
         except BadReply as exc:
             log.add("answer", {"raw": r.text, "error": r.error or str(exc)}, "failed", call=r, model=spec.name)
             continue
@@ -158,9 +95,9 @@ def _run(task: SynthesisTask, models: SynthesisModels, subject: Subject, log: St
     ranking = rank(scores, models.weights, len(candidates))
     win = candidates[ranking.winner]
     agree = agreement(win.sources, [m.name for m in models.answerers])
-    # the winner may be another model's answer than the one the question was checked against
-    leak = leak_check(question, win.text, task.leak_kind, task.leak_share, person=subject.appearance) \
-        if task.question is not None else None
+    # a written question is checked again against the winner, which may be another model's answer than its draft
+    leak = leak_check(question, win.text, recipe.leak_kind, recipe.leak_share, person=subject.appearance) \
+        if recipe.question.prompt is not None else None
     log.add("total", {**ranking.as_dict(), "candidates": [vars(c) for c in candidates],
                       "winner_sources": win.sources, "agreement": agree,
                       "winner_leak": leak.found if leak else []}, "rejected" if leak and leak.leaked else "ok")
@@ -168,10 +105,9 @@ def _run(task: SynthesisTask, models: SynthesisModels, subject: Subject, log: St
         raise Stop("rejected", "question_leak", f"the question names the winning answer's key words {leak.found}")
     # 5-6. perturb the runners-up, check the four options; one retry with the problems named
     seeds = [candidates[i].text for i in ranking.order[1:4]]
-    form = answer_form(task.abbrev, subject.numbers)
     feedback, problems = "", []
     for attempt in (1, 2):
-        r = models.write(task.perturb, question=question, truth=win.text,
+        r = models.write(recipe.perturb, question=question, truth=win.text,
                          seeds="\n".join(f"- {s}" for s in seeds), n_chars=len(win.text), feedback=feedback)
         try:
             if not r.ok:
@@ -184,38 +120,16 @@ def _run(task: SynthesisTask, models: SynthesisModels, subject: Subject, log: St
             feedback = retry_note(str(exc))
             continue
         log.add("perturbation", {"seeds": seeds, "distractors": distractors, "raw": r.text}, call=r, attempt=attempt)
-        check = check_options(win.text, distractors, task.length_band, form=form)
+        check = check_options(win.text, distractors, recipe.length_band, form=form)
         log.add("check", {"options": [win.text, *distractors], **check.as_dict()}, "ok" if check.ok else "failed",
                 attempt=attempt)
         if check.ok:
-            return _draft(task, subject, log, question, win, distractors, seeds, ranking, check, candidates)
+            details = {"candidates": [vars(c) for c in candidates], "ranking": ranking.as_dict(),
+                       "winner_sources": win.sources, "seeds": seeds, "length_ratios": check.length_ratios,
+                       "length_band": list(check.band)}
+            return Written(question, win.text, distractors, details,
+                           {"polarity": polarity(win.text)} if recipe.polarity else {})
         problems = check.problems
         feedback = ("\nYour previous distractors were rejected: " + "; ".join(problems)
-                    + (f". Every option must be {form.name}" if form else "") + ". Fix these problems.")
+                    + f". Every option must be {form.name}. Fix these problems.")
     raise Stop("failed", "option_check", "options failed the checks twice: " + "; ".join(problems))
-
-
-def _draft(task, subject, log, question, win, distractors, seeds, ranking, check, candidates) -> Draft:
-    details = {"candidates": [vars(c) for c in candidates], "ranking": ranking.as_dict(),
-               "winner_sources": win.sources, "seeds": seeds, "length_ratios": check.length_ratios,
-               "length_band": list(check.band)}
-    extra = {"polarity": polarity(win.text)} if task.polarity else {}
-    return Draft(question=question, truth=Option(win.text, "truth"),
-                 distractors=[Option(d, "perturbation") for d in distractors], marking=subject.marking,
-                 call_ids=log.call_ids, details=details, rule_params=extra, steps=log.steps)
-
-
-def build(task: SynthesisTask, ctx: BuildContext) -> Draft | Pending:
-    """A family's build: the subject from the labels, then the chain."""
-    labels, tids = ctx.labels, tuple(ctx.verdict.target_track_ids)
-    if task.abbrev == "EIC":
-        numbers = {t: ctx.numbers[t] for t in tids}  # the clip's person numbers (core/vision number_tracks)
-        marking = {"kind": "numbers", "numbers": {str(t): n for t, n in numbers.items()}}
-    else:
-        numbers, marking = {}, {"kind": "red_box", "track_ids": sorted(tids)}
-    appearance = " ".join((labels.by_track("appearance").get(t) or {}).get("text") or "" for t in tids).strip()
-    facial = " ".join((labels.by_track("facial_description").get(t) or {}).get("text") or "" for t in tids
-                      if (labels.by_track("facial_description").get(t) or {}).get("status") == "ok").strip()
-    subject = Subject(marking, ctx.marked_video(marking), appearance or "not available", facial,
-                      tuple(sorted(numbers.values())))
-    return synthesize(task, ctx.synthesis, subject)

@@ -9,9 +9,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from hvbench_assets.core.synthesis.forms import Form, form_problems
+from hvbench_assets.core.synthesis.replies import normalise
 from hvbench_assets.core.synthesis.words import content_words, emotion_words, stem, words
-from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
-from hvbench_assets.core.tasks.replies import normalise
 
 
 @functools.cache
@@ -19,13 +18,20 @@ def _pattern(regex: str) -> re.Pattern:
     return re.compile(regex, re.I)
 
 
-def question_kind(abbrev: str, question: str) -> str | None:
-    """None when `question` asks what the family's options answer (the catalog's `asks`); otherwise the problem in
+@dataclass(frozen=True)
+class Asks:
+    """What a family's question must ask: the thing its options answer. Regular expressions, matched
+    case-insensitively: the question matches every one of `all_of` and none of `none_of` (those ask for something
+    else)."""
+    what: str  # in words, for the problem named to the model on its one retry ("an attitude")
+    all_of: tuple[str, ...]
+    none_of: tuple[str, ...] = ()
+
+
+def question_kind(asks: Asks, question: str) -> str | None:
+    """None when `question` asks what the family's options answer (its `asks`); otherwise the problem in
     words, as the one retry names it to the model and the failed row keeps it. The option-kind check
     (forms.py) looks at the options; this one at the question above them."""
-    asks = TASK_BY_ABBREV[abbrev].asks
-    if asks is None:
-        return None
     for regex in asks.none_of:
         if m := _pattern(regex).search(question):
             return f"the question asks {m.group(0).strip()!r}, but its options answer {asks.what}: {question!r}"

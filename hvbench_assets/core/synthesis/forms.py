@@ -1,15 +1,11 @@
-"""The kind of text every option of a descriptive task must be: the truth and each distractor pass the same
-check, so an option of another kind (an appearance sentence among emotions) cannot single itself out.
+"""The kinds of text an option can be, as checks a family composes into its answer form (its module under
+core/tasks/families/ says which): the truth and each distractor pass the same check, so an option of another kind
+(an appearance sentence among emotions) cannot single itself out.
 
-    ER   names at least one emotion of the taxonomy (words.py); options differ in the emotions they name
-    ETA  names emotions of the taxonomy; options differ in the emotion sequence
-    EIC  "number-emotion" with an offered person number and an emotion of the taxonomy
-    H2T  one sentence "The person is ..."
-    BTA  an action sequence: at least two actions
-    BCA  a statement (not a question) about events; when the truth joins cause and effect, every option does
-
-A failing answering model's answer is dropped; a failing question answer or distractor list is asked again
-once with the problems named (replies.parsed_call and the chain's perturbation retry)."""
+A form also reads an answering model's free reply into an option (`Form.answer`): one sentence by default,
+"The person is ..." or "number-emotion" where the family's options look like that. A failing answering model's
+answer is dropped; a failing question answer or distractor list is asked again once with the problems named
+(replies.parsed_call and the chain's perturbation retry)."""
 
 from __future__ import annotations
 
@@ -18,10 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from hvbench_assets.core.synthesis.replies import BadReply, normalise, person_sentence, sentence
 from hvbench_assets.core.synthesis.words import EMOTIONS, content_words, emotion_words, words
-from hvbench_assets.core.tasks.replies import BadReply, normalise, person_sentence
 
 _NUMBER_EMOTION = re.compile(r"^(\d+)-([a-z]+)$")
+_NUMBER_EMOTION_REPLY = re.compile(r"\b(\d+)\s*[-\u2013\u2014:,]\s*([A-Za-z]+)")  # 2-happy, 2: happy, 2, happy
 # what separates the actions of a sequence ("waves, then sits down and drinks")
 _ACTION_BREAK = re.compile(r"[,;]|\b(?:and then|then|and|before|after that|after|followed by|finally|next|while)\b", re.I)
 CAUSAL = re.compile(r"\b(?:because|so|since|therefore|thus|as a result|due to|leads? to|led to|causes?|caused|causing|"
@@ -36,6 +33,16 @@ class Form:
     key: Callable[[str], Any] | None = None  # options must also differ in this
     key_name: str = ""
     kind: Callable[[str], str] | None = None  # every option must be of the truth's kind
+    read: Callable[[str], str] = sentence  # an answering model's reply as an option of this form
+
+    def answer(self, text: str | None) -> str:
+        """An answering model's reply as an option: read, then checked (BadReply says why not)."""
+        if not text or not text.strip():
+            raise BadReply("empty answer")
+        answer = self.read(text)
+        if why := self.fits(answer):
+            raise BadReply(f"answer {why}: {answer[:120]!r}")
+        return answer
 
 
 def actions(text: str) -> list[str]:
@@ -43,16 +50,24 @@ def actions(text: str) -> list[str]:
     return [p.strip() for p in _ACTION_BREAK.split(text) if content_words(p)]
 
 
-def _emotions(text: str) -> str | None:
+def names_emotions(text: str) -> str | None:
     return None if emotion_words(text) else "names no emotion of the taxonomy"
 
 
-def _action_sequence(text: str) -> str | None:
+def emotion_set(text: str) -> frozenset[str]:
+    return frozenset(emotion_words(text))
+
+
+def emotion_sequence(text: str) -> tuple[str, ...]:
+    return tuple(emotion_words(text))
+
+
+def action_sequence(text: str) -> str | None:
     n = len(actions(text))
     return None if n >= 2 else f"is not an action sequence ({n} action; at least 2 in order)"
 
 
-def _statement(text: str) -> str | None:
+def statement(text: str) -> str | None:
     if text.rstrip().endswith("?"):
         return "is a question, not a statement"
     if len(words(text)) < 3 or not content_words(text):
@@ -60,18 +75,18 @@ def _statement(text: str) -> str | None:
     return None
 
 
-def _causal_kind(text: str) -> str:
+def causal_kind(text: str) -> str:
     return "cause and effect" if CAUSAL.search(text) else "one event"
 
 
-def _person(text: str) -> str | None:
+def person(text: str) -> str | None:
     try:
         return None if normalise(person_sentence(text)) == normalise(text) else "is not in the answer form"
     except BadReply:
         return "is not in the answer form 'The person is ...'"
 
 
-def _number_emotion(numbers: tuple[int, ...]) -> Callable[[str], str | None]:
+def number_emotion(numbers: tuple[int, ...]) -> Callable[[str], str | None]:
     def fits(text: str) -> str | None:
         m = _NUMBER_EMOTION.match(text.strip())
         if not m or int(m.group(1)) not in numbers:
@@ -81,22 +96,15 @@ def _number_emotion(numbers: tuple[int, ...]) -> Callable[[str], str | None]:
     return fits
 
 
-def answer_form(task: str, numbers: tuple[int, ...] = ()) -> Form | None:
-    """The form every option of `task` has (None: a task of the chain without one)."""
-    if task == "ER":
-        return Form("an emotion of the taxonomy", _emotions, lambda t: frozenset(emotion_words(t)), "emotions")
-    if task == "ETA":
-        return Form("emotions of the taxonomy in order", _emotions, lambda t: tuple(emotion_words(t)),
-                    "emotion sequence")
-    if task == "EIC":
-        return Form("number-emotion", _number_emotion(numbers), lambda t: t.strip().lower(), "number-emotion")
-    if task == "H2T":
-        return Form("'The person is ...'", _person)
-    if task == "BTA":
-        return Form("an action sequence", _action_sequence)
-    if task == "BCA":
-        return Form("a cause or effect statement", _statement, kind=_causal_kind)
-    return None
+def read_number_emotion(numbers: tuple[int, ...]) -> Callable[[str], str]:
+    """'2-happy' from a reply such as "Person 2: happy" naming an offered number."""
+    def read(text: str) -> str:
+        m = _NUMBER_EMOTION_REPLY.search(text)
+        if not m or int(m.group(1)) not in numbers:
+            raise BadReply(f"answer is not number-emotion with a number of {'/'.join(map(str, numbers))}: {text[:80]!r}")
+        return f"{int(m.group(1))}-{m.group(2).lower()}"
+
+    return read
 
 
 def form_problems(form: Form | None, truth: str, distractors: list[str]) -> list[str]:

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from hvbench_assets.core.tasks.replies import BadReply, json_object
+from hvbench_assets.core.synthesis.replies import BadReply, json_object
 
 MAX_SCORE = 10.0
 

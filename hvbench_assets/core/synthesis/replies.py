@@ -1,28 +1,80 @@
-"""Reading replies in the chain's forms, strictly: JSON objects with the keys a step asks for, one-sentence
-answers, number-emotion answers. A writer reply that does not parse is asked again once (`parsed_call`),
-with a note saying why, so the retry is a new request rather than the cached first reply."""
+"""Reading model replies strictly: JSON objects (code fences allowed) with the keys a step asks for, one-sentence
+descriptions, lists of distractors. A writer reply that does not parse is asked again once (`parsed_call`), with a
+note saying why, so the retry is a new request rather than the cached first reply. The chain and every family
+that asks a model (AR, AST, SCM, T2H, ATD) read their replies here."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
 
 from hvbench_assets.core.mllm.client import ChatResult
-from hvbench_assets.core.synthesis.forms import answer_form
 from hvbench_assets.core.synthesis.steps import StepLog
-from hvbench_assets.core.tasks.replies import BadReply, json_object, person_sentence
 
-__all__ = ["BadReply", "Stop", "answer_form", "distractor_list", "flagged", "parse_answer", "parsed_call",
-           "question_answer", "retry_note"]
+
+class BadReply(ValueError):
+    """The model answered, but not in the requested form."""
 
 
 class Stop(Exception):
-    """The chain ends here with this Pending (rejected or failed)."""
+    """The chain ends here: the question is rejected or failed (the caller keeps the steps so far)."""
 
     def __init__(self, status: str, rule: str, reason: str):
         super().__init__(reason)
         self.status, self.rule, self.reason = status, rule, reason
+
+
+def json_object(text: str | None) -> dict[str, Any]:
+    if not text or not text.strip():
+        raise BadReply("empty reply")
+    body = text.strip()
+    fence = re.search(r"```(?:json)?\s*(.*?)```", body, re.S)
+    if fence:
+        body = fence.group(1).strip()
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end <= start:
+        raise BadReply(f"no JSON object in reply: {text[:120]!r}")
+    try:
+        value = json.loads(body[start : end + 1])
+    except json.JSONDecodeError as exc:
+        raise BadReply(f"reply is not valid JSON ({exc.msg}): {text[:120]!r}") from None
+    if not isinstance(value, dict):
+        raise BadReply("reply JSON is not an object")
+    return value
+
+
+def string_list(obj: dict[str, Any], key: str, n: int) -> list[str]:
+    items = obj.get(key)
+    if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
+        raise BadReply(f"reply has no list of strings under {key!r}")
+    items = [s.strip() for s in items if s.strip()]
+    if len(items) < n:
+        raise BadReply(f"reply lists {len(items)} {key}, {n} wanted")
+    return items
+
+
+def person_sentence(text: str | None) -> str:
+    """The describer's "The person is ..." sentence, first sentence only."""
+    if not text or not text.strip():
+        raise BadReply("empty description")
+    s = " ".join(text.strip().strip('"').split())
+    m = re.search(r"the person is\b.*?(?:[.!?](?=\s|$)|$)", s, re.I)
+    if not m:
+        raise BadReply(f"description does not start with 'The person is': {s[:120]!r}")
+    sentence = m.group(0).strip()
+    sentence = sentence[0].upper() + sentence[1:]
+    return sentence if sentence[-1] in ".!?" else sentence + "."
+
+
+def sentence(text: str) -> str:
+    """A reply as one line of text, outer quotes dropped."""
+    return " ".join(text.strip().strip('"').split())
+
+
+def normalise(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
 def retry_note(reason: str) -> str:
@@ -88,23 +140,3 @@ def distractor_list(text: str | None) -> list[str]:
     if len(items) != 3:
         raise BadReply(f"reply lists {len(items)} distractors, 3 wanted")
     return items
-
-
-_NUMBER_EMOTION = re.compile(r"\b(\d+)\s*[-\u2013\u2014:,]\s*([A-Za-z]+)")  # 2-happy, 2: happy, 2, happy
-
-
-def parse_answer(task: str, text: str | None, numbers: tuple[int, ...] = ()) -> str:
-    """An answering model's reply as an option: one sentence; H2T 'The person is ...'; EIC '2-happy'."""
-    if not text or not text.strip():
-        raise BadReply("empty answer")
-    if task == "EIC":
-        m = _NUMBER_EMOTION.search(text)
-        if not m or int(m.group(1)) not in numbers:
-            raise BadReply(f"answer is not number-emotion with a number of {'/'.join(map(str, numbers))}: {text[:80]!r}")
-        answer = f"{int(m.group(1))}-{m.group(2).lower()}"
-    else:
-        answer = person_sentence(text) if task == "H2T" else " ".join(text.strip().strip('"').split())
-    form = answer_form(task, numbers)
-    if form and (why := form.fits(answer)):
-        raise BadReply(f"answer {why}: {answer[:120]!r}")
-    return answer

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from hvbench_assets.core.synthesis.replies import Stop
+from hvbench_assets.core.synthesis.steps import StepLog
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.tasks.rules import Option, Verdict
 
@@ -42,6 +44,13 @@ class Pending:
     steps: list[dict[str, Any]] = field(default_factory=list)  # synthesis_steps up to where it stopped
 
 
+def stopped(stop: Stop, log: StepLog, rule: str | None = None, annotation_ids: list[str] | None = None) -> Pending:
+    """The Pending of a model step that stopped (core/synthesis `Stop`): its status and reason, the calls and steps
+    so far (stored by the families that record steps). `rule` replaces the step's own."""
+    return Pending(stop.status, stop.reason, call_ids=log.call_ids, annotation_ids=annotation_ids or [],
+                   rule=rule or stop.rule, steps=log.steps)
+
+
 class ModelAnswer(Protocol):
     text: str | None
     call_id: str
@@ -66,4 +75,5 @@ class BuildContext:
     # the question video of any marking ({"kind": "numbers", "numbers": {...}}), rendered once and shared
     marked_video: Callable[[Mapping[str, Any]], Path] | None = None
     synthesis: Any = None  # core.synthesis.calls.SynthesisModels: writer + answering models (descriptive tasks)
+    family: Any = None  # the TaskFamily building (a shared build reads the family's recipe and checks from it)
     bta_actions: tuple[str, ...] = ()  # AST: the action list of the clip's BTA synthesis, when it exists

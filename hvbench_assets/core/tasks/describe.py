@@ -78,15 +78,15 @@ def verdict_lines(cands) -> list[str]:
 
 
 def task_table_markdown() -> str:
-    """The task table of docs/tasks.md, from the registry (a test keeps the doc equal to this)."""
+    """The task table of docs/tasks.md, from the catalog (a test keeps the doc equal to this)."""
+    from hvbench_assets.core.tasks.catalog import TASKS
     from hvbench_assets.core.tasks.labels import PAPER_LABEL
-    from hvbench_assets.core.tasks.registry import FAMILIES
 
     def labels(names):
         return ", ".join(f"{PAPER_LABEL[n]} `{n}`" for n in names) or "-"
 
     lines = ["| asset | task | labels (Table 9) | labels our rules add | video | truth |", "|---|---|---|---|---|---|"]
-    for f in FAMILIES:
+    for f in TASKS:
         ours = f"{labels(f.ours)}: {f.why_ours}" if f.ours else "-"
         lines.append(f"| `{f.asset}` | {f.abbrev} | {labels(f.labels)} | {ours} | {f.marking} | {f.truth} |")
     return "\n".join(lines)

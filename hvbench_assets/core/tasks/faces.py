@@ -1,7 +1,7 @@
 """The face gate: families whose truth comes from a face (L5 emotions, L3 face class, a face to describe or
 to compare) use a track only when the face detector found its face on enough of the frames it looked at.
 Boxes between detections are interpolated, and a body-only track's face box is estimated: neither is a face
-anyone saw. The thresholds are the registry's (`registry.FACE_GATE`); `gate_tracks` is called once per family
+anyone saw. The thresholds are `family.FACE_GATE`; `gate_tracks` is called once per family
 before its selection rule, so every rule picks among faced tracks only."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 question row stores as its video, the task assets a family reads before it runs (AST: BTA's action list), and the
 task-wide counts the asset reports. The asset reads its inputs, calls these and run_family, and writes the rows.
 
-It reads synthesis_steps (core/synthesis/steps.py), an arrow up a floor: BTA's action list is a synthesis step."""
+BTA's action list is read from its synthesis_steps rows."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any
 from hvbench_assets.core.media.paths import to_stored
 from hvbench_assets.core.render.questions import question_video_path
 from hvbench_assets.core.synthesis.steps import SYNTHESIS_STEPS
-from hvbench_assets.core.tasks.actions import bta_action_list
-from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
+from hvbench_assets.core.tasks.families.behavior_temporal_analysis import action_list
+from hvbench_assets.core.tasks.family import TaskFamily
 from hvbench_assets.core.tasks.labels import ClipLabels
 from hvbench_assets.core.warehouse import Warehouse
 
@@ -36,13 +36,12 @@ def stored_video_path(out_dir: Path, labels: ClipLabels, marking: Mapping[str, A
     return to_stored(question_video_path(out_dir, labels.clip.path, labels.clip.sha256, marking))
 
 
-def earlier_actions(wh: Warehouse, video_id: str, after: tuple[str, ...]) -> tuple[str, ...]:
-    """The action list of this clip's BTA synthesis (its caption) for a family that reads BTA; () otherwise or
-    when BTA found none."""
-    bta = TASK_BY_ABBREV["BTA"]
-    if bta.asset not in after:
-        return ()
-    return bta_action_list(wh.rows(SYNTHESIS_STEPS, order_by="seq", video_id=video_id, abbrev=bta.abbrev))
+def earlier_actions(wh: Warehouse, video_id: str, after: tuple[TaskFamily, ...]) -> tuple[str, ...]:
+    """The action list of this clip's synthesis by the family this one reads first (AST: BTA's caption); () for a
+    family that reads none, or when BTA found none."""
+    for earlier in after:
+        return action_list(wh.rows(SYNTHESIS_STEPS, order_by="seq", video_id=video_id, abbrev=earlier.abbrev))
+    return ()
 
 
 def task_counts(wh: Warehouse, task: str) -> tuple[dict[str, int], dict[str, int]]:

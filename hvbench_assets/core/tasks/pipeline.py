@@ -18,7 +18,7 @@ from hvbench_assets.core.tasks import humans
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.faces import gate_tracks, with_skipped
 from hvbench_assets.core.tasks.labels import ClipLabels
-from hvbench_assets.core.tasks.registry import TaskFamily
+from hvbench_assets.core.tasks.family import TaskFamily
 from hvbench_assets.core.tasks.rules import Verdict, assemble, seeded_position
 from hvbench_assets.core.tasks.store import question_id, rng_for, seed_of
 from hvbench_assets.core.vision.tables import number_tracks, person_number
@@ -31,7 +31,7 @@ ANSWER_SLOT_RULE = "slot2"
 
 def blocked_row(family: TaskFamily, reason: str) -> dict[str, Any]:
     """The candidate row of a family that cannot run here: the model it needs is not configured."""
-    return {"task": family.task, "abbrev": family.abbrev, "status": "blocked", "rule": "model", "reason": reason,
+    return {"task": family.name, "abbrev": family.abbrev, "status": "blocked", "rule": "model", "reason": reason,
             "measured": {}, "target_track_ids": [], "question_id": None}
 
 
@@ -62,7 +62,7 @@ class Outcome:
         reason = r.reason if isinstance(r, Pending) else v.reason if v else ""
         rule = (r.rule if isinstance(r, Pending) and r.rule else None) or (v.rule if v else "model")
         return {
-            "task": self.family.task, "abbrev": self.family.abbrev, "status": self.status, "rule": rule,
+            "task": self.family.name, "abbrev": self.family.abbrev, "status": self.status, "rule": rule,
             "reason": reason, "measured": v.measured if v else {},
             "target_track_ids": list(v.target_track_ids) if v and v.selected else [],
             "question_id": self.qid if v and v.selected else None,
@@ -76,7 +76,7 @@ class Outcome:
             return None, None
         r, fam, v = self.result, self.family, self.verdict
         base = {
-            "question_id": self.qid, "task": fam.task, "abbrev": fam.abbrev, "target_track_ids": list(v.target_track_ids),
+            "question_id": self.qid, "task": fam.name, "abbrev": fam.abbrev, "target_track_ids": list(v.target_track_ids),
             "rule": v.rule, "rule_version": fam.fingerprint(), "seed": seed_of(self.qid) % 2**62,
             "clip_sha256": self.labels.clip.sha256,
             "label_rows": self.labels.provenance(fam.reads, v.target_track_ids if fam.marking == "red_box" else None),
@@ -123,10 +123,10 @@ def run_family(
     verdict = humans.noted(with_skipped(family.select(labels, family.params), skipped), not_people, people)
     if not verdict.selected:
         return Outcome(family, labels, verdict, None, None, numbers)
-    qid = question_id(family.task, labels.clip.sha256, verdict.target, family.fingerprint())
+    qid = question_id(family.name, labels.clip.sha256, verdict.target, family.fingerprint())
     ctx = BuildContext(labels=labels, verdict=verdict, rng=rng_for(qid), params=family.params, numbers=numbers,
                        ask=ask, red_box_video=red_box_video, marked_video=marked_video, synthesis=synthesis,
-                       bta_actions=bta_actions,
+                       bta_actions=bta_actions, family=family,
                        annotation=annotation(verdict.target_track_ids) if annotation and family.annotation else None)
     return Outcome(family, labels, verdict, qid, family.build(ctx), numbers)
 

@@ -136,6 +136,19 @@ def speaking_persons(labels: ClipLabels, people: Sequence[Person]) -> list[Perso
     return [p for p in people if speaking & set(p.track_ids)]
 
 
+# why a family reads L1 beyond Table 9 when its rule counts speakers as people (AVAD, SCM)
+SPEAKERS_AS_PEOPLE = "L7 speaking tracks are counted as people through L1 tracks merged by L2"
+
+
+def talking_group(labels: ClipLabels, p, m: dict) -> Verdict | None:
+    """The clip gate ASD and AVSM share: at least `min_duration_s`, `min_people`..`max_people` (L2), speech (L6)."""
+    if v := check_range(m, "duration", "duration", labels.clip.duration_s, lo=p.min_duration_s, unit="s"):
+        return v
+    if v := check_range(m, "people", "people", person_count(labels), p.min_people, p.max_people):
+        return v
+    return speech_verdict(labels, "speech", m)
+
+
 # -- time ----------------------------------------------------------------------------------------
 def integer_range(first_s: float, end_s: float) -> tuple[int, int]:
     """A presence interval as whole seconds: start rounded down, end rounded up (it covers the stretch)."""

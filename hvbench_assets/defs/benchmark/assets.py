@@ -41,7 +41,7 @@ from hvbench_assets.core.benchmark.tables import (
     QUESTION_POOL,
     TEXT_BIAS,
 )
-from hvbench_assets.core.benchmark.tasks import TASKS
+from hvbench_assets.core.tasks.catalog import TASKS
 from hvbench_assets.core.curation.tables import REVIEWED_QUESTIONS
 from hvbench_assets.core.media.paths import resolve, to_stored
 from hvbench_assets.core.mllm import ModelNotConfigured

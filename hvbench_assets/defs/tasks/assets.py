@@ -1,4 +1,4 @@
-"""The 16 task assets (group `tasks`), one per family, built from core/tasks/registry.py by one factory.
+"""The 16 task assets (group `tasks`), one per family of core/tasks/catalog.py, built by one factory.
 
 Each asset depends on exactly the labels its family reads (Table 9 plus what our rules need), so the
 lineage graph is Table 9. Per clip it stores one `task_candidates` verdict and at most one question (the six
@@ -34,7 +34,8 @@ from hvbench_assets.core.tasks.pipeline import (
     question_at_a_glance,
     run_family,
 )
-from hvbench_assets.core.tasks.registry import FAMILIES, TaskFamily
+from hvbench_assets.core.tasks.catalog import TASKS
+from hvbench_assets.core.tasks.family import TaskFamily
 from hvbench_assets.core.tasks.rules import named_number
 from hvbench_assets.core.tasks.store import QUESTIONS, TASK_CANDIDATES
 from hvbench_assets.runtime.batch import CLIP_BACKFILL_POLICY, per_clip
@@ -66,7 +67,7 @@ def _description(family: TaskFamily) -> str:
            if family.descriptive
            else "truth from a human annotation" if family.annotation
            else "built with a model" if family.needs_model else "built from labels")
-    return f"{family.abbrev} ({family.task}): per-clip selection verdict and question ({how})"
+    return f"{family.abbrev} ({family.name}): per-clip selection verdict and question ({how})"
 
 
 def task_asset(family: TaskFamily) -> dg.AssetsDefinition:
@@ -76,7 +77,7 @@ def task_asset(family: TaskFamily) -> dg.AssetsDefinition:
         name=family.asset,
         partitions_def=videos_partitions,
         backfill_policy=CLIP_BACKFILL_POLICY,
-        deps=["video_probe", *family.reads, *family.after],
+        deps=["video_probe", *family.reads, *(f.asset for f in family.after)],
         group_name="tasks",
         kinds={"python", "duckdb", "video"},
         code_version=version,
@@ -86,7 +87,7 @@ def task_asset(family: TaskFamily) -> dg.AssetsDefinition:
         description=_description(family),
         check_specs=[question_check_spec(family)],
         metadata={**table_definition(QUESTIONS, TASK_CANDIDATES, *((SYNTHESIS_STEPS,) if family.records_steps else ())),
-                  "task": family.task, "abbrev": family.abbrev, "category": family.info.category,
+                  "task": family.name, "abbrev": family.abbrev, "category": family.category,
                   "labels_table9": ", ".join(f"{PAPER_LABEL[x]} {x}" for x in family.labels),
                   "labels_ours": ", ".join(f"{PAPER_LABEL[x]} {x}" for x in family.ours) or "-",
                   "marking": family.marking,
@@ -138,11 +139,11 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Settin
 
     bta_actions = earlier_actions(wh, vid, family.after)  # AST: BTA's action list of this clip
     client = mllm.client(wh) if spec else None
-    synthesis = SynthesisModels(client, spec, answerers, vid, family.task) if family.descriptive else None
+    synthesis = SynthesisModels(client, spec, answerers, vid, family.name) if family.descriptive else None
     try:
         outcome = run_family(
-            family, labels, ask=asker(client, spec, vid, family.task) if spec else None, red_box_video=red_box_video,
-            annotation=(lambda tids: annotations.latest(wh, vid, family.annotation, tuple(tids))),
+            family, labels, ask=asker(client, spec, vid, family.name) if spec else None, red_box_video=red_box_video,
+            annotation=(lambda tids: annotations.latest(wh, vid, family.annotation.kind, tuple(tids))),
             marked_video=marked_video, synthesis=synthesis, bta_actions=bta_actions,
         )
     except ModelUnreachable as exc:
@@ -254,7 +255,7 @@ def question_pointers(context, question: dict, marking: dict | None, clip_path, 
 def task_overview(wh, family: TaskFamily) -> dict:
     """Across every clip of this task (keys `task_wide_*`, the same on every partition): verdicts by status and
     rule, and how often each letter is the answer."""
-    verdicts, letters = task_counts(wh, family.task)
+    verdicts, letters = task_counts(wh, family.name)
     return {"task_wide_verdicts": dg.MetadataValue.json(verdicts),
             "task_wide_answer_letters": dg.MetadataValue.json(letters)}
 
@@ -262,7 +263,7 @@ def task_overview(wh, family: TaskFamily) -> dict:
 def synthesis_overview(wh, family: TaskFamily, synthesis: SynthesisModels) -> dict:
     """This run's calls (made vs cached, tokens) and, across the task, how often the winning answer was
     each answering model's own (agreement with the ensemble)."""
-    won, n = agreement_counts(wh, family.task)
+    won, n = agreement_counts(wh, family.name)
     return {"synthesis_calls": dg.MetadataValue.json(synthesis.stats.as_dict()),
             "answerers": dg.MetadataValue.json(synthesis.weights),
             "ensemble_agreement": dg.MetadataValue.json(
@@ -280,10 +281,10 @@ def _blocked(context, settings: SettingsResource, wh, family, prov, reason) -> d
 
 
 def _items(vid, family, candidate, question, prov, steps=(), qid=None):
-    key = {"video_id": vid, "task": family.task}
+    key = {"video_id": vid, "task": family.name}
     items = [(TASK_CANDIDATES, key, [candidate], prov), (QUESTIONS, key, [question] if question else [], prov)]
     if family.records_steps:
-        items.append((SYNTHESIS_STEPS, key, step_rows(list(steps), vid, family.task, family.abbrev, qid,
+        items.append((SYNTHESIS_STEPS, key, step_rows(list(steps), vid, family.name, family.abbrev, qid,
                                                       prov["code_version"]), None))
     return items
 
@@ -292,4 +293,4 @@ def _write(wh, vid, family, candidate, question, prov) -> None:
     wh.replace_tables(_items(vid, family, candidate, question, prov))
 
 
-TASK_ASSETS = [task_asset(f) for f in FAMILIES]
+TASK_ASSETS = [task_asset(f) for f in TASKS]

@@ -13,7 +13,7 @@ from typing import Any
 import dagster as dg
 
 from hvbench_assets.core.media.paths import resolve
-from hvbench_assets.core.tasks.registry import TaskFamily
+from hvbench_assets.core.tasks.family import TaskFamily
 from hvbench_assets.defs.partitions import videos_partitions
 
 CHECK = "question_complete"

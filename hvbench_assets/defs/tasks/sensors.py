@@ -4,12 +4,12 @@ import json
 
 import dagster as dg
 
-from hvbench_assets.core.tasks.registry import FAMILIES
+from hvbench_assets.core.tasks.catalog import TASKS
 from hvbench_assets.core.tasks.store import ANNOTATIONS
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import WarehouseResource
 
-ANNOTATED = {kind: [f.asset for f in FAMILIES if f.annotation == kind] for kind in ("count", "action")}
+ANNOTATED = {kind: [f.asset for f in TASKS if f.annotation and f.annotation.kind == kind] for kind in ("count", "action")}
 
 annotated_tasks_job = dg.define_asset_job(
     "annotated_tasks_job",

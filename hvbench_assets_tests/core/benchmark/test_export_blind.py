@@ -12,6 +12,7 @@ from hvbench_assets.core.benchmark import load_benchmark
 from hvbench_assets.core.benchmark.export import ExportError, export_benchmark, is_our_export
 from hvbench_assets.core.benchmark.leakage import answer_blind, blind_jobs
 from hvbench_assets.core.mllm import MllmClient, RetryPolicy, parse_registry
+from hvbench_assets.core.tasks.catalog import TASKS
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer, FakeReply
 from hvbench_assets.testkit.media_factory import moving_square_video
@@ -35,7 +36,7 @@ def test_export_round_trips_and_names_left_out_items(tmp_path, video):
     assert res.counts["Human_Count"] == 1 and res.counts["Active_Speaker_Detection"] == 1
     assert res.left_out == [{"question_id": "q2", "task": "Human_Count",
                              "reason": f"question video missing: {tmp_path / 'gone.mp4'}"}]
-    assert len(list(folder.glob("*.jsonl"))) == 16 and is_our_export(folder)
+    assert len(list(folder.glob("*.jsonl"))) == len(TASKS) and is_our_export(folder)
     bench = load_benchmark(folder)
     assert not bench.issues and bench.video_problem is None
     got = {i.question_id: (i.task, i.answer, i.option_text(i.answer), i.video_path.is_file()) for i in bench.items}

@@ -10,7 +10,7 @@ from collections import Counter
 
 from hvbench_assets.core.benchmark.letters import assemble_letters, letter_counts
 from hvbench_assets.core.tasks.pipeline import run_family
-from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 from hvbench_assets.testkit.labels_factory import clip_labels, full
 
 
@@ -26,7 +26,7 @@ def asd_labels(i: int, people: int):
 def asd_rows(idx, people=lambda i: 2):
     rows = []
     for i in idx:
-        q, marking = run_family(FAMILY_BY_ABBREV["ASD"], asd_labels(i, people(i))).question_row()
+        q, marking = run_family(TASK_BY_ABBREV["ASD"], asd_labels(i, people(i))).question_row()
         rows.append({**q, "video_id": f"clip-{i}"})
     return rows
 
@@ -35,7 +35,7 @@ def avad_rows(idx):
     out = []
     for i in idx:
         labels = clip_labels(duration_s=10.0, tracks=[full(0, 10.0)], speaking=(0,), sha=_sha(1000 + i))
-        out.append(run_family(FAMILY_BY_ABBREV["AVAD"], labels).question_row()[0])
+        out.append(run_family(TASK_BY_ABBREV["AVAD"], labels).question_row()[0])
     return out
 
 

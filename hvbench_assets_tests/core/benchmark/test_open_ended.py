@@ -15,6 +15,7 @@ from hvbench_assets.core.benchmark.open_ended import export_open, is_open, open_
 from hvbench_assets.core.evaluation import EVAL_RESPONSES
 from hvbench_assets.core.evaluation.reporting import report_for
 from hvbench_assets.core.scoring.open_report import open_grading
+from hvbench_assets.core.tasks.families.active_speaker_detection import MORE_THAN_ONE, NO_SPEAKER
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets_tests.core.evaluation.lmms_logs import lmms_sample_log, task_utils
 from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer

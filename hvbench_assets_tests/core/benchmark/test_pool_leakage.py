@@ -25,6 +25,7 @@ from hvbench_assets.core.benchmark.pool import (
     select_pool,
     split_quota,
 )
+from hvbench_assets.core.tasks.catalog import TASKS
 
 
 def q(qid, abbrev="AVAD", answer="A", n=4, state="accepted", video=None, tracks=(), **extra):
@@ -41,7 +42,9 @@ def chosen(decisions):
 
 def test_paper_targets_keep_hc_strata_and_the_total():
     t = paper_targets()
-    assert t["HC"] == 174 and len(t) == 16 and 2475 - 15 <= sum(t.values()) <= 2475
+    paper = [f.abbrev for f in TASKS if f.from_paper]
+    assert t["HC"] == 174 and set(t) == {f.abbrev for f in TASKS} and len(paper) == 16
+    assert 2475 - 15 <= sum(t[a] for a in paper) <= 2475
     assert parse_targets("ER=200, hc=10,Speech_Content_Matching=5") == {"ER": 200, "HC": 10, "SCM": 5}
     with pytest.raises(ValueError, match="XYZ=3"):
         parse_targets("XYZ=3")

@@ -16,6 +16,7 @@ from hvbench_assets.core.benchmark.export import export_benchmark, is_our_export
 from hvbench_assets.core.benchmark.yesno import SOURCE_FIELD, export_yesno, is_yesno, statements, yesno_folder
 from hvbench_assets.core.evaluation import EVAL_RESPONSES
 from hvbench_assets.core.evaluation.reporting import report_for
+from hvbench_assets.core.tasks.catalog import TASKS
 from hvbench_assets.core.warehouse import Warehouse
 from hvbench_assets.testkit.bench_factory import ITEMS_PER_TASK, SPEC, make_benchmark
 from hvbench_assets_tests.core.evaluation.lmms_logs import lmms_sample_log, task_utils
@@ -68,7 +69,7 @@ def test_the_yesno_export_is_its_own_folder_in_the_published_layout(mc_export):
     folder = yesno_folder(mc_export)
     assert folder == mc_export.parent / "mine_yesno"
     result = export_yesno(bench, folder)
-    assert is_our_export(folder) and not result.left_out and len(list(folder.glob("*.jsonl"))) == 16
+    assert is_our_export(folder) and not result.left_out and len(list(folder.glob("*.jsonl"))) == len(TASKS)
     first = {p.name: p.read_text() for p in folder.glob("*.jsonl")}
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["format"] == "yesno" and manifest["source"] == str(mc_export.resolve())

@@ -6,7 +6,7 @@ import threading
 
 from hvbench_assets.core.curation import leases
 from hvbench_assets.core.curation.review_stats import PAPER_NO_EDIT, decision_times, fast_decisions, is_fast, no_edit_shares
-from hvbench_assets.core.tasks.registry import FAMILIES
+from hvbench_assets.core.tasks.catalog import TASKS
 from hvbench_assets.core.warehouse import Warehouse
 
 
@@ -33,7 +33,7 @@ def test_median_seconds_per_reviewer_and_task():
 
 
 def test_no_edit_share_counts_option_corrections_as_no_edit():
-    descriptive = [f.abbrev for f in FAMILIES if f.descriptive]
+    descriptive = [f.abbrev for f in TASKS if f.descriptive]
     assert sorted(descriptive) == sorted(PAPER_NO_EDIT)
     reviewed = [{"abbrev": "ER", "state": "accepted", "options": []},
                 {"abbrev": "ER", "state": "corrected", "options": [{"letter": "B", "origin": "model"}]},

@@ -14,6 +14,7 @@ from hvbench_assets.core.curation.reviewed import update_reviewed
 from hvbench_assets.core.curation.state import curate, excluded_tasks
 from hvbench_assets.core.curation.store import assign, load_state, record_decision
 from hvbench_assets.core.curation.tables import REVIEW_DECISIONS, REVIEWED_QUESTIONS
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 from hvbench_assets.core.tasks.store import ANNOTATIONS, QUESTIONS, question_content_hash
 from hvbench_assets.core.warehouse import TableSpec, Warehouse
 
@@ -185,7 +186,7 @@ def test_the_pool_single_pass_selects_what_a_rescan_per_pick_selects():
         settings = PoolSettings(targets={"HC": target})
         decisions = select_pool(rows, settings)
         placed = [(d.question_id, d.stratum) for d in decisions if d.stratum is not None]
-        quotas = split_quota(target, [(name, n) for name, _, _, n in settings.hc_strata])
+        quotas = split_quota(target, settings.strata_weights(TASK_BY_ABBREV["HC"]))
         assert {d.question_id for d in decisions if d.selected} == _rescan_pool(placed, quotas)
 
 

@@ -3,7 +3,9 @@ category Avg columns; Table 1 overall 16-task means), plus the random-guess base
 
 import pytest
 
-from hvbench_assets.core.benchmark.tasks import CATEGORIES, TASKS
+from hvbench_assets.core.tasks.catalog import TASKS
+
+from hvbench_assets.core.tasks.family import CATEGORIES
 from hvbench_assets.core.scoring.metrics import (
     aggregate,
     random_baseline,

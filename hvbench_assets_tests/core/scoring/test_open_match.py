@@ -13,8 +13,8 @@ from hvbench_assets.core.scoring.open_match import (
     parse_truth,
 )
 from hvbench_assets.core.synthesis.words import EMOTIONS
-from hvbench_assets.core.tasks.actions import ONGOING
-from hvbench_assets.core.tasks.attitude import ATTITUDES
+from hvbench_assets.core.tasks.families.attitude_recognition import ATTITUDES
+from hvbench_assets.core.tasks.families.time_of_specific_action import ONGOING
 from hvbench_assets.core.tasks.catalog import TASKS
 
 CASES = [  # (kind, right option's text, reply, verdict)

@@ -13,7 +13,7 @@ from hvbench_assets.core.render.questions import render_question_video
 from hvbench_assets.core.synthesis.calls import SynthesisModels, too_few_answerers
 from hvbench_assets.core.synthesis.ranking import rerank_steps
 from hvbench_assets.core.tasks.pipeline import run_family
-from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 from hvbench_assets.testkit.fake_openai_server import FakeOpenAIServer
 from hvbench_assets.testkit.labels_factory import clip_labels, full, track
 from hvbench_assets.testkit.media_factory import moving_square_video
@@ -57,7 +57,7 @@ def run(registry, warehouse, tmp_path):
         def marked(marking):
             return render_question_video(labels.clip.path, labels.clip.sha256, labels.tracks, marking, tmp_path / "q")
 
-        out = run_family(FAMILY_BY_ABBREV[abbrev], labels, marked_video=marked, synthesis=models)
+        out = run_family(TASK_BY_ABBREV[abbrev], labels, marked_video=marked, synthesis=models)
         return out, models
 
     return go
@@ -196,7 +196,7 @@ def run_ar(registry, warehouse, tmp_path):
     video = moving_square_video(tmp_path / "ar.mp4", seconds=4.0, size=(320, 240))
     labels = clip_labels(duration_s=4, tracks=[full(0, 4)], path=video)
     client = MllmClient(registry, warehouse, retry=RetryPolicy(max_attempts=2, base_s=0.01))
-    return run_family(FAMILY_BY_ABBREV["AR"], labels, ask=asker(client, registry.get("writer"), "clip", "AR"),
+    return run_family(TASK_BY_ABBREV["AR"], labels, ask=asker(client, registry.get("writer"), "clip", "AR"),
                       red_box_video=lambda tids: render_question_video(
                           video, labels.clip.sha256, labels.tracks, {"kind": "red_box", "track_ids": sorted(tids)},
                           tmp_path / "q"))

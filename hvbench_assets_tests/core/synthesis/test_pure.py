@@ -7,6 +7,13 @@ import pytest
 from hvbench_assets.core.synthesis.checks import check_options, leak_check
 from hvbench_assets.core.synthesis.ranking import BadReply, parse_scores, rank, rerank_steps
 from hvbench_assets.core.synthesis.words import NEGATIVE, NEUTRAL, POSITIVE, emotion_words, polarity, stem
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV, TASKS
+
+
+def answer_form(abbrev, numbers=()):
+    """The form of a descriptive family's options (its recipe's), None for the others."""
+    recipe = TASK_BY_ABBREV[abbrev].synthesis
+    return recipe.form(numbers) if recipe else None
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -98,25 +105,20 @@ def test_a_prompt_change_marks_only_its_task_stale():
     import dataclasses
 
     from hvbench_assets.core.synthesis.prompts import SCORE
-    from hvbench_assets.core.synthesis.tasks import SYNTHESIS_TASKS
-    from hvbench_assets.core.tasks.registry import FAMILIES, FAMILY_BY_ABBREV
 
-    prompts = {a: {p.fingerprint for p in t.prompts} for a, t in SYNTHESIS_TASKS.items()}
+    prompts = {t.abbrev: {p.fingerprint for p in t.prompts} for t in TASKS if t.descriptive}
     for a in prompts:
         for b in prompts:
             if a != b:
                 assert prompts[a] & prompts[b] == {SCORE.fingerprint}  # only the shared score sheet
-    er = FAMILY_BY_ABBREV["ER"]
-    edited = dataclasses.replace(SYNTHESIS_TASKS["ER"].perturb, user=SYNTHESIS_TASKS["ER"].perturb.user + " ")
-    changed = dataclasses.replace(er, prompts=tuple(edited if p is SYNTHESIS_TASKS["ER"].perturb else p
-                                                    for p in er.prompts))
+    er = TASK_BY_ABBREV["ER"]
+    edited = dataclasses.replace(er.synthesis.perturb, user=er.synthesis.perturb.user + " ")
+    changed = dataclasses.replace(er, synthesis=dataclasses.replace(er.synthesis, perturb=edited))
     assert changed.fingerprint() != er.fingerprint()
-    assert all(f.prompts == SYNTHESIS_TASKS[f.abbrev].prompts for f in FAMILIES if f.descriptive)
+    assert all(f.prompts == f.synthesis.prompts for f in TASKS if f.descriptive)
 
 
 def test_distractors_must_have_the_answer_form_of_h2t_and_eic():
-    from hvbench_assets.core.synthesis.replies import answer_form
-
     h2t = answer_form("H2T")
     truth = "The person is the man on the right in a white shirt."
     bad = check_options(truth, ["The person is the man on the left in a blue shirt.",
@@ -148,7 +150,8 @@ def test_min_answerers_from_the_registry_file_and_environment():
 
 
 def test_score_list_in_candidate_order_and_eic_answer_forms():
-    from hvbench_assets.core.synthesis.replies import parse_answer
+    def parse_answer(abbrev, text, numbers):
+        return answer_form(abbrev, numbers).answer(text)
 
     assert parse_scores('{"scores": [7, 3]}', 2) == {1: 7.0, 2: 3.0}
     with pytest.raises(BadReply):
@@ -162,7 +165,7 @@ def test_score_list_in_candidate_order_and_eic_answer_forms():
 
 
 def test_every_option_of_the_answers_kind_per_family():
-    from hvbench_assets.core.synthesis.forms import actions, answer_form, form_problems
+    from hvbench_assets.core.synthesis.forms import actions, form_problems
 
     er = answer_form("ER")
     truth = "The person looks happy and relaxed."

@@ -8,10 +8,8 @@ import inspect
 
 import pytest
 
-from hvbench_assets.core.synthesis import prompts as P
-from hvbench_assets.core.synthesis.checks import question_kind
-from hvbench_assets.core.tasks import actions, people, speech, speech_content
-from hvbench_assets.core.tasks.catalog import TASKS
+from hvbench_assets.core.synthesis.checks import question_kind as kind_of
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV, TASKS
 
 # family -> (questions that ask what its options answer, questions that ask something else)
 MODEL_QUESTIONS = {
@@ -53,6 +51,12 @@ MODEL_QUESTIONS = {
              "How many cups does the man in the apron hold?",
              "At which second does the girl in yellow wave?"]),
 }
+
+
+def question_kind(abbrev: str, question: str) -> str | None:
+    return kind_of(TASK_BY_ABBREV[abbrev].asks, question)
+
+
 WRITERS = sorted(t.abbrev for t in TASKS if t.model_question)
 
 
@@ -73,9 +77,9 @@ def test_model_questions_of_the_right_kind_pass_and_others_fail(abbrev):
 
 def template_questions() -> list[tuple[str, str]]:
     """(family, question) of every `question=` a rule family's build writes, its f-string fields filled with a
-    word: the wording the offline path stores, read from the code itself."""
+    word: the wording the offline path stores, read from the code itself (the family's module)."""
     out = []
-    for module in (actions, people, speech, speech_content):
+    for module in {inspect.getmodule(t.build) for t in TASKS if not t.descriptive and not t.model_question}:
         for fn in ast.walk(ast.parse(inspect.getsource(module))):
             if not (isinstance(fn, ast.FunctionDef) and fn.name.startswith("build_")):
                 continue
@@ -89,7 +93,7 @@ def template_questions() -> list[tuple[str, str]]:
 
 
 def test_fixed_and_template_questions_pass_for_every_other_family():
-    found = template_questions() + [("H2T", P.H2T_FIXED_QUESTION),
-                                    ("EIC", P.EIC_FIXED_QUESTION.format(numbers="1, 2, 3", first=1))]
+    found = template_questions() + [(t.abbrev, t.synthesis.question.text.format(numbers="1, 2, 3", first=1))
+                                    for t in TASKS if t.descriptive and t.synthesis.question.prompt is None]
     assert {f for f, _ in found} == {t.abbrev for t in TASKS if not t.model_question}
     assert [(f, q, question_kind(f, q)) for f, q in found if question_kind(f, q)] == []

@@ -9,7 +9,7 @@ import pytest
 
 from hvbench_assets.core.tasks import actions, annotations
 from hvbench_assets.core.tasks.pipeline import run_family
-from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 from hvbench_assets.testkit.labels_factory import clip_labels, full
 
 
@@ -42,7 +42,7 @@ def test_action_form(text, ok):
 def _ast(reply: str):
     labels = clip_labels(duration_s=10, tracks=[full(0, 10)])
     ann = {"annotation_id": "a1", "value": {"action": "begins to wave", "start_s": 4}}
-    return run_family(FAMILY_BY_ABBREV["AST"], labels, ask=lambda *a, **k: Reply(reply), annotation=lambda t: ann)
+    return run_family(TASK_BY_ABBREV["AST"], labels, ask=lambda *a, **k: Reply(reply), annotation=lambda t: ann)
 
 
 def test_ast_distractors_take_the_truths_form_or_the_question_fails():

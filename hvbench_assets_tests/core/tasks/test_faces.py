@@ -7,19 +7,20 @@ import pytest
 
 from hvbench_assets.core.tasks.faces import FaceGate, face_evidence, faceless
 from hvbench_assets.core.tasks.pipeline import run_family
-from hvbench_assets.core.tasks.registry import FACE_GATE, FAMILIES, FAMILY_BY_ABBREV
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV, TASKS
+from hvbench_assets.core.tasks.family import FACE_GATE
 from hvbench_assets.testkit.labels_factory import clip_labels, full, track
 
 GATED = {"ER", "ETA", "AR", "EIC", "T2H", "H2T", "AVSM"}
 
 
-def test_the_gate_lives_in_the_registry_on_the_face_families_only():
-    assert {f.abbrev for f in FAMILIES if f.face_gate is not None} == GATED
-    assert all(f.face_gate is FACE_GATE for f in FAMILIES if f.face_gate is not None)
+def test_the_gate_is_on_the_face_families_only():
+    assert {f.abbrev for f in TASKS if f.face_gate is not None} == GATED
+    assert all(f.face_gate is FACE_GATE for f in TASKS if f.face_gate is not None)
     # the thresholds are part of the code version: changing them makes exactly these tasks stale
     import dataclasses
 
-    er = FAMILY_BY_ABBREV["ER"]
+    er = TASK_BY_ABBREV["ER"]
     assert dataclasses.replace(er, face_gate=FaceGate(0.6, 3)).fingerprint() != er.fingerprint()
 
 
@@ -53,19 +54,19 @@ def test_er_skips_a_body_only_track_and_picks_the_person_with_a_face():
     labels = clip_labels(duration_s=10, tracks=[torso, child], detect_fps=6.0)
     labels.rows["facial_description"] = [{"video_id": "clip", "track_id": t, "status": "ok", "text": "smiles"}
                                          for t in (0, 1)]
-    out = run_family(FAMILY_BY_ABBREV["ER"], labels)  # no synthesis models: blocked after the selection
+    out = run_family(TASK_BY_ABBREV["ER"], labels)  # no synthesis models: blocked after the selection
     row = out.candidate_row()
     assert row["target_track_ids"] == [1]
     assert row["measured"]["skipped_no_face"] == {"0": "face detected on 0/63 detection frames (0%), need 50% and >= 3 frames"}
     # a family without the gate still sees the torso (BTA: actions need no face)
-    assert run_family(FAMILY_BY_ABBREV["BTA"], labels).candidate_row()["target_track_ids"] == [0]
+    assert run_family(TASK_BY_ABBREV["BTA"], labels).candidate_row()["target_track_ids"] == [0]
 
 
 def test_a_clip_with_only_a_faceless_person_is_rejected_naming_the_skipped_track():
     labels = clip_labels(duration_s=10, tracks=[track(0, 0, 249, detected=20, face_source="interpolated")],
                          detect_fps=6.0)
     for abbrev in ("ER", "AR", "H2T"):
-        row = run_family(FAMILY_BY_ABBREV[abbrev], labels).candidate_row()
+        row = run_family(TASK_BY_ABBREV[abbrev], labels).candidate_row()
         assert row["status"] == "rejected" and row["target_track_ids"] == []
         assert "skipped (no detected face): track 0: face detected on 20/63 detection frames (32%)" in row["reason"]
 
@@ -74,6 +75,6 @@ def test_eic_letters_only_faced_tracks():
     faced = [full(i, 10, x=10 + 60 * i) for i in range(4)]
     torso = track(4, 0, 249, x=300, detected=0, face_source="estimated")
     labels = clip_labels(duration_s=10, tracks=[*faced, torso])
-    row = run_family(FAMILY_BY_ABBREV["EIC"], labels).candidate_row()
+    row = run_family(TASK_BY_ABBREV["EIC"], labels).candidate_row()
     assert row["target_track_ids"] == [0, 1, 2, 3]
     assert row["measured"]["tracks sharing the longest presence"] == 4 and "4" in row["measured"]["skipped_no_face"]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from hvbench_assets.core.tasks.humans import noted, real_people
-from hvbench_assets.core.tasks.people import HcParams, select_hc
+from hvbench_assets.core.tasks.families.human_counting import HcParams, select_hc
 from hvbench_assets.core.tasks.pipeline import run_family
-from hvbench_assets.core.tasks.registry import FAMILY_BY_ABBREV
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 from hvbench_assets.core.tasks.rules import persons
 from hvbench_assets.testkit.labels_factory import clip_labels, full
 
@@ -32,7 +32,7 @@ def test_not_human_and_unjudged_tracks_leave_persons_and_the_count():
 
 def test_clip_without_real_people_is_rejected_by_the_real_human_rule():
     labels = _verdicts(clip_labels(tracks=[full(0, x=50)]), {0: False})
-    out = run_family(FAMILY_BY_ABBREV["AR"], labels)
+    out = run_family(TASK_BY_ABBREV["AR"], labels)
     row = out.candidate_row()
     assert row["status"] == "rejected" and row["rule"] == "real_human" and "track 0: not a real person" in row["reason"]
     assert row["measured"]["not_real_people"] == {"0": "not a real person (score 0.10 by face-statistics logistic "

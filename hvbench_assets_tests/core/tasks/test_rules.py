@@ -7,10 +7,16 @@ import random
 
 import pytest
 
-from hvbench_assets.core.tasks import actions, people, speech, speech_content
+from hvbench_assets.core.tasks.families import active_speaker_detection as asd
+from hvbench_assets.core.tasks.families import appearance_time_detection as atd
+from hvbench_assets.core.tasks.families import audio_visual_alignment_detection as avad
+from hvbench_assets.core.tasks.families import audio_visual_speaker_matching as avsm
+from hvbench_assets.core.tasks.families import human_counting as hc
+from hvbench_assets.core.tasks.families import speech_content_matching as scm
+from hvbench_assets.core.tasks.families import time_of_specific_action as tsa
 from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
 from hvbench_assets.core.tasks.pipeline import run_family
-from hvbench_assets.core.tasks.registry import FAMILIES, FAMILY_BY_ABBREV
+from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV, TASKS
 from hvbench_assets.core.tasks.rules import Option, assemble, integer_range, named_number, overlap, persons
 from hvbench_assets.core.tasks.store import question_id
 from hvbench_assets.core.vision.tables import number_tracks, person_number
@@ -30,7 +36,7 @@ def two_speakers_clip(duration_s=4.0, n=2, speaking=(0,), voice="male", faces=No
 # -- ASD ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("duration,ok", [(3.99, False), (4.0, True)])
 def test_asd_duration_boundary(duration, ok):
-    v = speech.select_asd(two_speakers_clip(duration_s=duration), speech.AsdParams())
+    v = asd.select_asd(two_speakers_clip(duration_s=duration), asd.AsdParams())
     assert v.selected is ok
     if not ok:
         assert v.rule == "duration" and v.reason == "duration=3.99s < 4s"
@@ -38,7 +44,7 @@ def test_asd_duration_boundary(duration, ok):
 
 @pytest.mark.parametrize("n,ok", [(1, False), (2, True), (4, True), (5, False)])
 def test_asd_people_boundaries(n, ok):
-    v = speech.select_asd(two_speakers_clip(duration_s=6, n=n), speech.AsdParams())
+    v = asd.select_asd(two_speakers_clip(duration_s=6, n=n), asd.AsdParams())
     assert v.selected is ok
     if not ok:
         assert v.reason.startswith(f"people={n} ") and v.rule == "people"
@@ -50,52 +56,52 @@ def test_asd_needs_exactly_one_speaking_person_and_counts_merged_tracks_once():
     tracks = [track(0, 0, 49, x=10), track(1, 50, 99, x=12), track(2, 0, 99, x=300)]
     one_person_two_tracks = clip_labels(duration_s=4, tracks=tracks, persons=[[0, 1], [2]], speaking=(0, 1),
                                         voice="male", faces=men(3))
-    v = speech.select_asd(one_person_two_tracks, speech.AsdParams())
+    v = asd.select_asd(one_person_two_tracks, asd.AsdParams())
     assert v.selected and set(v.target_track_ids) == {0, 1}
     two = clip_labels(duration_s=4, tracks=tracks, persons=[[0, 1], [2]], speaking=(0, 2))
-    assert speech.select_asd(two, speech.AsdParams()).reason == \
+    assert asd.select_asd(two, asd.AsdParams()).reason == \
         "speaking persons=2 (L7), need exactly 1: more than one person talks"
     none = clip_labels(duration_s=4, tracks=tracks, persons=[[0, 1], [2]], speaking=())
-    assert "speaking persons=0" in speech.select_asd(none, speech.AsdParams()).reason
+    assert "speaking persons=0" in asd.select_asd(none, asd.AsdParams()).reason
 
 
 def test_asd_asks_only_where_the_voice_confirms_the_speakers_face():
     faces = {0: {"status": "ok", "age": 30, "gender": "Woman", "gender_share": 0.95},
              1: {"status": "ok", "age": 40, "gender": "Man", "gender_share": 0.95}}
     agree = two_speakers_clip(duration_s=6, speaking=(1,), voice="male", faces=faces)
-    assert speech.select_asd(agree, speech.AsdParams()).selected
+    assert asd.select_asd(agree, asd.AsdParams()).selected
     clash = two_speakers_clip(duration_s=6, speaking=(0,), voice="male", faces=faces)
-    v = speech.select_asd(clash, speech.AsdParams())
+    v = asd.select_asd(clash, asd.AsdParams())
     assert v.rule == "voice_face" and "the voice is male (0.90) but the face is female (0.95)" in v.reason
     unsure = {**faces, 1: {**faces[1], "status": "low_confidence"}}  # an unsure face confirms nothing
-    v = speech.select_asd(two_speakers_clip(duration_s=6, speaking=(1,), voice="male", faces=unsure), speech.AsdParams())
+    v = asd.select_asd(two_speakers_clip(duration_s=6, speaking=(1,), voice="male", faces=unsure), asd.AsdParams())
     assert v.rule == "voice_face" and "face's class is unknown (L3 low_confidence)" in v.reason
     no_voice = two_speakers_clip(duration_s=6, speaking=(1,), faces=faces, voice=None)
-    assert "the voice's class is unknown" in speech.select_asd(no_voice, speech.AsdParams()).reason
+    assert "the voice's class is unknown" in asd.select_asd(no_voice, asd.AsdParams()).reason
 
 
 def test_asd_names_the_veto_and_faces_too_small_to_judge():
     labels = two_speakers_clip(duration_s=6, speaking=())
     labels.rows["speaker_scores"][0].update(raw_speaking=True, veto_reason="voice is male (0.90) but the face is female (0.95)")
-    v = speech.select_asd(labels, speech.AsdParams())
+    v = asd.select_asd(labels, asd.AsdParams())
     assert v.rule == "voice_face" and "track 0: voice is male" in v.reason
     small = two_speakers_clip(duration_s=6, speaking=(0,))
     small.rows["speaker_scores"][1].update(status="too_small", reason="face 30 px (median side) < 40 px: too small")
-    v = speech.select_asd(small, speech.AsdParams())
+    v = asd.select_asd(small, asd.AsdParams())
     assert v.rule == "face_size" and "30 px" in v.reason
 
 
 def test_asd_rejects_no_speech_and_music():
-    assert speech.select_asd(two_speakers_clip(speech=False), speech.AsdParams()).rule == "speech"
-    assert "music" in speech.select_asd(two_speakers_clip(music=True), speech.AsdParams()).reason
+    assert asd.select_asd(two_speakers_clip(speech=False), asd.AsdParams()).rule == "speech"
+    assert "music" in asd.select_asd(two_speakers_clip(music=True), asd.AsdParams()).reason
 
 
 def test_asd_options_numbers_and_truth():
     labels = two_speakers_clip(duration_s=5, n=3, speaking=(2,))
-    out = run_family(FAMILY_BY_ABBREV["ASD"], labels)
+    out = run_family(TASK_BY_ABBREV["ASD"], labels)
     q, marking = out.question_row()
     texts = [o["text"] for o in q["options"]]
-    assert len(texts) == 5 and speech.MORE_THAN_ONE in texts and speech.NO_SPEAKER in texts
+    assert len(texts) == 5 and asd.MORE_THAN_ONE in texts and asd.NO_SPEAKER in texts
     # each box carries the clip's person number (left to right: track 0 is 1), the same as on the human_tracks
     # key frame; a person option names that number, whichever option letter it sits at
     assert marking == {"kind": "numbers", "numbers": {"0": 1, "1": 2, "2": 3}}
@@ -112,7 +118,7 @@ def test_a_person_of_two_tracks_is_named_by_its_first_number_and_a_subset_keeps_
     labels.rows["human_verdicts"] = [{"video_id": "clip", "track_id": t, "status": "ok", "is_human": t != 3,
                                       "score": 0.9 if t != 3 else 0.1, "method": "m"} for t in range(4)]
     assert number_tracks(tracks) == {0: 1, 1: 2, 2: 3, 3: 4}
-    q, marking = run_family(FAMILY_BY_ABBREV["ASD"], labels).question_row()
+    q, marking = run_family(TASK_BY_ABBREV["ASD"], labels).question_row()
     assert marking["numbers"] == {"0": 1, "1": 1, "2": 3} and q["answer_text"] == "Person 3"
     assert sorted(o["text"] for o in q["options"] if o["text"].startswith("Person ")) == ["Person 1", "Person 3"]
     assert person_number((1, 0), number_tracks(tracks)) == 1
@@ -122,21 +128,21 @@ def test_a_person_of_two_tracks_is_named_by_its_first_number_and_a_subset_keeps_
 @pytest.mark.parametrize("duration,ok", [(8.0, False), (8.04, True)])
 def test_avad_duration_is_strict(duration, ok):
     labels = clip_labels(duration_s=duration, tracks=[full(0, duration)], speaking=(0,))
-    assert speech.select_avad(labels, speech.AvadParams()).selected is ok
+    assert avad.select_avad(labels, avad.AvadParams()).selected is ok
 
 
 def test_avad_people_and_speaker():
     three = clip_labels(duration_s=9, tracks=[full(i, 9, x=100 * i) for i in range(3)], speaking=(0,))
-    assert speech.select_avad(three, speech.AvadParams()).reason == "people=3 > 2"
+    assert avad.select_avad(three, avad.AvadParams()).reason == "people=3 > 2"
     silent = clip_labels(duration_s=9, tracks=[full(0, 9)], speaking=())
-    assert speech.select_avad(silent, speech.AvadParams()).rule == "speaker"
+    assert avad.select_avad(silent, avad.AvadParams()).rule == "speaker"
 
 
 def test_avad_options_are_segment_starts_and_the_cut_is_seeded():
-    assert speech.segment_starts(9.0) == [0, 3, 6] and speech.segment_starts(10.0) == [0, 3, 7]
+    assert avad.segment_starts(9.0) == [0, 3, 6] and avad.segment_starts(10.0) == [0, 3, 7]
     labels = clip_labels(duration_s=10, tracks=[full(0, 10)], speaking=(0,))
-    a = run_family(FAMILY_BY_ABBREV["AVAD"], labels).question_row()
-    b = run_family(FAMILY_BY_ABBREV["AVAD"], labels).question_row()
+    a = run_family(TASK_BY_ABBREV["AVAD"], labels).question_row()
+    b = run_family(TASK_BY_ABBREV["AVAD"], labels).question_row()
     assert a == b  # seeded from the question id
     q, marking = a
     assert sorted(o["text"] for o in q["options"]) == ["From second 0", "From second 3", "From second 7"]
@@ -148,30 +154,30 @@ def test_avsm_voice_matches_exactly_one_face_class():
     faces = {0: {"status": "ok", "age": 30, "gender": "Woman", "gender_share": 0.9},
              1: {"status": "ok", "age": 40, "gender": "Man", "gender_share": 0.9}}
     labels = clip_labels(duration_s=5, tracks=[full(0, 5), full(1, 5, x=300)], voice="male", faces=faces, speaking=(1,))
-    v = speech.select_avsm(labels, speech.AvsmParams())
+    v = avsm.select_avsm(labels, avsm.AvsmParams())
     assert v.selected and v.target_track_ids == (1,)
     both_men = {k: {**f, "gender": "Man"} for k, f in faces.items()}
     labels = clip_labels(duration_s=5, tracks=[full(0, 5), full(1, 5, x=300)], voice="male", faces=both_men)
-    assert speech.select_avsm(labels, speech.AvsmParams()).reason == "persons whose face class is male=2, need exactly 1"
+    assert avsm.select_avsm(labels, avsm.AvsmParams()).reason == "persons whose face class is male=2, need exactly 1"
     child = {0: {"status": "ok", "age": 7, "gender": "Woman"}, 1: faces[1]}
     labels = clip_labels(duration_s=5, tracks=[full(0, 5), full(1, 5, x=300)], voice="child", faces=child, speaking=(0,))
-    assert speech.select_avsm(labels, speech.AvsmParams()).target_track_ids == (0,)
+    assert avsm.select_avsm(labels, avsm.AvsmParams()).target_track_ids == (0,)
 
 
 def test_avsm_an_unsure_face_leaning_away_from_the_voice_does_not_block():
     faces = {0: {"status": "ok", "age": 30, "gender": "Woman", "gender_share": 0.9},
              1: {"status": "low_confidence", "age": 40, "gender": "male", "gender_share": 0.62}}
     tracks = [full(0, 5), full(1, 5, x=300)]
-    v = speech.select_avsm(clip_labels(duration_s=5, tracks=tracks, voice="female", faces=faces, speaking=(0,)),
-                           speech.AvsmParams())
+    v = avsm.select_avsm(clip_labels(duration_s=5, tracks=tracks, voice="female", faces=faces, speaking=(0,)),
+                           avsm.AvsmParams())
     assert v.selected and v.target_track_ids == (0,) and v.measured["unsure_faces"] == {"1": "male"}
     leaning_to_voice = {**faces, 1: {**faces[1], "gender": "female"}}
-    v = speech.select_avsm(clip_labels(duration_s=5, tracks=tracks, voice="female", faces=leaning_to_voice, speaking=(0,)),
-                           speech.AvsmParams())
+    v = avsm.select_avsm(clip_labels(duration_s=5, tracks=tracks, voice="female", faces=leaning_to_voice, speaking=(0,)),
+                           avsm.AvsmParams())
     assert v.rule == "face_class"
     # the unsure face may not be the one L7 hears: then the match is unconfirmed
-    v = speech.select_avsm(clip_labels(duration_s=5, tracks=tracks, voice="female", faces=faces, speaking=(1,)),
-                           speech.AvsmParams())
+    v = avsm.select_avsm(clip_labels(duration_s=5, tracks=tracks, voice="female", faces=faces, speaking=(1,)),
+                           avsm.AvsmParams())
     assert v.rule == "speaker_agrees"
 
 
@@ -180,30 +186,30 @@ def test_avsm_asks_only_where_l7_hears_the_matched_person():
     faces = {0: {"status": "ok", "age": 30, "gender": "Woman", "gender_share": 0.9},
              1: {"status": "ok", "age": 40, "gender": "Man", "gender_share": 0.9}}
     tracks = [full(0, 5), full(1, 5, x=300)]
-    off_screen = speech.select_avsm(clip_labels(duration_s=5, tracks=tracks, voice="female", faces=faces), speech.AvsmParams())
+    off_screen = avsm.select_avsm(clip_labels(duration_s=5, tracks=tracks, voice="female", faces=faces), avsm.AvsmParams())
     assert off_screen.rule == "visible_speaker" and "off screen" in off_screen.reason
-    other = speech.select_avsm(clip_labels(duration_s=5, tracks=tracks, voice="female", faces=faces, speaking=(1,)),
-                               speech.AvsmParams())
+    other = avsm.select_avsm(clip_labels(duration_s=5, tracks=tracks, voice="female", faces=faces, speaking=(1,)),
+                               avsm.AvsmParams())
     assert other.rule == "speaker_agrees" and "matches tracks [0], but L7's speakers are [[1]]" in other.reason
 
 
 def test_avsm_offline_l3_is_a_clear_rejection_and_coverage_is_strict():
     labels = clip_labels(duration_s=5, tracks=[full(0, 5), full(1, 5, x=300)], voice="male")
-    assert speech.select_avsm(labels, speech.AvsmParams()).reason == "face class unknown for 2 person(s) (L3 unavailable)"
+    assert avsm.select_avsm(labels, avsm.AvsmParams()).reason == "face class unknown for 2 person(s) (L3 unavailable)"
     unsure = {t: {"status": "low_confidence", "age": 30, "gender": "male", "gender_share": 1.0} for t in (0, 1)}
     labels = clip_labels(duration_s=5, tracks=[full(0, 5), full(1, 5, x=300)], voice="male", faces=unsure)
-    assert speech.select_avsm(labels, speech.AvsmParams()).reason == "face class unknown for 2 person(s) (L3 low_confidence)"
+    assert avsm.select_avsm(labels, avsm.AvsmParams()).reason == "face class unknown for 2 person(s) (L3 low_confidence)"
     # 67 % exactly is not more than 67 %
     short = track(1, 0, int(0.67 * 125) - 1, x=300)
     labels = clip_labels(duration_s=5, tracks=[full(0, 5), short], voice="male")
-    assert speech.select_avsm(labels, speech.AvsmParams()).rule == "coverage"
+    assert avsm.select_avsm(labels, avsm.AvsmParams()).rule == "coverage"
 
 
 # -- HC -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("n,stratum", [(2, None), (3, "3-5"), (5, "3-5"), (6, "6-8"), (8, "6-8"), (9, "9+")])
 def test_hc_strata(n, stratum):
     labels = clip_labels(tracks=[full(i, x=50 * i) for i in range(n)])
-    v = people.select_hc(labels, people.HcParams())
+    v = hc.select_hc(labels, hc.HcParams())
     assert v.selected is (stratum is not None)
     if stratum:
         assert v.measured["stratum"] == stratum
@@ -214,14 +220,14 @@ def test_hc_strata(n, stratum):
 @pytest.mark.parametrize("truth", [1, 2, 3, 7, 12])
 def test_hc_distractors_within_four_and_never_below_one(truth):
     for seed in range(30):
-        d = people.count_distractors(truth, 4, random.Random(seed))
+        d = hc.count_distractors(truth, 4, random.Random(seed))
         assert len(set(d)) == 3 and truth not in d
         assert all(1 <= k and abs(k - truth) <= 4 for k in d)
 
 
 def test_hc_waits_for_a_human_count_then_builds():
     labels = clip_labels(tracks=[full(i, x=50 * i) for i in range(4)])
-    fam = FAMILY_BY_ABBREV["HC"]
+    fam = TASK_BY_ABBREV["HC"]
     waiting = run_family(fam, labels, annotation=lambda tids: None)
     assert waiting.status == "awaiting_annotation"
     row, marking = waiting.question_row()
@@ -237,11 +243,11 @@ def test_atd_presence_boundaries():
     fps, dur = 25.0, 9.0
     frames = int(dur * fps)  # 225
     third = track(0, 0, frames // 3 - 1)  # exactly 1/3
-    v = people.select_atd(clip_labels(duration_s=dur, tracks=[third]), people.AtdParams())
+    v = atd.select_atd(clip_labels(duration_s=dur, tracks=[third]), atd.AtdParams())
     assert v.selected and v.target_track_ids == (0,)
     too_short = track(0, 0, frames // 3 - 2)
-    assert people.select_atd(clip_labels(duration_s=dur, tracks=[too_short]), people.AtdParams()).rule == "presence"
-    assert people.select_atd(clip_labels(duration_s=7.0, tracks=[track(0, 0, 80)]), people.AtdParams()).reason \
+    assert atd.select_atd(clip_labels(duration_s=dur, tracks=[too_short]), atd.AtdParams()).rule == "presence"
+    assert atd.select_atd(clip_labels(duration_s=7.0, tracks=[track(0, 0, 80)]), atd.AtdParams()).reason \
         == "duration=7s <= 7s"
 
 
@@ -249,7 +255,7 @@ def test_atd_distractor_ranges_overlap_at_most_four_seconds():
     truth = integer_range(2.04, 8.6)
     assert truth == (2, 9)
     for seed in range(20):
-        ranges = people.distractor_ranges(truth, 20.0, 4.0, random.Random(seed))
+        ranges = atd.distractor_ranges(truth, 20.0, 4.0, random.Random(seed))
         assert len(set(ranges)) == 3 and truth not in ranges
         assert all(overlap(r, truth) <= 4 and 0 <= r[0] < r[1] <= 20 for r in ranges)
 
@@ -257,23 +263,23 @@ def test_atd_distractor_ranges_overlap_at_most_four_seconds():
 # -- SCM / TSA --------------------------------------------------------------------------------------
 def test_scm_rules():
     base = dict(tracks=[full(0, 6)], speaking=(0,))
-    assert speech_content.select_scm(clip_labels(duration_s=6, **base), speech_content.ScmParams()).selected
-    assert speech_content.select_scm(clip_labels(duration_s=5, tracks=[full(0, 5)], speaking=(0,)),
-                                     speech_content.ScmParams()).reason == "duration=5s <= 5s"
+    assert scm.select_scm(clip_labels(duration_s=6, **base), scm.ScmParams()).selected
+    assert scm.select_scm(clip_labels(duration_s=5, tracks=[full(0, 5)], speaking=(0,)),
+                                     scm.ScmParams()).reason == "duration=5s <= 5s"
     text35 = "x" * 35
     row = {"video_id": "clip", "status": "ok", "language": "en", "text": text35}
-    assert speech_content.select_scm(clip_labels(duration_s=6, transcript=row, **base),
-                                     speech_content.ScmParams()).reason == "chars=35 <= 35"
+    assert scm.select_scm(clip_labels(duration_s=6, transcript=row, **base),
+                                     scm.ScmParams()).reason == "chars=35 <= 35"
     unsure = {"video_id": "clip", "status": "low_confidence", "language": "unknown", "text": "ni hao " * 10}
-    assert speech_content.select_scm(clip_labels(duration_s=6, transcript=unsure, **base),
-                                     speech_content.ScmParams()).rule == "english"
+    assert scm.select_scm(clip_labels(duration_s=6, transcript=unsure, **base),
+                                     scm.ScmParams()).rule == "english"
     two = clip_labels(duration_s=6, tracks=[full(0, 6), full(1, 6, x=300)], speaking=(0,))
-    assert speech_content.select_scm(two, speech_content.ScmParams()).reason == "people=2 not in 1..1"
+    assert scm.select_scm(two, scm.ScmParams()).reason == "people=2 not in 1..1"
 
 
 def test_scm_sentence_checks():
     truth = "the weather is lovely today in the park"
-    kept, problems = speech_content.check_sentences(truth, [
+    kept, problems = scm.check_sentences(truth, [
         "The weather is lovely today in the park!",  # same words
         "the sky is bright this morning by the lake",
         "rain is expected later in the city centre",
@@ -286,17 +292,17 @@ def test_scm_sentence_checks():
 
 def test_tsa_distractors_and_ongoing():
     for seed in range(20):
-        d = actions.time_distractors(5, 12.0, 3, random.Random(seed))
+        d = tsa.time_distractors(5, 12.0, 3, random.Random(seed))
         assert all(abs(s - 5) >= 3 and 0 <= s <= 12 for s in d) and len(set(d)) == 3
     labels = clip_labels(duration_s=12, tracks=[full(0, 12)])
-    fam = FAMILY_BY_ABBREV["TSA"]
+    fam = TASK_BY_ABBREV["TSA"]
     ongoing = {"annotation_id": "a", "value": {"ongoing": True, "action": "talking"}}
     q, _ = run_family(fam, labels, annotation=lambda t: ongoing).question_row()
-    assert q["answer_text"] == actions.ONGOING
+    assert q["answer_text"] == tsa.ONGOING
     assert sorted(o["text"] for o in q["options"] if o["origin"] == "fixed") == ["At 1 s", "At 10 s", "At 4 s", "At 7 s"]
     short = {"annotation_id": "b", "value": {"action": "begins to wave", "start_s": 6}}
     q, marking = run_family(fam, labels, annotation=lambda t: short).question_row()
-    assert q["answer_text"] == "At 6 s" and actions.ONGOING in [o["text"] for o in q["options"]]
+    assert q["answer_text"] == "At 6 s" and tsa.ONGOING in [o["text"] for o in q["options"]]
     assert marking == {"kind": "red_box", "track_ids": [0]} and len(q["options"]) == 5
 
 
@@ -315,7 +321,7 @@ def test_assemble_places_truth_and_names_persons_by_their_clip_number():
 
 
 def test_named_number_reads_person_options_only():
-    texts = ("Person 2", "2-happy", "Person 12", "Person B", "B-happy", "2 people talk", speech.NO_SPEAKER, None)
+    texts = ("Person 2", "2-happy", "Person 12", "Person B", "B-happy", "2 people talk", asd.NO_SPEAKER, None)
     assert [named_number(t) for t in texts] == [2, 2, 12, None, None, None, None, None]
 
 
@@ -332,10 +338,11 @@ def test_registry_is_table_9():
               "appearance": "ER ETA AR T2H H2T ATD BTA BCA", "facial_description": "ER ETA",
               "audio_tags": "AVSM ASD AVAD SCM", "speaker_scores": "ASD AVAD", "transcript": "SCM",
               "voice_demographics": "AVSM"}
-    assert len(FAMILIES) == 16 and len({f.asset for f in FAMILIES}) == 16
+    paper = [f for f in TASKS if f.from_paper]
+    assert len(paper) == 16 and len({f.asset for f in TASKS}) == len(TASKS)
     for label, tasks in table9.items():
-        assert {f.abbrev for f in FAMILIES if label in f.labels} == set(tasks.split())
-    for f in FAMILIES:
+        assert {f.abbrev for f in paper if label in f.labels} == set(tasks.split())
+    for f in TASKS:
         assert not set(f.ours) & set(f.labels) and (not f.ours or f.why_ours)
 
 
@@ -344,7 +351,7 @@ def test_ask_failure_becomes_failed_candidate():
         text, call_id, error, ok = "no json here", "c1", None, True
 
     labels = clip_labels(duration_s=6, tracks=[full(0, 6)], speaking=(0,))
-    out = run_family(FAMILY_BY_ABBREV["SCM"], labels, ask=lambda *a, **k: Garbage())
+    out = run_family(TASK_BY_ABBREV["SCM"], labels, ask=lambda *a, **k: Garbage())
     assert out.status == "failed" and "no JSON object" in out.candidate_row()["reason"]
     assert out.question_row() == (None, None)
     assert isinstance(out.result, Pending) and out.result.call_ids == ["c1"]

@@ -1,18 +1,21 @@
-"""SCM (speech content matching): which sentence is said; the truth is L8's transcript.
-Its distractor sentences come from one model question, parsed and logged by core/synthesis' parsed_call and
-StepLog like every synthesis step: the one reason it imports up a floor."""
+"""SCM, Speech Content Matching: which sentence is said. One person, who speaks (L7), a clip longer than 5 s and a
+trusted English transcript (L8) longer than 35 characters; the truth is the transcript, and a model writes three
+sentences of similar topic and length (within 30 %). Reliable by construction: not reviewed by default."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hvbench_assets.core.synthesis.replies import Stop, parsed_call
+from hvbench_assets.core.mllm.prompts import Prompt
+from hvbench_assets.core.synthesis.checks import Asks
+from hvbench_assets.core.synthesis.replies import BadReply, Stop, json_object, normalise, parsed_call, string_list
 from hvbench_assets.core.synthesis.steps import StepLog
-from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending
+from hvbench_assets.core.tasks.base import BuildContext, Draft, Pending, stopped
+from hvbench_assets.core.tasks.family import SPEECH, Evidence, TaskFamily
 from hvbench_assets.core.tasks.labels import ClipLabels
-from hvbench_assets.core.tasks.prompts import SPEECH_DISTRACTORS
-from hvbench_assets.core.tasks.replies import BadReply, json_object, normalise, string_list
+from hvbench_assets.core.tasks.prompts import SYSTEM
 from hvbench_assets.core.tasks.rules import (
+    SPEAKERS_AS_PEOPLE,
     Option,
     Verdict,
     check_range,
@@ -30,6 +33,19 @@ class ScmParams:
     min_duration_s: float = 5.0  # strictly longer
     min_chars: int = 35  # strictly more
     length_band: float = 0.30  # distractor length within +-30 % of the truth's
+
+
+PARAMS = ScmParams()
+DISTRACTORS = Prompt(
+    name="task_speech_distractors",
+    system=SYSTEM,
+    user=("Here is a sentence someone says in a video:\n\"{text}\"\nWrite three different sentences with a "
+          "similar topic and meaning and about the same length ({n_chars} characters, within 30 %), each "
+          "clearly different in wording from the original and from each other, so that a listener could tell "
+          "which one was really said. Reply with JSON only: {{\"sentences\": [\"...\", \"...\", \"...\"]}}{feedback}"),
+    n_frames=0,
+    params={"temperature": 0.7, "max_tokens": 400},
+)
 
 
 def trusted_english(row: dict | None) -> bool:
@@ -90,10 +106,10 @@ def build_scm(ctx: BuildContext) -> Draft | Pending:
     log = StepLog()
     try:
         r, (kept, problems), attempt = parsed_call(
-            log, "perturbation", lambda fb: ctx.ask(SPEECH_DISTRACTORS, text=truth, n_chars=len(truth), feedback=fb),
+            log, "perturbation", lambda fb: ctx.ask(DISTRACTORS, text=truth, n_chars=len(truth), feedback=fb),
             parse, "distractor reply")
     except Stop as stop:
-        return Pending(stop.status, stop.reason, call_ids=log.call_ids, rule="distractors")
+        return stopped(stop, log, rule="distractors")
     log.add("perturbation", {"raw": r.text, "distractors": kept}, call=r, attempt=attempt)
     return Draft(
         question="Which of these sentences is spoken in the video?",
@@ -103,3 +119,19 @@ def build_scm(ctx: BuildContext) -> Draft | Pending:
         details={"length_ratios": [round(len(s) / len(truth), 2) for s in kept[:3]], "rejected": problems,
                  "attempt": attempt},
     )
+
+
+FAMILY = TaskFamily(
+    name="Speech_Content_Matching", abbrev="SCM", category=SPEECH, asset="speech_content_matching",
+    labels=("person_count", "audio_tags", "transcript"), ours=("speaker_scores", "human_tracks"),
+    why_ours="the paper's rule 'the person speaks' reads L7 (Table 9 omits it); " + SPEAKERS_AS_PEOPLE,
+    marking="none",
+    select=select_scm, build=build_scm, params=PARAMS, model_prompts=(DISTRACTORS,),
+    asks=Asks("what is said", (r"\b(?:sentences?|words|said|says|spoken|speech)\b",)),
+    options_check=lambda truth, distractors, numbers=(): check_sentences(truth, distractors, PARAMS.length_band)[1],
+    truth="L8 text; model distractors", answer_from="the L8 transcript text", answer_labels=("transcript",),
+    evidence=Evidence("speech", "none"),
+    guideline="Listen to the speech: the right option is what is said, word for word in meaning; distractors "
+              "say something close but different. Reject if the speech is unclear.",
+    reviewed=False,
+)
