@@ -78,8 +78,10 @@ def dagster_ui(home: Path, root: Path, timeout_s: float = 240.0) -> Iterator[str
 
 
 def dismiss_welcome(page) -> None:
-    """A new instance greets with a newsletter dialog, at a moment of its choosing (it once covered the page while
-    the test waited to click, until the click timed out): Playwright skips it whenever it shows up."""
+    """A new instance greets with a newsletter dialog a second after a page opens (Dagster's CommunityNux). Keys typed
+    meanwhile go to it and no locator handler runs for typing, so the dialog is marked dismissed in the browser's
+    storage before any page loads (its own `communityNux` key); Playwright still skips it should it show up."""
+    page.add_init_script("window.localStorage.setItem('communityNux', JSON.stringify('1'))")
     page.add_locator_handler(page.get_by_role("button", name="Skip"), lambda skip: skip.click())
 
 
