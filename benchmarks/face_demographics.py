@@ -10,6 +10,10 @@ Labelled items:
 - tracks: the L1 tracks of every clip of ../shared/videos and ../shared/videos/speakers (offline YuNet tracker),
   truth by clip and panel (hvbench_assets/testkit/footage_truth.py: the speakers set's truth.json, the top folder's
   README); the drawn character is left out. Each track is summarised from `--samples` crops of its face clip.
+- composites: the L1 tracks of the speaker composites (hvbench_assets/testkit/speaker_composites.py: the man of
+  man_talking_head, the front woman of two_people_talking at 13, 15 and 18 s, the girls of two_children, side by
+  side, some frozen on their first frame), one clip per distinct picture; truth by panel. Shorter windows of the
+  same people than the top folder's tracks: a 4 s window of the front woman can be read otherwise than her 22 s.
 
 Per method: every track's majority gender and child/adult; the confident tracks (a clear vote, and for the
 ensemble its models' agreement at AGREEMENT_BAR) and their accuracy, i.e. the figures MEASURED records and the
@@ -108,12 +112,53 @@ def l1_tracks(work: Path) -> tuple[Warehouse, dict[str, list]]:
         kept = [tr for tr in load_tracks(wh, vid) if person_of(vid, tr).real]
         if kept:
             out[vid] = kept
+    (work / "composites").mkdir(exist_ok=True)
+    out.update(composite_tracks(wh, work, backend)[0])
     return wh, out
 
 
+# a composite panel's person: (gender, age class, source)
+COMPOSITE_PEOPLE = {"man": ("male", "adult", "vr_face2"), "woman": ("female", "adult", "two_people_talking"),
+                    "woman-bystander": ("female", "adult", "two_people_talking_girl"),
+                    "children": ("female", "child", "two_children")}
+
+
+def composite_scenes() -> dict:
+    """One speaker composite per distinct picture (the scenes differ in sound more than in picture)."""
+    from hvbench_assets.testkit.speaker_composites import SCENES
+
+    out = {}
+    for scene in SCENES:
+        picture = tuple((p.clip, p.start_s, p.crop, p.name in scene.frozen) for p in scene.panels)
+        out.setdefault(picture, scene)
+    return {f"comp_{s.name}": s for s in out.values()}
+
+
+def composite_tracks(wh: Warehouse, work: Path, backend) -> tuple[dict[str, list], object]:
+    from hvbench_assets.core.vision.pipeline import track_video
+    from hvbench_assets.testkit.speaker_composites import build_scene
+
+    out = {}
+    for vid, scene in composite_scenes().items():
+        if not wh.rows(HUMAN_TRACKS, video_id=vid):
+            backend = backend or build_backend("offline")
+            clip = build_scene(scene, SHARED, work / "composites" / f"{vid}.mp4")
+            res = track_video(clip, work / vid, backend)
+            wh.replace(HUMAN_TRACKS, {"video_id": vid}, res.tracks)
+            wh.replace(HUMAN_TRACK_BOXES, {"video_id": vid}, res.boxes)
+        out[vid] = load_tracks(wh, vid)
+    return out, backend
+
+
 def person_of(vid: str, track) -> footage_truth.Person:
+    x = float(np.mean([(b.face[0] + b.face[2]) / 2 for b in track.boxes]))
+    if vid.startswith("comp_"):
+        from hvbench_assets.testkit.speaker_composites import face_truth
+
+        gender, age, source = COMPOSITE_PEOPLE[face_truth(x, composite_scenes()[vid], SHARED)[0]]
+        return footage_truth.Person(True, gender, age, source, 0)
     clip = SHARED / f"{vid}.mp4" if (SHARED / f"{vid}.mp4").exists() else SHARED / "speakers" / f"{vid}.mp4"
-    return footage_truth.person_at(clip, float(np.mean([(b.face[0] + b.face[2]) / 2 for b in track.boxes])))
+    return footage_truth.person_at(clip, x)
 
 
 def track_truth(vid: str, track) -> tuple[str, str]:
@@ -219,7 +264,7 @@ def main() -> None:
           f"{sum(t[1] == 'child' for _, _, t in faces)} child); L1 tracks of real people: {n_tracks} on {len(tracks)} "
           f"clips; vote share >= {rule.min_share}; ensemble agreement >= {AGREEMENT_BAR}")
     print("per crop: gender, male recall, female recall, child/adult, child recall\n"
-          "per track (top folder = where the bar was chosen | speakers set = confirmation | all): majority gender "
+          "per track (top folder = where the bar was chosen | speakers set = confirmation | composites | all): majority gender "
           "| confident/n and their gender accuracy | majority child/adult, clear/n and their accuracy")
     base_s, _ = l3_seconds(tracks, CropReader(), args.samples)
     speeds, stale, loso = [], [], None
@@ -234,8 +279,9 @@ def main() -> None:
                 print(f"    {name}@{margin} {tr.video_id} track {tr.track_id} ({tr.face_size_median:.0f} px): truth {t} -> "
                       f"{_vote(r, 'gender')} agree {r.get('gender_confidence')} {r.get('age_class')} "
                       f"age {r.get('age') or 0:.1f} {(r.get('votes') or {}).get('members', '')}")
-        parts = {"top": [x for x in results if not x[2].video_id.startswith("dev_")],
-                 "speakers": [x for x in results if x[2].video_id.startswith("dev_")], "all": results}
+        parts = {"top": [x for x in results if not x[2].video_id.startswith(("dev_", "comp_"))],
+                 "speakers": [x for x in results if x[2].video_id.startswith("dev_")],
+                 "composites": [x for x in results if x[2].video_id.startswith("comp_")], "all": results}
         t = {k: track_scores(v, rule.min_share, bar) for k, v in parts.items()}
         got = (round(t["all"]["confident_gender"], 2), round(t["all"]["clear_age_class"], 2))
         if MEASURED.get((name, margin)) != got:
@@ -243,7 +289,7 @@ def main() -> None:
         label = f"{name} {margin}" + (" (old default)" if (name, margin) == OLD else "")
         print(f"{label:28} per crop {f['gender']:.2f} {f['male_recall']:.2f} {f['female_recall']:.2f} "
               f"{f['age_class']:.2f} {f['child_recall']:.2f}")
-        for k in ("top", "speakers", "all"):
+        for k in parts:
             print(f"    {k:9} {_cell(t[k])}")
         if bar is not None:
             loso = leave_one_source_out(results, rule.min_share)
