@@ -4,7 +4,9 @@ Two of the report's flags (core/scoring/report.py, `flagged_items`) send an item
 - negative discrimination: models that do well on the rest of the benchmark get it wrong more often than weak ones
   (a wrong key or an ambiguous item, more often than a hard one);
 - every model chose a wrong option while the text-only arm is at chance on it: nobody lands on the key, with the
-  video or without it, and the texts do not point at it either.
+  video or without it, and the texts do not point at it either; and these models missing it all by luck is
+  unlikely (below MISS_CHANCE, from how often each gets the task's other items right), so one or two weak models
+  wrong on an item are not taken for a wrong key.
 The other flags (non-functional distractors, answer predictable from text, nobody right without a text arm) stay
 in flagged_items.csv: they speak of the options, or cannot tell a wrong key from a hard item.
 
@@ -40,6 +42,21 @@ def text_arm_at_chance(votes: tuple[int, int] | None, n_options: int) -> bool:
     """`votes`: (models right, models asked) of the text-only arm on the item. At chance: no better than a uniform
     guess (right share <= 1 / options). Without the text arm nothing is known, so False."""
     return bool(votes and votes[1] and n_options and votes[0] / votes[1] <= 1 / n_options)
+
+
+MISS_CHANCE = 0.05  # the chance that every model misses a sound item, below which "all wrong" points at the key
+
+
+def chance_all_miss(records: Iterable[tuple[int, int, int, int]]) -> float:
+    """How likely every model misses an item whose key is right, each missing independently at its own rate.
+    `records`: per model (right, asked) on the task's other items and (right, asked) on every other item. A model's
+    rate on the task is shrunk toward its overall rate (weight of 2 items), that toward 1/2 (Laplace), so a task
+    with few other items leans on the model's accuracy elsewhere."""
+    p = 1.0
+    for task_right, task_asked, all_right, all_asked in records:
+        overall = (all_right + 1) / (all_asked + 2)
+        p *= 1 - (task_right + 2 * overall) / (task_asked + 2)
+    return p
 
 
 def _is_after(when: Any, since: Any) -> bool:

@@ -42,7 +42,8 @@ from hvbench_assets.core.warehouse import Warehouse
 # v3: clip-clustered statistics and text bias; v4: modality arms; v5: open-ended grading and consistency sections;
 # v6: flags "every model wrong, text arm at chance" and back to review, the open-ended grading's agreement with people;
 # v7: a multiple-choice report shows its yes/no and open siblings side by side, and the open-ended grading
-REPORT_CODE_VERSION = "report-v7"
+# v8: "every model wrong" only where the models missing it by luck is under 5 % (their other answers)
+REPORT_CODE_VERSION = "report-v8"
 
 
 def benchmark_names(warehouse: Warehouse) -> list[str]:

@@ -17,7 +17,8 @@ from statistics import fmean, pstdev
 from hvbench_assets.core.tasks.catalog import TASKS, task_info
 
 from hvbench_assets.core.tasks.family import CATEGORIES
-from hvbench_assets.core.curation.flags import FOR_REVIEW, NEGATIVE_DISCRIMINATION, WRONG_BY_ALL, text_arm_at_chance
+from hvbench_assets.core.curation.flags import (FOR_REVIEW, MISS_CHANCE, NEGATIVE_DISCRIMINATION, WRONG_BY_ALL,
+                                                chance_all_miss, text_arm_at_chance)
 from hvbench_assets.core.scoring import svg
 from hvbench_assets.core.scoring.circular import circular_correct
 from hvbench_assets.core.scoring.items import (
@@ -421,11 +422,12 @@ FLAGGED_CSV = "flagged_items.csv"
 
 def flagged_items(data: ReportData) -> list[tuple[ItemStats, str]]:
     """Every flagged item with why, worst first (most negative discrimination, then lowest p)."""
+    misses = MissChance(data)
     out = []
     for s in data.items:
         why = [w for w, hit in (("nobody right", s.difficulty == 0),
                                 (NEGATIVE_DISCRIMINATION, s.discrimination is not None and s.discrimination < 0),
-                                (WRONG_BY_ALL, _wrong_by_all(data, s)),
+                                (WRONG_BY_ALL, _wrong_by_all(data, s, misses)),
                                 ("non-functional distractors", bool(s.non_functional)),
                                 ("answer predictable from text", _text_predicted(data, s))) if hit]
         if why:
@@ -434,10 +436,35 @@ def flagged_items(data: ReportData) -> list[tuple[ItemStats, str]]:
     return out
 
 
-def _wrong_by_all(data: ReportData, s: ItemStats) -> bool:
-    """Every model counted chose a wrong option (none unparsed) and the text arm did no better than chance."""
+class MissChance:
+    """Per item: how likely its models all miss it by luck (core/curation/flags.chance_all_miss), from each model's
+    picks on the other items (the first seed of each group, as the item statistics count them)."""
+
+    def __init__(self, data: ReportData):
+        self.picked: dict[tuple[str, str], dict[str, bool]] = defaultdict(dict)  # item -> model -> right
+        self.task: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])  # (model, task) -> right, asked
+        self.all: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for p in data.option_picks:
+            for m in p["models"]:
+                self.picked[(p["task"], p["question_id"])][m] = p["is_answer"]
+                for c in (self.task[(m, p["task"])], self.all[m]):
+                    c[0] += p["is_answer"]
+                    c[1] += 1
+
+    def __call__(self, task: str, question_id: str) -> float:
+        records = []
+        for m, right in self.picked[(task, question_id)].items():
+            (tr, ta), (ar, aa) = self.task[(m, task)], self.all[m]
+            records.append((tr - right, ta - 1, ar - right, aa - 1))
+        return chance_all_miss(records)
+
+
+def _wrong_by_all(data: ReportData, s: ItemStats, misses: MissChance) -> bool:
+    """Every model counted chose a wrong option (none unparsed), the text arm did no better than chance, and those
+    models all missing a sound item is unlikely (below MISS_CHANCE)."""
     return (s.n_models > 0 and sum(s.distractor_counts.values()) == s.n_models
-            and text_arm_at_chance(data.text_arm.get((s.task, s.question_id)), s.n_options))
+            and text_arm_at_chance(data.text_arm.get((s.task, s.question_id)), s.n_options)
+            and misses(s.task, s.question_id) < MISS_CHANCE)
 
 
 def review_candidates(data: ReportData) -> list[dict]:
@@ -447,6 +474,7 @@ def review_candidates(data: ReportData) -> list[dict]:
     for p in data.option_picks:
         picks[(p["task"], p["question_id"])].append(p)
     out = []
+    misses = MissChance(data)
     for s, why in flagged_items(data):
         reasons = why.split("; ")
         if not any(r in FOR_REVIEW for r in reasons):
@@ -458,7 +486,8 @@ def review_candidates(data: ReportData) -> list[dict]:
         if WRONG_BY_ALL in reasons:
             right, asked = data.text_arm[(s.task, s.question_id)]
             who = f"all {s.n_models} models" if s.n_models > 1 else "the one model"
-            detail.append(f"{who} chose a wrong option; text arm {right}/{asked} right (chance {100 / s.n_options:.0f} %)")
+            detail.append(f"{who} chose a wrong option (missing it by luck: {100 * misses(s.task, s.question_id):.1f} %, "
+                          f"from their other answers); text arm {right}/{asked} right (chance {100 / s.n_options:.0f} %)")
         out.append({"task": s.task, "question_id": s.question_id, "reasons": reasons, "detail": "; ".join(detail),
                     "options": [p["text"] for p in mine],
                     "answers": sorted(({"model": m, "text": p["text"], "right": p["is_answer"]}

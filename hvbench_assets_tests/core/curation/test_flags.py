@@ -9,8 +9,9 @@ import datetime as dt
 import pytest
 
 from hvbench_assets.core.curation.decisions import pick_accepts as pick_decides
-from hvbench_assets.core.curation.flags import (NEGATIVE_DISCRIMINATION, WRONG_BY_ALL, flag_outcome, for_review,
-                                                open_flags, shown_flag, text_arm_at_chance, write_flags)
+from hvbench_assets.core.curation.flags import (MISS_CHANCE, NEGATIVE_DISCRIMINATION, WRONG_BY_ALL, chance_all_miss,
+                                                flag_outcome, for_review, open_flags, shown_flag, text_arm_at_chance,
+                                                write_flags)
 from hvbench_assets.core.curation.queue import review_queue
 from hvbench_assets.core.curation.state import curate, excluded_tasks
 from hvbench_assets.core.curation.tables import REVIEW_FLAGS
@@ -28,10 +29,11 @@ PICKS = {"m1": "AAABCB", "m2": "AAABDC", "m3": "BCDAB?", "m4": "CBCAC?"}
 TEXTS = ["calm", "angry", "sad", "afraid"]
 
 
-def rows() -> list[dict]:
+def rows(easy: int = 6) -> list[dict]:
+    """The items above, then `easy` more that every model gets right (q7...): the models' record elsewhere."""
     out = []
     for model, picks in PICKS.items():
-        for i, pick in enumerate(picks, start=1):
+        for i, pick in enumerate(picks + "A" * easy, start=1):
             chosen = None if pick == "?" else pick
             out.append({"run_id": f"b__{model}__x", "benchmark": "b", "model": model, "task": TASK, "question_id": f"q{i}",
                         "rotation": 0, "n_options": 4, "letters": list("ABCD"), "options": TEXTS, "answer": "A",
@@ -58,7 +60,10 @@ def test_negative_discrimination_and_wrong_by_all_go_back_to_review_and_the_rest
     found = {c["question_id"]: c for c in review_candidates(data)}
     assert set(found) == {"q4", "q5"}
     assert found["q4"]["detail"] == "r_pb -1.00 over 4 models"
-    assert found["q5"]["detail"] == "all 4 models chose a wrong option; text arm 0/2 right (chance 25 %)"
+    # by hand: m1 and m2 are right on 9 of their 11 other answers, shrunk toward 10/13 overall: (9 + 2 * 10/13) / 13
+    # = 0.811; m3 and m4 on 7 of 10, (7 + 2 * 8/12) / 12 = 0.694; all four missing: 0.189^2 * 0.306^2 = 0.33 %
+    assert found["q5"]["detail"] == ("all 4 models chose a wrong option (missing it by luck: 0.3 %, from their other "
+                                     "answers); text arm 0/2 right (chance 25 %)")
     assert found["q5"]["answers"] == [{"model": "m1", "text": "sad", "right": False},
                                       {"model": "m2", "text": "afraid", "right": False},
                                       {"model": "m3", "text": "angry", "right": False},
@@ -66,6 +71,19 @@ def test_negative_discrimination_and_wrong_by_all_go_back_to_review_and_the_rest
     assert found["q5"]["options"] == TEXTS and for_review(found["q5"]["reasons"]) == [WRONG_BY_ALL]
     data.text_arm[(TASK, "q5")] = (1, 2)  # the text arm beats chance: a hint in the texts, not a wrong key
     assert {c["question_id"] for c in review_candidates(data)} == {"q4"}
+
+
+def test_weak_models_all_wrong_do_not_send_an_item_back():
+    """Without the easy items the models are weak: m1 and m2 right on 3 of 5 other answers, m3 and m4 on 1 of 4.
+    By hand: (3 + 2 * 4/7) / 7 = 0.592 and (1 + 2 * 2/6) / 6 = 0.278, so all four miss a sound item with
+    0.408^2 * 0.722^2 = 8.7 % > 5 %: q5 is not taken for a wrong key."""
+    data = build_report(rows(easy=0), benchmark="b")
+    data.text_arm = {(TASK, "q5"): (0, 2)}
+    by_q = {s.question_id: why for s, why in flagged_items(data)}
+    assert by_q["q5"] == "nobody right" and {c["question_id"] for c in review_candidates(data)} == {"q4"}
+    assert chance_all_miss([(3, 5, 3, 5)] * 2 + [(1, 4, 1, 4)] * 2) == pytest.approx(0.0869, abs=5e-4)
+    assert chance_all_miss([(0, 0, 0, 0)]) == 0.5  # one model, nothing else known: a coin
+    assert chance_all_miss([(0, 0, 20, 20)] * 2) < MISS_CHANCE  # two models right on everything else
 
 
 EARLY = "2026-01-01T00:00:01"
