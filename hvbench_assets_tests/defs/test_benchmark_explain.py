@@ -57,6 +57,13 @@ def test_explain_names_the_clip_selection_and_the_l7_row_behind_the_answer(duo):
     text = format_explanation(data)
     assert f">> L7 speaker_scores track {front}: " in text and "speaking=true" in text
     assert "1. Source" in text and "9. Export and evaluations" in text
+    # the evidence the export writes with the item: the answer person's span, one frame, boxes as frame fractions
+    ev = data["evidence"]
+    assert ev["span"] and ev["span_s"][0] < ev["span_s"][1] and ev["frame"]["index"] >= 0
+    answer = [p for p in ev["people"] if p["answer"]]
+    assert len(answer) == 1 and front in answer[0]["track_ids"] and all(0 <= v <= 1 for v in answer[0]["face"])
+    assert f"evidence (as the next export writes it): span {ev['span']} " in text
+    assert f"Person {answer[0]['person']} (track " in text and "<- answer: face [" in text
 
 
 def test_explain_points_at_the_bad_l7_row_that_made_the_answer_wrong(tmp_path_factory, capsys):

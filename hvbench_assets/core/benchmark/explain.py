@@ -258,11 +258,21 @@ def explain_question(warehouse: Warehouse, question_id: str) -> dict[str, Any]:
         "evaluations": _evaluations(wh, qid, task),
         "export": optional(EXPORT_ITEMS.name, "question_id = ?", [qid], "", ["letter_order"]),
     }
+    reviewed = (result["review"] or {}).get("reviewed") or {}
+    result["evidence"] = _evidence(wh, q, reviewed.get("answer_text") or q.get("answer_text"))
     result["question"]["video_path"] = _host_path(q.get("video_path"))  # the other sections show rows as stored
     if result["evaluations"] is None:
         missing.append(EVAL_RESPONSES.name)
     result["tables_missing"] = sorted(set(missing))
     return _jsonable(result)
+
+
+def _evidence(wh: Warehouse, q: Mapping[str, Any], answer_text: str | None) -> dict[str, Any]:
+    """The evidence the next export writes with this item (evidence.py), from the warehouse as it is now."""
+    from hvbench_assets.core.benchmark.evidence import build_evidence, load_clip_facts
+
+    tables = {r.get("table") for r in q.get("label_rows") or []}
+    return build_evidence(q, answer_text, load_clip_facts(wh, q["video_id"], tables))
 
 
 # -- text ----------------------------------------------------------------------------------------
@@ -407,6 +417,18 @@ def format_explanation(data: Mapping[str, Any]) -> str:
             add(f"     now: {_kv(lr['current'], None if lr['decides_answer'] else 360)}")
             if lr["changed_since_question"]:
                 add(f"     CHANGED since the question was built: now {_kv(lr['current_provenance'])}")
+
+    ev = data.get("evidence") or {}
+    add("  evidence (as the next export writes it): "
+        + (f"span {ev['span']} {ev['span_s'][0]:.2f}-{ev['span_s'][1]:.2f} s" if ev.get("span_s") else "no span")
+        + (f"; frame {ev['frame']['index']} at {ev['frame']['t_s']:.2f} s" if ev.get("frame") else "; no frame"))
+    for person in ev.get("people") or []:
+        add(f"    Person {person['person']} (track {', '.join(map(str, person['track_ids']))})"
+            + (" <- answer" if person.get("answer") else "")
+            + f": face {person.get('face')}, body {person.get('body')}"
+            + (" (x, y, w, h as frame fractions)" if "fractions" in str(ev.get("box_units")) else " (pixels)"))
+    if ev.get("missing"):
+        add(f"    lacks: {ev['missing']}")
 
     add("\n5. Model calls")
     if not data["model_calls"]:
