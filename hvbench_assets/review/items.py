@@ -67,10 +67,12 @@ def next_adjudication(app: AppState, reviewer: str, skip: set[str]) -> dict[str,
 
 def next_annotation(app: AppState, reviewer: str, skip: set[str]) -> dict[str, Any] | None:
     s = app.load_state()
-    items = [i for i in annotation_items(s) if i["question_id"] not in skip]
+    every = annotation_items(s)
+    items = [i for i in every if i["question_id"] not in skip]
     first, remaining = leases.take(app.wh, reviewer, ANNOTATE, items, lambda i: True, app.cfg.lease_minutes)
     if first is None:
         return None
+    remaining += sum(i["question_id"] in skip for i in every)  # as the review queue: "left" counts skipped ones
     item = dict(first)
     item.update(video=f"/media/{item['question_id']}", remaining=remaining,
                 done=s["memo"](("annotated_by", reviewer),

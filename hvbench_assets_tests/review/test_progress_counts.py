@@ -93,3 +93,21 @@ def test_the_questions_list_shows_each_question_and_its_task(review):
         if q.get("question"):
             text = q["question"] if len(q["question"]) <= 90 else q["question"][:80]
             assert text in page and q["task"] in page, q["question_id"]
+
+
+def test_a_skipped_annotation_item_is_still_left(review, two_clips):
+    """The annotation queue counts like the review queue: an item skipped for now is still left to annotate."""
+    as_, _ = review
+    c = as_("dee")
+    first = c.get("/api/next/annotate").json()["item"]
+    assert first is not None  # the two clips' TSA waits for an annotation
+    wh = Warehouse(two_clips / "wh.duckdb")
+    for n in range(2):  # two more items like it
+        wh.execute("INSERT INTO questions SELECT * REPLACE (? AS question_id) FROM questions WHERE question_id = ?",
+                   [f"a{n:015x}", first["question_id"]])
+    c = as_("eve")
+    item = c.get("/api/next/annotate").json()["item"]
+    left = item["remaining"]
+    assert left == 2  # the two copies; dee holds the first one's lease
+    after = c.get(f"/api/next/annotate?skip={item['question_id']}").json()["item"]
+    assert after["question_id"] != item["question_id"] and after["remaining"] == left
