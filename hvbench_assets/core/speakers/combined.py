@@ -17,7 +17,8 @@ No threshold of its own: the bars are lip-sync's and Light-ASD's zero.
 `verified` (VerifiedScorer, the default since L7 code version 12) replaces the anchor, which capped every frame of
 a clip where lip-sync found no one and so missed most single speakers, by the time-shift test (shift_test.py): a
 frame keeps its Light-ASD score only where the score is about this sound's timing (it falls when the sound is
-shifted by half a second), a voice is heard and no rival's lips follow the voice clearly better."""
+shifted by half a second), the mouth rests in the voice's pauses where it has any (pauses.py), a voice is heard and
+no rival's lips follow the voice clearly better."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ import numpy as np
 
 from hvbench_assets.core.speakers.light_asd import prepare_faces
 from hvbench_assets.core.speakers.lipsync import Evidence, LipSyncScorer, PlacedSignals
+from hvbench_assets.core.speakers.pauses import PAUSE_RATIO
 from hvbench_assets.core.speakers.rules import DEFAULT_MIN_RUN, longest_positive_run
 from hvbench_assets.core.speakers.shift_test import ShiftTest
 
@@ -127,14 +129,17 @@ class VerifiedScorer(CombinedScorer):
     def model(self) -> str:
         t = self.test
         return (f"{self.asd.model}; kept where its {t.window_s:g} s mean is positive and falls by more than "
-                f"{t.min_drop:g} when the sound is shifted by {t.shift_s:g} s, a voice is heard and no other face's "
-                f"lips follow the voice better ({self.lips.model})")
+                f"{t.min_drop:g} when the sound is shifted by {t.shift_s:g} s and the mouth rests in the voice's pauses "
+                f"(under {PAUSE_RATIO:g} of its motion under the voice), a voice is heard and no other face's lips "
+                f"follow the voice better ({self.lips.model})")
 
     def parts(self, tracks: list[PlacedSignals], fps: float) -> list[Parts]:
         lags = self.test.lags(fps)
         lagged = self.asd.score_lagged([(t.signals.faces, t.signals.audio) for t in tracks], fps, lags)
         base = CombinedScorer.parts(self, tracks, fps, asd=[x[0] for x in lagged])
-        return [replace(p, lagged=x, verified=self.test.verified(x, p.voice, fps), fps=fps) for p, x in zip(base, lagged)]
+        return [replace(p, lagged=x, fps=fps, verified=self.test.verified(
+                    x, p.voice, fps, mouth=(t.signals.lips.motion, t.signals.lips.seen_mask)))
+                for p, x, t in zip(base, lagged, tracks)]
 
     def score_placed(self, tracks: list[PlacedSignals], fps: float) -> list[np.ndarray]:
         return [combine_verified(p) for p in self.parts(tracks, fps)]

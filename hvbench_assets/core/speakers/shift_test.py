@@ -7,8 +7,9 @@ it never followed the syllables. So, per window of the track (`window_s`, half-o
 a voice is heard:
 - level: the mean score as heard must be above Light-ASD's zero;
 - drop: it must exceed the mean score with the sound shifted by -`shift_s` and +`shift_s` by `min_drop`.
-A frame is verified when a window holding it passes both. The test alone does not catch every mouthing face (one
-under a voice of similar rhythm drops by up to 0.22 over 4 s); the voice/face class veto (L10 against L3) catches
+A frame is verified when a window holding it passes both and, where the window has pauses in the voice, the face's
+mouth rests in them (pauses.py: a face mouthing other words moves as much in the pauses). The test alone does not
+catch every mouthing face (one under a voice of similar rhythm drops by up to 0.22 over 4 s); the voice/face class veto (L10 against L3) catches
 some of those left, and ASD asks only where the voice's class confirms the speaker's face
 (core/tasks/agreement.py). `min_drop` 0.1 is the one value best on both labelled sources of
 benchmarks/speaker_accuracy.py (speakers set 12/12 clips, composites 17/20); chosen on one source alone it comes
@@ -19,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from hvbench_assets.core.speakers.pauses import has_pauses, moves_in_pauses
 
 SHIFT_S = 0.5  # far enough that lips and syllables no longer meet; near enough that the voice is still heard
 WINDOW_S = 6.0  # Light-ASD's longest window: long enough for a stable mean, short enough for turn-taking
@@ -37,19 +40,32 @@ class ShiftTest:
         k = max(1, int(round(self.shift_s * fps)))
         return (0, -k, k)
 
-    def verified(self, lagged: np.ndarray, voice: np.ndarray, fps: float) -> np.ndarray:
-        """Per frame (bool): a window holding it has a positive mean score where a voice is heard, and that mean
-        drops by more than `min_drop` when the sound is shifted. `lagged` is (3, T) in `lags` order."""
-        n = lagged.shape[1]
-        out = np.zeros(n, bool)
-        for a, b in windows(n, max(1, int(round(self.window_s * fps)))):
+    def passing(self, lagged: np.ndarray, voice: np.ndarray, fps: float) -> list[tuple[int, int]]:
+        """The windows (start, end frame) whose mean score where a voice is heard is positive and drops by more than
+        `min_drop` when the sound is shifted. `lagged` is (3, T) in `lags` order."""
+        out = []
+        for a, b in windows(lagged.shape[1], max(1, int(round(self.window_s * fps)))):
             heard = voice[a:b]
             if heard.sum() < MIN_VOICED:
                 continue
             level, *shifted = (float(np.mean(row[a:b][heard])) for row in lagged)
             if level > 0 and level - float(np.mean(shifted)) > self.min_drop:
+                out.append((a, b))
+        return out
+
+    def verified(self, lagged: np.ndarray, voice: np.ndarray, fps: float,
+                 mouth: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """Per frame (bool): a window holding it passes (`passing`) and, given the mouth's (motion, seen) per frame,
+        its mouth does not move as much in the voice's pauses as under the voice (pauses.py)."""
+        out = np.zeros(lagged.shape[1], bool)
+        for a, b in self.passing(lagged, voice, fps):
+            if mouth is None or not moves_in_pauses(mouth[0][a:b], mouth[1][a:b], voice[a:b]):
                 out[a:b] = True
         return out
+
+    def needs_mouth(self, lagged: np.ndarray, voice: np.ndarray, fps: float) -> bool:
+        """Whether the pause check can change `verified`: a passing window has pauses enough to be judged."""
+        return any(has_pauses(voice[a:b]) for a, b in self.passing(lagged, voice, fps))
 
     def drops(self, lagged: np.ndarray, voice: np.ndarray) -> tuple[float, float] | None:
         """(level, drop) over the whole track's voiced frames, for reports; None without voice."""

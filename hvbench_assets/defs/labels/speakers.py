@@ -23,7 +23,7 @@ from hvbench_assets.defs.metadata import image, materialization, row_counts, tab
 from hvbench_assets.defs.partitions import videos_partitions
 from hvbench_assets.defs.resources import AudioModelsResource, SettingsResource, WarehouseResource, profiled
 
-SPEAKER_FRAME_SCORES_BASE = "2"  # 2: `verified` (Light-ASD under the time-shift test) by default, faces too small to judge marked; 1: the per-frame scores of L7 (speaker_scores 10) as their own asset
+SPEAKER_FRAME_SCORES_BASE = "3"  # 3: the pause check (the mouth rests in the voice's pauses); 2: `verified` (Light-ASD under the time-shift test) by default, faces too small to judge marked; 1: the per-frame scores of L7 (speaker_scores 10) as their own asset
 SPEAKER_FRAME_SCORES_VERSION = profiled(SPEAKER_FRAME_SCORES_BASE)
 SPEAKER_SCORES_BASE = "12"  # 12: on verified scores, too_small rows; 11: rules on speaker_frame_scores; 10: Light-ASD (shipped weights, ONNX) gated by lip-sync by default (speaker_method); 9: each signal above its own chance level; 8: chance floor per track; 7: voice envelopes above 1 kHz, min sync 0.30; 6: 0.9 of the best co-visible face; 5: lip opening joined the motion; 4: motion only
 SPEAKER_SCORES_VERSION = profiled(SPEAKER_SCORES_BASE)
