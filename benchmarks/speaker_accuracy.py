@@ -1,7 +1,8 @@
 """Clip-level "speaker set right" and per-track precision and recall of the speaker label (L7) on two independent
 sources, for each method side by side on the same tracks: lip-sync (mouth vs voice, compared across faces),
 Light-ASD alone (the shipped network in onnxruntime), `combined` (Light-ASD anchored on a lip-sync speaker) and
-`verified` (the default: Light-ASD under the time-shift test, core/speakers/shift_test.py).
+`verified` (the default: Light-ASD under the time-shift test, core/speakers/shift_test.py, and the pause check,
+core/speakers/pauses.py). The leave-one-source-out lines choose min_drop and the pause ratio on one source.
 
 Run: .venv/bin/python benchmarks/speaker_accuracy.py [--fixed-crops] [--dump FILE] [--source speakers|composites]
      [--lr-asd PATH] [--far-lags] [scene ...]
@@ -55,6 +56,7 @@ from hvbench_assets.core.speakers.combined import Parts, VerifiedScorer, combine
 from hvbench_assets.core.speakers.lipsync import PlacedSignals  # noqa: E402
 from hvbench_assets.core.speakers.rules import DEFAULT_MIN_RUN, longest_positive_run  # noqa: E402
 from hvbench_assets.core.speakers.scoring import TrackFrames, track_audio  # noqa: E402
+from hvbench_assets.core.speakers.pauses import PAUSE_RATIO, moves_in_pauses  # noqa: E402
 from hvbench_assets.core.speakers.shift_test import MIN_VOICED, ShiftTest, windows  # noqa: E402
 from hvbench_assets.testkit.speaker_composites import (  # noqa: E402
     FPS,
@@ -77,6 +79,7 @@ SCORER = VerifiedScorer(OnnxLightAsdScorer())
 METHODS = {"lipsync": lambda p: p.lipsync, "light_asd": lambda p: np.where(p.voice, p.asd, -1.0),
            "combined": lambda p: p.combined, "verified": lambda p: p.checked, "verified+veto": lambda p: p.checked}
 DROPS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)  # min_drop candidates for the leave-one-source-out choice
+RATIOS = (0.6, 0.7, 0.8, 0.9, 1.0, 1.2, float("inf"))  # pause ratio candidates (inf: no pause check)
 
 
 SECOND: list = []  # --lr-asd PATH: LR-ASD's lagged scores beside Light-ASD's (core/speakers/lr_asd.py)
@@ -100,8 +103,8 @@ class FarLags(ShiftTest):
         k = max(1, int(round(self.shift_s * fps)))
         return (0, -k, k, -2 * k, 2 * k, -3 * k, 3 * k, -4 * k, 4 * k)
 
-    def verified(self, lagged: np.ndarray, voice: np.ndarray, fps: float) -> np.ndarray:
-        return super().verified(lagged[:3], voice, fps)
+    def verified(self, lagged: np.ndarray, voice: np.ndarray, fps: float, mouth=None) -> np.ndarray:
+        return super().verified(lagged[:3], voice, fps, mouth)
 
 
 def _window_rule(rule):
@@ -264,12 +267,16 @@ def report(results, method: str, scorer=None) -> str:
     return "\n".join(lines)
 
 
-def shift_scorer(min_drop: float):
-    """The `verified` scores with another min_drop (same lagged network scores, same lip-sync rivals)."""
+def shift_scorer(min_drop: float, ratio: float = PAUSE_RATIO):
+    """The `verified` scores with another min_drop or pause ratio (same lagged network scores, same lip-sync rivals;
+    ratio inf: no pause check)."""
     test = ShiftTest(min_drop=min_drop)
 
     def scores(p: Parts) -> np.ndarray:
-        return combine_verified(replace(p, verified=test.verified(p.lagged, p.voice, p.fps)))
+        keep = np.zeros(p.lagged.shape[1], bool)
+        for a, b in test.passing(p.lagged[:3], p.voice, p.fps):
+            keep[a:b] |= not moves_in_pauses(p.motion[a:b], p.seen[a:b], p.voice[a:b], ratio)
+        return combine_verified(replace(p, verified=keep))
     return scores
 
 
@@ -280,21 +287,27 @@ def clips_right(results, scorer) -> tuple[int, int]:
     return right, int(text.split("fp ")[1].split(",")[0])
 
 
-def _right_fp(results, d: float) -> tuple[int, int]:
-    right, fp = clips_right(results, shift_scorer(d))
+def _right_fp(results, scorer) -> tuple[int, int]:
+    right, fp = clips_right(results, scorer)
     return right, -fp
 
 
 def leave_one_source_out(by_source: dict[str, list]) -> str:
-    """min_drop chosen on one source with the veto in place (most clips right, then fewest false speakers, then the
-    largest drop: the cautious one), scored on the other."""
+    """min_drop, then the pause ratio, chosen on one source with the veto in place (most clips right, then fewest
+    false speakers, then the cautious value: the largest drop, the smallest ratio, of a tie the middle one), scored
+    on the other."""
     lines = []
     for chosen_on, results in by_source.items():
-        best = max(DROPS, key=lambda d: (*_right_fp(results, d), d))
+        drop = max(DROPS, key=lambda d: (*_right_fp(results, shift_scorer(d)), d))
+        outcome = {r: _right_fp(results, shift_scorer(drop, r)) for r in RATIOS}
+        best = max(outcome.values())
+        tied = [r for r in RATIOS if outcome[r] == best]
+        ratio = tied[(len(tied) - 1) // 2]
         for other, held in by_source.items():
             if other != chosen_on:
-                line = report(held, "verified+veto", shift_scorer(best)).splitlines()[-1].split(": ", 1)[1]
-                lines.append(f"min_drop chosen on {chosen_on}: {best:g}; on {other}: {line}")
+                line = report(held, "verified+veto", shift_scorer(drop, ratio)).splitlines()[-1].split(": ", 1)[1]
+                lines.append(f"chosen on {chosen_on}: min_drop {drop:g}, pause ratio {ratio:g} (tied: "
+                             f"{', '.join(f'{r:g}' for r in tied)}); on {other}: {line}")
     return "\n".join(lines)
 
 

@@ -56,6 +56,7 @@ class Parts:
     verified: np.ndarray | None = None  # bool per frame: the shift test passes (shift_test.py)
     fps: float | None = None
     second: np.ndarray | None = None  # (3, T) like `lagged`, from a second network (LR-ASD; benchmarks only)
+    motion: np.ndarray | None = None  # the mouth region's change per frame (lips.py), for the pause check
 
     @property
     def combined(self) -> np.ndarray:
@@ -111,7 +112,7 @@ class CombinedScorer:
         evidence = self.lips.evidence(lip_tracks, fps)
         lipsync = [self.lips._scores(t.signals, ev.above_chance, ev.above_rivals, fps) for t, ev in zip(lip_tracks, evidence)]
         anchored = any(longest_positive_run(x)[0] > self.min_run for x in lipsync)
-        return [Parts(a, ls, self.lips.gate(t.signals, fps), ev, t.signals.seen_mask, anchored)
+        return [Parts(a, ls, self.lips.gate(t.signals, fps), ev, t.signals.seen_mask, anchored, motion=t.signals.motion)
                 for a, ls, t, ev in zip(asd, lipsync, lip_tracks, evidence)]
 
     def score_placed(self, tracks: list[PlacedSignals], fps: float) -> list[np.ndarray]:
@@ -137,9 +138,8 @@ class VerifiedScorer(CombinedScorer):
         lags = self.test.lags(fps)
         lagged = self.asd.score_lagged([(t.signals.faces, t.signals.audio) for t in tracks], fps, lags)
         base = CombinedScorer.parts(self, tracks, fps, asd=[x[0] for x in lagged])
-        return [replace(p, lagged=x, fps=fps, verified=self.test.verified(
-                    x, p.voice, fps, mouth=(t.signals.lips.motion, t.signals.lips.seen_mask)))
-                for p, x, t in zip(base, lagged, tracks)]
+        return [replace(p, lagged=x, fps=fps, verified=self.test.verified(x, p.voice, fps, mouth=(p.motion, p.seen)))
+                for p, x in zip(base, lagged)]
 
     def score_placed(self, tracks: list[PlacedSignals], fps: float) -> list[np.ndarray]:
         return [combine_verified(p) for p in self.parts(tracks, fps)]
