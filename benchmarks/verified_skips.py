@@ -1,7 +1,8 @@
 """L7's `verified` scores with and without the work that cannot change them (combined.VerifiedScorer.score_placed).
 
-L1 runs once on each clip (the offline backend, the job's tracking parameters, no body clips); then, interleaved over
-`--repeat` rounds in this process, every clip's tracks are scored by `clip_scores` two ways:
+L1 runs once on each clip where L6 hears speech (L7 scores no other; the offline backend, the job's tracking
+parameters, no body clips); then, interleaved over `--repeat` rounds in this process, every clip's tracks are scored
+by `clip_scores` two ways:
 - before: every track's mouth landmarks read while its crops stream, Light-ASD on every track, and the scores taken
   from `parts` (`combine_verified`), as L7 did up to 2baac27;
 - after: the production path (Light-ASD only where a voice is heard, the landmarks only of faces that meet where
@@ -57,13 +58,19 @@ class Counting(VerifiedScorer):
 
 
 def tracked(clips: list[Path], work: Path) -> list[tuple[Path, list, float]]:
+    """L1's tracks of each clip that L7 scores: L6 hears speech in it (speech_gate), its face is not too small."""
+    from hvbench_assets.core.audio.backends import AudioBackendConfig, build
+    from hvbench_assets.core.audio.labels import speech_gate, tags_row
     from hvbench_assets.core.vision.backends import build_backend
     from hvbench_assets.core.vision.pipeline import track_video
     from hvbench_assets.defs.resources import VisionResource
 
     backend, params = build_backend("offline"), replace(VisionResource().tracking_params(), body_clips=False)
+    tagger = build("tagger", AudioBackendConfig())
     out = []
     for c in clips:
+        if speech_gate(tags_row(tagger, load_audio(c))) is not None:
+            continue
         res = track_video(c, work / c.stem, backend, params)
         out.append((c, [t for t in res.tracks if not too_small(t["face_size_median"])], res.fps))
     return out
@@ -89,7 +96,7 @@ def main() -> int:
             clips += sorted(SHARED.glob("*.mp4")) + sorted((SHARED / "speakers").glob("*.mp4"))
         print(f"{len(clips)} clips, load average {os.getloadavg()[0]:.1f}")
         done = tracked(clips, Path(tmp) / "l1")
-        print(f"{sum(len(t) for _, t, _ in done)} tracks, {sum(x['n_frames'] for _, t, _ in done for x in t)} frames")
+        print(f"{len(done)} clips with speech, {sum(len(t) for _, t, _ in done)} tracks, {sum(x['n_frames'] for _, t, _ in done for x in t)} frames")
         asd = OnnxLightAsdScorer()
         before, after = Before(asd, defer_lips=False), Counting(asd)
         asd.load(), _models()
