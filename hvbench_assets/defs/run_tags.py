@@ -85,8 +85,30 @@ def run_in_progress(instance: dg.DagsterInstance, run_id: str) -> bool:
     return run is not None and not run.is_finished
 
 
-def clip_source_tags(wh: Warehouse, inbox, video_id: str) -> dict[str, str]:
-    """`hvbench/source` and `hvbench/range` of one clip ({} when the clip is unknown)."""
+_RUN_MEMO: dict[str, dict] = {}  # this process's current run -> what it already read or wrote (see below)
+
+
+def _run_memo(run_id: str) -> dict:
+    """Per-run memo of this process (runs do not share it: a new run id clears it)."""
+    if run_id not in _RUN_MEMO:
+        _RUN_MEMO.clear()
+    return _RUN_MEMO.setdefault(run_id, {"sources": {}, "added": {}})
+
+
+def clip_source_tags(wh: Warehouse, inbox, video_id: str, run_id: str | None = None) -> dict[str, str]:
+    """`hvbench/source` and `hvbench/range` of one clip ({} when the clip is unknown). With `run_id`, read once per
+    run and process: a clip's file and range do not change, and every task step of a batch asked again (an opening
+    of the warehouse per clip and step)."""
+    if run_id is None:
+        return _clip_source_tags(wh, inbox, video_id)
+    memo = _run_memo(run_id)["sources"]
+    key = (str(wh.path), str(inbox), video_id)
+    if key not in memo:
+        memo[key] = _clip_source_tags(wh, inbox, video_id)
+    return dict(memo[key])
+
+
+def _clip_source_tags(wh: Warehouse, inbox, video_id: str) -> dict[str, str]:
     with wh.batch():  # three quick reads: one opening of the file
         if not wh.has_table(CLIPS.name) or not wh.has_table(RAW_VIDEOS.name):
             return {}
@@ -142,9 +164,13 @@ def _tag_batch_run(context, tags: dict[str, str]) -> None:
 
 
 def _add_missing(context, tags: dict[str, str]) -> None:
-    missing = {k: v for k, v in tags.items() if k not in context.run.tags}
+    # context.run holds the tags of the run's start: those this process added since are remembered, not re-added
+    # (a write to the run storage per clip and task step)
+    added = _run_memo(context.run_id)["added"]
+    missing = {k: v for k, v in tags.items() if k not in context.run.tags and added.get(k) != v}
     if missing:
         try:
             context.instance.add_run_tags(context.run_id, missing)
+            added.update(missing)
         except Exception as exc:  # an instance that refuses: the materialization tags still carry them
             context.log.warning(f"could not tag run {context.run_id} with {missing}: {exc}")

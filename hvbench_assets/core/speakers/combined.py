@@ -22,12 +22,15 @@ no rival's lips follow the voice clearly better."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import cached_property, partial
 
 import numpy as np
 
 from hvbench_assets.core.speakers.light_asd import prepare_faces
-from hvbench_assets.core.speakers.lipsync import Evidence, LipSyncScorer, PlacedSignals
+from hvbench_assets.core.speakers.lips import MouthSignals, mouth_signals
+from hvbench_assets.core.speakers.lipsync import Evidence, FrameSignals, LipSyncScorer, PlacedSignals
 from hvbench_assets.core.speakers.pauses import PAUSE_RATIO
 from hvbench_assets.core.speakers.rules import DEFAULT_MIN_RUN, longest_positive_run
 from hvbench_assets.core.speakers.shift_test import ShiftTest
@@ -35,11 +38,21 @@ from hvbench_assets.core.speakers.shift_test import ShiftTest
 SUPPRESSED = -0.5  # cap of a frame whose voice belongs to another face
 
 
-@dataclass(frozen=True)
+@dataclass
 class Prepared:
+    """A track's inputs to both sides. The mouth's landmarks, lip-sync's costly part, are read when `lips` is first
+    used: `VerifiedScorer.score_placed` reads them only for faces whose rival check can change a stored score."""
+
     faces: np.ndarray  # (T, 112, 112) grayscale crops for Light-ASD
     audio: np.ndarray
-    lips: object  # lipsync.FrameSignals
+    voice_db: np.ndarray  # lip-sync's voice side (LipSyncScorer.voice)
+    voice_prob: np.ndarray
+    mouth: Callable[[], MouthSignals]
+
+    @cached_property
+    def lips(self) -> FrameSignals:
+        m = self.mouth()
+        return FrameSignals(m.opening, m.motion, self.voice_db, self.voice_prob, m.seen)
 
 
 @dataclass(frozen=True)
@@ -78,6 +91,7 @@ class CombinedScorer:
     asd: object  # asd_runtime.OnnxLightAsdScorer or LightAsdScorer
     lips: LipSyncScorer = field(default_factory=LipSyncScorer)
     min_run: int = DEFAULT_MIN_RUN  # the run rule that makes a lip-sync speaker (the anchor)
+    defer_lips: bool = False  # see prepare
 
     @property
     def backend(self) -> str:
@@ -92,8 +106,13 @@ class CombinedScorer:
         return self.asd.load()
 
     def prepare(self, frames_bgr, audio: np.ndarray, fps: float) -> Prepared:
-        """One pass over the frames feeds both sides: grayscale crops kept, mouth signals computed."""
+        """One pass over the frames feeds both sides: grayscale crops kept, mouth signals computed. Frames that can
+        be read again (an iterable, not an iterator: scoring.clip_scores passes its tracks so) leave the mouth
+        signals to a second pass, made only if they are needed (`defer_lips`)."""
         self.asd.load()  # fail on missing weights before any decoding
+        if self.defer_lips and not isinstance(frames_bgr, Iterator):
+            crops = prepare_faces(frames_bgr)
+            return Prepared(crops, audio, *self.lips.voice(audio, len(crops), fps), partial(mouth_signals, frames_bgr))
         faces: list[np.ndarray] = []
 
         def tap(frames):
@@ -101,9 +120,9 @@ class CombinedScorer:
                 faces.append(prepare_faces([img])[0])
                 yield img
 
-        lips = self.lips.prepare(tap(frames_bgr), audio, fps)
+        mouth = mouth_signals(tap(frames_bgr))
         crops = np.stack(faces) if faces else prepare_faces([])
-        return Prepared(crops, audio, lips)
+        return Prepared(crops, audio, *self.lips.voice(audio, len(crops), fps), lambda: mouth)
 
     def parts(self, tracks: list[PlacedSignals], fps: float, asd: list[np.ndarray] | None = None) -> list[Parts]:
         lip_tracks = [PlacedSignals(t.first_frame, t.signals.lips) for t in tracks]
@@ -125,6 +144,7 @@ class VerifiedScorer(CombinedScorer):
     the voice clearly better. Its parts carry every method's evidence (the benchmark reads all of them)."""
 
     test: ShiftTest = field(default_factory=ShiftTest)
+    defer_lips: bool = True  # score_placed reads the landmarks of few faces
 
     @property
     def model(self) -> str:
@@ -142,7 +162,34 @@ class VerifiedScorer(CombinedScorer):
                 for p, x in zip(base, lagged)]
 
     def score_placed(self, tracks: list[PlacedSignals], fps: float) -> list[np.ndarray]:
-        return [combine_verified(p) for p in self.parts(tracks, fps)]
+        """`combine_verified` of each track's `parts`, without the work that cannot change it (the same scores, bit
+        for bit): Light-ASD only on tracks where a voice is heard somewhere (elsewhere every frame is -1), and the
+        mouth landmarks only of faces that meet at a frame where `beaten` decides the score (a voice is heard, the
+        shift test passes, Light-ASD is above the cap): a face seen alone there is never beaten; and of faces whose
+        passing windows have pauses for the pause check to judge."""
+        voice = [self.lips.voice_gate(t.signals.voice_prob, fps) for t in tracks]
+        heard = [i for i, v in enumerate(voice) if v.any()]
+        lagged = dict(zip(heard, self.asd.score_lagged([(tracks[i].signals.faces, tracks[i].signals.audio) for i in heard],
+                                                       fps, self.test.lags(fps)) if heard else []))
+        # the pause check reads the mouth only where a passing window has pauses enough to judge
+        verified = {i: self.test.verified(x, voice[i], fps, mouth=(tracks[i].signals.lips.motion,
+                                                                    tracks[i].signals.lips.seen_mask)
+                                          if self.test.needs_mouth(x, voice[i], fps) else None)
+                    for i, x in lagged.items()}
+        spans = [(t.first_frame, t.first_frame + len(t.signals.faces)) for t in tracks]
+        compared: set[int] = set()  # faces whose lip-sync evidence is needed: the open frames' faces
+        for i, x in lagged.items():
+            at = spans[i][0] + np.nonzero(voice[i] & verified[i] & (x[0] > SUPPRESSED))[0]
+            rivals = {j for j, (a, b) in enumerate(spans) if j != i and ((at >= a) & (at < b)).any()}
+            if rivals:
+                compared |= rivals | {i}
+        # a face's evidence reads only the faces seen in its frames, so the compared faces suffice where they meet
+        order = sorted(compared)
+        evidence = dict(zip(order, self.lips.evidence([PlacedSignals(tracks[i].first_frame, tracks[i].signals.lips)
+                                                       for i in order], fps)))
+        return [_verified_scores(lagged[i][0], evidence[i].above_rivals < 0 if i in evidence else False, verified[i],
+                                 voice[i]) if i in lagged else np.full(len(t.signals.faces), -1.0, np.float32)
+                for i, t in enumerate(tracks)]
 
 
 def combine(p: Parts) -> np.ndarray:
@@ -151,5 +198,9 @@ def combine(p: Parts) -> np.ndarray:
 
 
 def combine_verified(p: Parts) -> np.ndarray:
-    out = np.where(p.beaten | ~p.verified, np.minimum(p.asd, SUPPRESSED), p.asd)
-    return np.round(np.where(p.voice, out, -1.0), 4).astype(np.float32)
+    return _verified_scores(p.asd, p.beaten, p.verified, p.voice)
+
+
+def _verified_scores(asd: np.ndarray, beaten, verified: np.ndarray, voice: np.ndarray) -> np.ndarray:
+    out = np.where(beaten | ~verified, np.minimum(asd, SUPPRESSED), asd)
+    return np.round(np.where(voice, out, -1.0), 4).astype(np.float32)

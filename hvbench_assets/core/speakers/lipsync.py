@@ -133,9 +133,11 @@ class LipSyncScorer:
     def prepare(self, frames_bgr: Iterable[np.ndarray], audio: np.ndarray, fps: float) -> FrameSignals:
         """Per-frame signals of one track; the frames are streamed, never held."""
         mouth = mouth_signals(frames_bgr)
-        n = len(mouth.opening)
-        return FrameSignals(mouth.opening, mouth.motion, voice_envelopes(audio, n, fps),
-                            voice_probability(audio, n, fps), mouth.seen)
+        return FrameSignals(mouth.opening, mouth.motion, *self.voice(audio, len(mouth.opening), fps), mouth.seen)
+
+    def voice(self, audio: np.ndarray, n_frames: int, fps: float) -> tuple[np.ndarray, np.ndarray]:
+        """The voice side of a track's signals (no pixels): loudness per band and VAD probability per frame."""
+        return voice_envelopes(audio, n_frames, fps), voice_probability(audio, n_frames, fps)
 
     signals = prepare
 
@@ -203,8 +205,11 @@ class LipSyncScorer:
 
     def gate(self, sig: FrameSignals, fps: float) -> np.ndarray:
         """Frames where a voice is heard around the frame (the VAD mean over the activity window)."""
+        return self.voice_gate(sig.voice_prob, fps)
+
+    def voice_gate(self, voice_prob: np.ndarray, fps: float) -> np.ndarray:
         half = max(1, int(round(self.activity_window_s * fps)))
-        return windowed_mean(sig.voice_prob.astype(np.float64), half) >= self.voice_threshold
+        return windowed_mean(voice_prob.astype(np.float64), half) >= self.voice_threshold
 
     def _still(self, sig: FrameSignals, fps: float) -> np.ndarray:
         """Frames where the lip gap hardly changes (std over the activity window <= half a moving mouth)."""

@@ -6,7 +6,7 @@ compare the faces seen at the same moment."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -34,6 +34,10 @@ class TrackFrames:
     first_frame: int
     n_frames: int
     frames: Callable[[], Iterable[np.ndarray]]
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        """Its frames, streamed anew on every pass (a scorer may take a second look: combined.py)."""
+        return iter(self.frames())
 
 
 MIN_FACE_PX = 40  # a track's median face side (source pixels) below which its lips are not judged: the mouth would
@@ -74,7 +78,7 @@ def clip_scores(scorer: SpeakerScorer, tracks: Sequence[TrackFrames], clip_audio
     failed: dict[int, dict] = {}
     for i, tr in enumerate(tracks):
         try:
-            sig = scorer.prepare(tr.frames(), track_audio(clip_audio, tr.first_frame, tr.n_frames, fps), fps)
+            sig = scorer.prepare(tr, track_audio(clip_audio, tr.first_frame, tr.n_frames, fps), fps)
         except MediaError as exc:
             failed[i] = {"status": "failed", "reason": str(exc), "fps": fps, "first_frame": tr.first_frame}
             continue

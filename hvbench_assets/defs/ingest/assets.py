@@ -133,7 +133,7 @@ def video_probe(context: dg.AssetExecutionContext, settings: SettingsResource,
     wh = warehouse.get()
     path = clip_file(warehouse, video_id)
     # before the probe: a run that read a corrupt clip touched its file too (the Runs page filter by file finds it)
-    tags = tag_run(context, clip_source_tags(wh, settings.inbox, video_id))
+    tags = tag_run(context, clip_source_tags(wh, settings.inbox, video_id, context.run_id))
     prov = {"backend": "pyav", "model": "ffmpeg", "code_version": VIDEO_PROBE_VERSION}
     try:
         probe = probe_video(path)

@@ -171,7 +171,7 @@ def materialize_task(context, family: TaskFamily, version: str, settings: Settin
             raise dg.Failure(description=f"{family.asset} of {vid}: {failed['reason']}") from exc
     calls = outcome.result.call_ids if outcome.result is not None else []
     with wh.batch():  # the metadata's quick reads in one opening of the file (16 tasks x every clip)
-        source, overview = clip_source_tags(wh, settings.inbox, vid), task_overview(wh, family)
+        source, overview = clip_source_tags(wh, settings.inbox, vid, context.run_id), task_overview(wh, family)
     tags = tag_run(context, source)
     # what a person came for first (the UI keeps this order): the question inline, its picture, why; bookkeeping after
     return dg.MaterializeResult(tags=tags, check_results=[question_check(family, question, candidate)], metadata={
@@ -275,7 +275,7 @@ def _blocked(context, settings: SettingsResource, wh, family, prov, reason) -> d
     vid, row = context.partition_key, blocked_row(family, reason)
     _write(wh, vid, family, row, None, prov)
     return dg.MaterializeResult(
-        tags=tag_run(context, clip_source_tags(wh, settings.inbox, vid)), check_results=[question_check(family, None, row)],
+        tags=tag_run(context, clip_source_tags(wh, settings.inbox, vid, context.run_id)), check_results=[question_check(family, None, row)],
         metadata={"question": dg.MetadataValue.md(question_at_a_glance(None, "blocked", row["reason"])),
                   "status": "blocked", "reason": row["reason"], "questions": 0})
 

@@ -66,3 +66,19 @@ def test_a_window_without_pauses_is_not_judged():
     assert pause_ratio(motion, seen, voice) is None
     motion[:MIN_FRAMES] = 0.5  # the mouth moves half as much in the pauses: a speaker's
     assert not moves_in_pauses(motion, np.ones(100, bool), voice)
+
+
+def test_the_production_path_reads_the_mouth_for_the_pause_check_and_scores_as_the_parts():
+    """L7's asset path (clip_scores -> VerifiedScorer.score_placed) reads a lone face's landmarks only for the pause
+    check, and gives the scores of `combine_verified` over the full parts: the mouthing man loses his frames."""
+    from hvbench_assets.core.speakers.combined import combine_verified
+    from hvbench_assets.core.speakers.scoring import TrackFrames, clip_scores
+
+    root = shared_clip(MAN.clip).parent
+    frames = list(panel_frames(MAN, root, 5.0, 224))
+    audio = load_audio(root / WOMAN.clip, end_s=6.0)
+    n = min(len(frames), int(len(audio) / SAMPLE_RATE * FPS))
+    rows = clip_scores(SCORER, [TrackFrames(0, 0, n, lambda: iter(frames[:n]))], audio, FPS)
+    part, _ = _part(frames, audio)
+    assert rows[0]["scores"] == [float(s) for s in combine_verified(part)]
+    assert max(rows[0]["scores"]) <= -0.5  # every frame capped: no speaker
