@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from hvbench_assets.core.benchmark.explain import answer_tracks, row_changed
+from hvbench_assets.core.benchmark.answer_basis import answer_tracks, row_changed
 from hvbench_assets.core.benchmark.layout import EVIDENCE_FIELD
 from hvbench_assets.core.ingest.tables import VIDEO_PROBE
 from hvbench_assets.core.speakers.tables import SPEAKER_SCORES

@@ -19,6 +19,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hvbench_assets.core.benchmark.answer_basis import answer_tracks, row_changed
+from hvbench_assets.core.benchmark.evidence import build_evidence, load_clip_facts
 from hvbench_assets.core.benchmark.tables import BLIND_ANSWERS, EXPORT_ITEMS, LEAKAGE_VERDICTS, QUESTION_POOL
 from hvbench_assets.core.curation.flags import flag_outcome
 from hvbench_assets.core.evaluation.tables import EVAL_RESPONSES, EVAL_RUNS
@@ -28,7 +30,6 @@ from hvbench_assets.core.mllm.calls import MODEL_CALLS
 from hvbench_assets.core.synthesis.steps import REPAIR_STEPS
 from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV
 from hvbench_assets.core.tasks.labels import LABEL_TABLES
-from hvbench_assets.core.tasks.rules import named_number
 from hvbench_assets.core.tasks.store import ANNOTATIONS, QUESTIONS, TASK_CANDIDATES, question_content_hash
 from hvbench_assets.core.warehouse import Warehouse
 
@@ -93,15 +94,6 @@ def _answer_from(abbrev: str | None) -> str:
     return info.answer_from if info else f"{abbrev!r} is not a task of the catalog"
 
 
-def answer_tracks(q: Mapping[str, Any]) -> list[int]:
-    """Track ids behind the right answer: the tracks drawn with the person number its text names ("Person 2",
-    "2-happy"), else the target (also for rows stored before person numbers, whose marking has letters)."""
-    numbers = (q.get("marking") or {}).get("numbers") or {}
-    if numbers and (named := named_number(q.get("answer_text"))) is not None:
-        return sorted(int(t) for t, n in numbers.items() if int(n) == named)
-    return [int(t) for t in q.get("target_track_ids") or []]
-
-
 def _host_path(stored: str | None) -> str | None:
     path = resolve(stored)
     return str(path) if path is not None else None
@@ -125,14 +117,6 @@ def _source(wh: Warehouse, video_id: str) -> dict[str, Any]:
     else:
         out["raw"] = None  # the clip was registered directly (no raw video was split for it)
     return out
-
-
-def row_changed(ref: Mapping[str, Any], current: Mapping[str, Any] | None) -> bool | None:
-    """Whether a label row was rematerialized since a question named it (`ref`); None when it no longer exists."""
-    if current is None:
-        return None
-    return (str(current.get("materialized_at")) != str(ref.get("materialized_at"))
-            or current.get("code_version") != ref.get("code_version"))
 
 
 def _labels(wh: Warehouse, q: Mapping[str, Any], basis_tracks: list[int]) -> list[dict[str, Any]]:
@@ -269,8 +253,6 @@ def explain_question(warehouse: Warehouse, question_id: str) -> dict[str, Any]:
 
 def _evidence(wh: Warehouse, q: Mapping[str, Any], answer_text: str | None) -> dict[str, Any]:
     """The evidence the next export writes with this item (evidence.py), from the warehouse as it is now."""
-    from hvbench_assets.core.benchmark.evidence import build_evidence, load_clip_facts
-
     tables = {r.get("table") for r in q.get("label_rows") or []}
     return build_evidence(q, answer_text, load_clip_facts(wh, q["video_id"], tables))
 

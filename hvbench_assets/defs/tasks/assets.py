@@ -10,7 +10,7 @@ unchanged inputs stores identical rows; answer letters are balanced when the ben
 
 import dagster as dg
 
-from hvbench_assets.core.benchmark.explain import answer_tracks
+from hvbench_assets.core.benchmark.answer_basis import answer_tracks
 from hvbench_assets.core.media import MediaError
 from hvbench_assets.core.mllm import ModelNotConfigured
 from hvbench_assets.core.mllm.descriptions import describer_fingerprint
