@@ -218,18 +218,26 @@ def main() -> int:
     return 0
 
 
-def _steps(instance, run_id: str) -> tuple[dict[str, float], dict[int, list[str]]]:
-    """Wall time of each step (STEP_START -> end) and the steps each process ran."""
-    start, walls, by_pid = {}, {}, {}
+def step_spans(instance, run_id: str) -> dict[str, tuple[float, float, int]]:
+    """Each ended step of a run: (STEP_START time, end time, the process that ran it)."""
+    start, out = {}, {}
     for rec in instance.all_logs(run_id):
         ev = rec.dagster_event
         if ev is None or not ev.step_key:
             continue
         if ev.event_type_value == "STEP_START":
-            start[ev.step_key] = rec.timestamp
-            by_pid.setdefault(ev.pid, []).append(ev.step_key)
+            start[ev.step_key] = (rec.timestamp, ev.pid)
         elif ev.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE") and ev.step_key in start:
-            walls[ev.step_key] = rec.timestamp - start[ev.step_key]
+            out[ev.step_key] = (start[ev.step_key][0], rec.timestamp, start[ev.step_key][1])
+    return out
+
+
+def _steps(instance, run_id: str) -> tuple[dict[str, float], dict[int, list[str]]]:
+    """Wall time of each step (STEP_START -> end) and the steps each process ran."""
+    walls, by_pid = {}, {}
+    for key, (t0, t1, pid) in step_spans(instance, run_id).items():
+        walls[key] = t1 - t0
+        by_pid.setdefault(pid, []).append(key)
     return walls, by_pid
 
 

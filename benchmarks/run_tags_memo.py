@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from clip_job import StepSampler, _fresh_media, ingest  # noqa: E402
 from decodes import setup as decode_setup  # noqa: E402
+from decodes import step_spans  # noqa: E402
 from short_clip_backfill import LENGTHS, make_clips  # noqa: E402
 
 
@@ -73,16 +74,7 @@ def main() -> int:
 
 
 def _step_cpu(instance, run_id: str, sampler) -> dict[str, float]:
-    starts, out = {}, {}
-    for rec in instance.all_logs(run_id):
-        ev = rec.dagster_event
-        if ev is None or not ev.step_key:
-            continue
-        if ev.event_type_value == "STEP_START":
-            starts[ev.step_key] = rec.timestamp
-        elif ev.event_type_value == "STEP_SUCCESS" and ev.step_key in starts:
-            out[ev.step_key] = sampler.cpu_at(rec.timestamp) - sampler.cpu_at(starts[ev.step_key])
-    return out
+    return {key: sampler.cpu_at(t1) - sampler.cpu_at(t0) for key, (t0, t1, _) in step_spans(instance, run_id).items()}
 
 
 if __name__ == "__main__":
