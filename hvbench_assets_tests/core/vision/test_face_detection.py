@@ -16,6 +16,7 @@ from hvbench_assets.core.vision.detectors import (
     BackendUnavailable,
     DlibHogFaceDetector,
     YuNetFaceDetector,
+    YuNetOnnxFaceDetector,
 )
 from hvbench_assets.core.vision.pipeline import detect_faces, track_video
 from hvbench_assets_tests.conftest import shared_clip
@@ -114,8 +115,34 @@ def test_missing_yuface_fails_fast_naming_the_package_and_the_fallback(monkeypat
     monkeypatch.setitem(sys.modules, "yuface", None)
     with pytest.raises(BackendUnavailable) as err:
         build_backend("offline")
-    assert "pip install yuface" in str(err.value) and "HVBENCH_FACE_DETECTOR=hog" in str(err.value)
+    assert "pip install yuface" in str(err.value) and "HVBENCH_FACE_DETECTOR=yunet_onnx" in str(err.value)
     assert "hog" in build_backend("offline", face_detector="hog").model
+    assert "yunet_s(onnxruntime" in build_backend("offline", face_detector="yunet_onnx").model  # needs no yuface
+
+
+def test_yunet_on_onnxruntime_finds_the_faces_the_yuface_build_finds(man_talking_head):
+    """The same network two ways: on frames of real clips (one to five faces, 320 and 480 px as L1 feeds them)
+    the shipped weights on onnxruntime find the faces the compiled yuface build finds, boxes within a few
+    pixels."""
+    pytest.importorskip("yuface")
+    import cv2
+
+    shipped, compiled = YuNetOnnxFaceDetector(), YuNetFaceDetector()
+    pairs = 0
+    for name in ("man_talking_head.mp4", "two_people_talking.mp4", "five_people_grid.mp4"):
+        for i, fr in enumerate(iter_frames(shared_clip(name), max_side=480)):
+            if i % 40:
+                continue
+            for side in (320, 480):
+                k = side / max(fr.image.shape[:2])
+                img = cv2.resize(fr.image, None, fx=k, fy=k, interpolation=cv2.INTER_AREA)
+                a, b = compiled.detect(img), shipped.detect(img)
+                assert len(a) == len(b), (name, i, side)
+                for d in a:
+                    best = max(b, key=lambda e: iou(d.box, e.box))
+                    assert iou(d.box, best.box) > 0.75 and abs(d.score - best.score) < 0.03, (name, i, side)
+                    pairs += 1
+    assert pairs >= 20
 
 
 def test_portrait_clip_with_small_faces_counts_both_people(tmp_path, yunet, hog):
