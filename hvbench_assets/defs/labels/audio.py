@@ -86,9 +86,8 @@ def gated_label(context, settings, warehouse, audio_models, kind: str, spec: Tab
 COMMON = dict(partitions_def=videos_partitions, backfill_policy=CLIP_BACKFILL_POLICY, group_name="labels", pool="cpu")
 
 
-# forked: the run's process starts L1 meanwhile (in-process, L1 waited a second for it with a core idle)
 @dg.asset(**COMMON, deps=["video_probe"], kinds={"audio", "duckdb"}, code_version=CODE_VERSIONS["audio_tags"],
-          metadata=table_definition(AUDIO_TAGS), op_tags={FORK_TAG: "fork"},
+          metadata=table_definition(AUDIO_TAGS),
           description="L6: sound type of the clip (speech / silence / other sound / music, or AudioSet tags), speech "
                       "segments, and music alongside speech (music_s, speech_music_s)")
 @per_clip
