@@ -39,6 +39,20 @@ def _import_anyio_eagerly() -> None:
 _import_anyio_eagerly()
 
 
+def parse_python(source: str, filename: str = "<unknown>"):
+    """`ast.parse`, tried again once on CPython 3.11's spurious "AST constructor recursion depth mismatch"
+    SystemError (cpython gh-106905: the AST builder's depth counter is shared with other threads, such as the
+    ones a test's Dagster instance or DuckDB leaves running); a real syntax error still raises."""
+    import ast
+
+    try:
+        return ast.parse(source, filename)
+    except SystemError as exc:
+        if "recursion depth mismatch" not in str(exc):
+            raise
+        return ast.parse(source, filename)
+
+
 def shared_clip(name: str) -> Path:
     """Path of a real test clip. Skips when ../shared is absent, except under CI, where a
     missing clip must fail so a wrong path cannot turn the suite into skips."""

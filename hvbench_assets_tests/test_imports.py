@@ -33,6 +33,8 @@ import sys
 from functools import cache
 from pathlib import Path
 
+from hvbench_assets_tests.conftest import parse_python
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "hvbench_assets"
 TESTS = ROOT / "hvbench_assets_tests"
@@ -80,7 +82,7 @@ def import_graph() -> dict[str, set[str]]:
     for name, (path, is_package) in modules.items():
         package = name if is_package else name.rpartition(".")[0]
         found = set()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parse_python(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
                 found.update(a.name for a in node.names if a.name in modules)
             elif isinstance(node, ast.ImportFrom):
@@ -208,7 +210,7 @@ def _imported_modules(path: Path) -> list[tuple[int, str]]:
     """(line, module) of every absolute import in a file, function-level ones included (`from a import b`: a.b);
     a test module named in a string (`-m hvbench_assets_tests.x`, code handed to `python -c`) counts too."""
     out = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parse_python(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and not node.level:

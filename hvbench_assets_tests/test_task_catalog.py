@@ -17,6 +17,7 @@ from hvbench_assets.core.tasks import catalog, descriptive
 from hvbench_assets.core.tasks.catalog import TASKS
 from hvbench_assets.core.tasks.family import CATEGORIES, MARKINGS, TaskFamily
 from hvbench_assets.core.tasks.labels import PAPER_LABEL
+from hvbench_assets_tests.conftest import parse_python
 
 ROOT = Path(__file__).resolve().parents[1]
 FAMILIES_DIR = ROOT / "hvbench_assets" / "core" / "tasks" / "families"
@@ -100,7 +101,7 @@ def test_no_other_module_keeps_a_table_of_the_tasks():
     texts = _family_texts()
     found = []
     for path in _sources():
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parse_python(path.read_text(), str(path))):
             where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', '?')}"
             if isinstance(node, ast.Dict) and sum(_task_key(k) is not None for k in node.keys) >= 2:
                 found.append(f"{where}: a dict keyed by tasks")
@@ -131,14 +132,14 @@ def name_branches(tree: ast.AST) -> list[tuple[int, str]]:
 def test_the_branch_finder_finds_branches():
     code = ('if abbrev == "ER": pass\nx = "HC" if t.abbrev != "HC" else 1\nok = abbrev in ("TSA", "AST")\n'
             'f = TASK_BY_ABBREV["BTA"]\nfine = abbrev == other and row["task"] == "x"\n')
-    assert sorted(line for line, _ in name_branches(ast.parse(code))) == [1, 2, 3, 4]
+    assert sorted(line for line, _ in name_branches(parse_python(code))) == [1, 2, 3, 4]
 
 
 def test_no_module_branches_on_a_family_name_outside_the_family_modules():
     """What differs per family is a field or a function of its object (its module), read through the family; a
     comparison with its name elsewhere is an if-chain waiting to drift."""
     found = [f"{path.relative_to(ROOT)}:{line}: {code}" for path in _sources()
-             for line, code in name_branches(ast.parse(path.read_text(), str(path)))]
+             for line, code in name_branches(parse_python(path.read_text(), str(path)))]
     assert not found, "behaviour chosen by a family's name (move it into the family's module):\n" + "\n".join(found)
 
 

@@ -12,6 +12,7 @@ import dagster as dg
 import pytest
 
 from hvbench_assets.runtime import dagster_private
+from hvbench_assets_tests.conftest import parse_python
 
 ROOT = Path(__file__).resolve().parents[2]
 ADAPTER = ROOT / "hvbench_assets" / "runtime" / "dagster_private.py"
@@ -20,7 +21,7 @@ ADAPTER = ROOT / "hvbench_assets" / "runtime" / "dagster_private.py"
 def _private_references(path: Path) -> list[str]:
     """`dagster._…` imports and string literals naming a `dagster._…` module, as `file:line text`."""
     out = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parse_python(path.read_text(), str(path))):
         names = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]

@@ -10,6 +10,7 @@ import pytest
 
 from hvbench_assets.core.synthesis.checks import question_kind as kind_of
 from hvbench_assets.core.tasks.catalog import TASK_BY_ABBREV, TASKS
+from hvbench_assets_tests.conftest import parse_python
 
 # family -> (questions that ask what its options answer, questions that ask something else)
 MODEL_QUESTIONS = {
@@ -80,7 +81,7 @@ def template_questions() -> list[tuple[str, str]]:
     word: the wording the offline path stores, read from the code itself (the family's module)."""
     out = []
     for module in {inspect.getmodule(t.build) for t in TASKS if not t.descriptive and not t.model_question}:
-        for fn in ast.walk(ast.parse(inspect.getsource(module))):
+        for fn in ast.walk(parse_python(inspect.getsource(module))):
             if not (isinstance(fn, ast.FunctionDef) and fn.name.startswith("build_")):
                 continue
             for call in ast.walk(fn):
