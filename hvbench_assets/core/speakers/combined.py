@@ -29,7 +29,7 @@ from functools import cached_property, partial
 import numpy as np
 
 from hvbench_assets.core.speakers.light_asd import prepare_faces
-from hvbench_assets.core.speakers.lips import MouthSignals, mouth_signals
+from hvbench_assets.core.speakers.lips import MouthSignals
 from hvbench_assets.core.speakers.lipsync import Evidence, FrameSignals, LipSyncScorer, PlacedSignals
 from hvbench_assets.core.speakers.pauses import PAUSE_RATIO
 from hvbench_assets.core.speakers.rules import DEFAULT_MIN_RUN, longest_positive_run
@@ -112,7 +112,7 @@ class CombinedScorer:
         self.asd.load()  # fail on missing weights before any decoding
         if self.defer_lips and not isinstance(frames_bgr, Iterator):
             crops = prepare_faces(frames_bgr)
-            return Prepared(crops, audio, *self.lips.voice(audio, len(crops), fps), partial(mouth_signals, frames_bgr))
+            return Prepared(crops, audio, *self.lips.voice(audio, len(crops), fps), partial(self.lips.mouth, frames_bgr))
         faces: list[np.ndarray] = []
 
         def tap(frames):
@@ -120,7 +120,7 @@ class CombinedScorer:
                 faces.append(prepare_faces([img])[0])
                 yield img
 
-        mouth = mouth_signals(tap(frames_bgr))
+        mouth = self.lips.mouth(tap(frames_bgr))
         crops = np.stack(faces) if faces else prepare_faces([])
         return Prepared(crops, audio, *self.lips.voice(audio, len(crops), fps), lambda: mouth)
 

@@ -33,7 +33,7 @@ import numpy as np
 from hvbench_assets.core.audio import features, vad
 from hvbench_assets.core.media import SAMPLE_RATE
 from hvbench_assets.core.speakers.avsync import mouth_streams, voice_envelopes, windowed_av_sync
-from hvbench_assets.core.speakers.lips import mouth_signals
+from hvbench_assets.core.speakers.lips import MouthSignals, mouth_signals
 
 
 @dataclass(frozen=True)
@@ -132,8 +132,12 @@ class LipSyncScorer:
 
     def prepare(self, frames_bgr: Iterable[np.ndarray], audio: np.ndarray, fps: float) -> FrameSignals:
         """Per-frame signals of one track; the frames are streamed, never held."""
-        mouth = mouth_signals(frames_bgr)
+        mouth = self.mouth(frames_bgr)
         return FrameSignals(mouth.opening, mouth.motion, *self.voice(audio, len(mouth.opening), fps), mouth.seen)
+
+    def mouth(self, frames_bgr: Iterable[np.ndarray]) -> MouthSignals:
+        """The pixel side of a track's signals (also what CombinedScorer reads through its `lips`)."""
+        return mouth_signals(frames_bgr)
 
     def voice(self, audio: np.ndarray, n_frames: int, fps: float) -> tuple[np.ndarray, np.ndarray]:
         """The voice side of a track's signals (no pixels): loudness per band and VAD probability per frame."""

@@ -82,3 +82,27 @@ def test_the_production_path_reads_the_mouth_for_the_pause_check_and_scores_as_t
     part, _ = _part(frames, audio)
     assert rows[0]["scores"] == [float(s) for s in combine_verified(part)]
     assert max(rows[0]["scores"]) <= -0.5  # every frame capped: no speaker
+
+
+def test_the_combined_scorers_mouth_signals_come_from_its_lip_sync_scorer():
+    """CombinedScorer reads mouths through its `lips` (LipSyncScorer.mouth), both on the frames it streams and on
+    the deferred second pass, so a lip-sync scorer that reads mouths its own way is the one used."""
+    from dataclasses import replace
+
+    from hvbench_assets.core.speakers.lipsync import LipSyncScorer
+
+    calls = []
+
+    class CountingLips(LipSyncScorer):
+        def mouth(self, frames_bgr):
+            calls.append(1)
+            return super().mouth(frames_bgr)
+
+    root = shared_clip(MAN.clip).parent
+    frames = list(panel_frames(MAN, root, 1.0, 224))
+    audio = load_audio(root / MAN.clip, end_s=1.0)
+    for scorer in (replace(SCORER, lips=CountingLips(), defer_lips=False), replace(SCORER, lips=CountingLips())):
+        calls.clear()
+        prepared = scorer.prepare(iter(frames) if not scorer.defer_lips else frames, audio, FPS)
+        mouth = prepared.mouth()
+        assert calls == [1] and len(mouth.opening) == len(frames)
