@@ -123,7 +123,10 @@ def test_missing_yuface_fails_fast_naming_the_package_and_the_fallback(monkeypat
 def test_yunet_on_onnxruntime_finds_the_faces_the_yuface_build_finds(man_talking_head):
     """The same network two ways: on frames of real clips (one to five faces, 320 and 480 px as L1 feeds them)
     the shipped weights on onnxruntime find the faces the compiled yuface build finds, boxes within a few
-    pixels."""
+    pixels. Nothing on noise, a black or a one-pixel image."""
+    noise = np.random.default_rng(0).integers(0, 255, (240, 320, 3), dtype=np.uint8)
+    for img in (noise, np.zeros((10, 10, 3), np.uint8), np.zeros((1, 1, 3), np.uint8)):
+        assert YuNetOnnxFaceDetector().detect(img) == []
     pytest.importorskip("yuface")
     import cv2
 
