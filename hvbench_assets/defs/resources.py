@@ -54,10 +54,13 @@ def from_environment(cls: type[dg.ConfigurableResource]) -> dg.ConfigurableResou
                   if isinstance(info.json_schema_extra, dict) and "setting" in info.json_schema_extra})
 
 
-def profiled(version: str) -> str:
+def profiled(version: str, *model_settings: str) -> str:
     """Code version plus the backend profile the code location was started with: switching
-    offline <-> full swaps the models, so every partition of that asset must show as stale."""
-    return f"{version}-{settings_table.raw('HVBENCH_BACKEND_PROFILE') or 'offline'}"
+    offline <-> full swaps the models, so every partition of that asset must show as stale. Each of
+    `model_settings` (a setting that picks a model) is added when it differs from its default, so choosing
+    another model also shows the asset stale while the default's version stays as it was."""
+    chosen = [f"{settings_table.value(n)}" for n in model_settings if settings_table.value(n) != settings_table.default(n)]
+    return "-".join([version, settings_table.raw("HVBENCH_BACKEND_PROFILE") or "offline", *chosen])
 
 
 # -- settings and warehouse ----------------------------------------------------------------------------------

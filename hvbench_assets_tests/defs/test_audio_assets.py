@@ -117,6 +117,11 @@ def test_rows_and_asset_versions_name_the_backend_profile(tmp_path, monkeypatch)
     assert audio_tags.code_versions_by_key[dg.AssetKey("audio_tags")] == profiled("3")
     monkeypatch.setenv("HVBENCH_BACKEND_PROFILE", "full")
     assert profiled("1") == "1-full"  # a location started in full mode marks offline rows stale
+    monkeypatch.delenv("HVBENCH_BACKEND_PROFILE")
+    # a model chosen by a setting joins the version only when it is not the default one (the default's stays put)
+    assert profiled("10", "HVBENCH_FACE_DETECTOR") == "10-offline"
+    monkeypatch.setenv("HVBENCH_FACE_DETECTOR", "yunet_onnx")
+    assert profiled("10", "HVBENCH_FACE_DETECTOR", "HVBENCH_PERSON_DETECTOR") == "10-offline-yunet_onnx"
 
 
 def test_every_stored_voice_row_follows_the_decision_rule(tmp_path, man_talking_head, two_children, two_people_talking):

@@ -42,11 +42,12 @@ from hvbench_assets.defs.run_tags import run_in_progress
 from hvbench_assets.defs.resources import (MllmResource, SettingsResource, VisionResource, WarehouseResource,
                                           configured_describer, profiled)
 
-HUMAN_TRACKS_VERSION = profiled("10")  # 5: YuNet faces by default (small and turned faces); 6: YuNet at 480 px;
-# 7: YuNet at 320 px between full passes while every face is large; 8: face descriptors from dlib's network in numpy
-# (dlib's own within 1e-6); 9: offline body boxes from YOLOX-nano persons (was: estimated from the face),
+# (+ the face and person detectors when not the default ones) 5: YuNet faces by default (small and turned
+# faces); 6: YuNet at 480 px; 7: YuNet at 320 px between full passes while every face is large; 8: face
+# descriptors from dlib's network in numpy (dlib's own within 1e-6); 9: offline body boxes from YOLOX-nano persons (was: estimated from the face),
 # a box holding the face only near its bottom no longer matches it, faceless_bodies per clip; 10: body-crop clips
 # only in runs that also describe appearance (L4 cuts them itself otherwise)
+HUMAN_TRACKS_VERSION = profiled("10", "HVBENCH_FACE_DETECTOR", "HVBENCH_PERSON_DETECTOR")
 PERSON_COUNT_VERSION = profiled("1")
 DEMOGRAPHICS_VERSION = profiled("4")  # 2: offline SSR-Net estimator, low_confidence rule, age class; 3: gender
 # ensemble (SSR-Net, UTKFace, mini-Xception) by default, its agreement as gender_confidence; 4: the accuracy gate's
