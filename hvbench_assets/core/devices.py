@@ -93,3 +93,14 @@ def blas_threads(n: int | None = 1):
 
 
 _BLAS = None
+
+
+def onnx_cpu_session(path, threads: int = 1):
+    """An onnxruntime session on the CPU with `threads` intra-op threads and one inter-op thread: the offline
+    models run beside other steps on few cores (and without a pool a forked process can use the session too)."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])

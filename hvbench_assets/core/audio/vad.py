@@ -26,12 +26,9 @@ def silero_onnx_path() -> Path:
 
 @lru_cache(maxsize=1)
 def _session():
-    import onnxruntime as ort
+    from hvbench_assets.core.devices import onnx_cpu_session
 
-    opts = ort.SessionOptions()
-    opts.inter_op_num_threads = 1
-    opts.intra_op_num_threads = 1
-    return ort.InferenceSession(str(silero_onnx_path()), sess_options=opts, providers=["CPUExecutionProvider"])
+    return onnx_cpu_session(silero_onnx_path())
 
 
 def speech_probabilities(audio: np.ndarray) -> np.ndarray:

@@ -223,16 +223,12 @@ def _onnx_session(name: str, threads: int, what: str):
     """An onnxruntime session of shipped weights `name` on the CPU with `threads` threads."""
     from hvbench_assets.core.published_weights import WeightsUnavailable, weight_path
 
-    try:
-        import onnxruntime as ort
+    from hvbench_assets.core.devices import onnx_cpu_session
 
-        path = weight_path(name)
+    try:
+        return onnx_cpu_session(weight_path(name), threads)
     except (ImportError, WeightsUnavailable) as exc:
         raise BackendUnavailable(f"{what} cannot load: {exc}") from exc
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
 
 
 class YoloxPersonDetector:
